@@ -1,0 +1,21 @@
+"""The command line: a thin layer over the library (one module per command group)."""
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    help="prag: a progressive retrieval planner for embodied everyday tasks.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _register() -> None:
+    # Each module adds its commands to `app`; imported here so `prag --help` lists them all.
+    from prag.cli import envs_cmd, store_cmd  # noqa: F401
+
+
+def main() -> None:
+    _register()
+    app()

@@ -1,0 +1,99 @@
+"""Task-set specs: TOML files under envs/ that say which environment, which tasks, what step cap.
+
+    name = "alfworld-mini"
+    env = "alfworld-gen"          # a family from prag.envs.registry.FAMILIES
+    max_steps = 30
+    description = "..."
+    [params]                      # family-specific, validated by the family's factory
+    tasks_per_type = 3
+"""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prag.envs.base import TaskSource
+from prag.envs.registry import FAMILIES, factory
+from prag.errors import SpecError
+from prag.paths import spec_dirs
+
+
+@dataclass(frozen=True)
+class TaskSetSpec:
+    name: str
+    env: str
+    max_steps: int
+    path: Path
+    description: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def open(self) -> TaskSource:
+        """Build the family's task source (validates params, generates or finds games)."""
+        return factory(self.env)(dict(self.params), self.path.parent)
+
+
+def find_spec(name_or_path: str) -> Path:
+    """A path to a spec file, or a spec name looked up in ./envs and the checkout's envs/."""
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        if not path.is_file():
+            raise SpecError(f"no spec file at {path}: give a .toml path or a name from `prag envs list`")
+        return path
+    for directory in spec_dirs():
+        candidate = directory / f"{name_or_path}.toml"
+        if candidate.is_file():
+            return candidate
+    raise SpecError(f"no spec named {name_or_path!r}: see `prag envs list` for the known specs")
+
+
+def list_specs() -> list[Path]:
+    seen: dict[str, Path] = {}
+    for directory in spec_dirs():
+        for path in sorted(directory.glob("*.toml")):
+            seen.setdefault(path.stem, path)
+    return list(seen.values())
+
+
+def load_spec(name_or_path: str) -> TaskSetSpec:
+    path = find_spec(name_or_path)
+    try:
+        raw = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"{path}: not valid TOML ({exc})") from None
+    return parse_spec(raw, path)
+
+
+def parse_spec(raw: dict[str, Any], path: Path) -> TaskSetSpec:
+    def need(key: str, kind: type) -> Any:
+        if key not in raw:
+            raise SpecError(f"{path}: missing key {key!r}")
+        value = raw[key]
+        if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
+            raise SpecError(f"{path}: {key!r} must be a {kind.__name__}, got {value!r}")
+        return value
+
+    unknown = set(raw) - {"name", "env", "max_steps", "description", "params"}
+    if unknown:
+        raise SpecError(f"{path}: unknown keys {sorted(unknown)}; allowed: name, env, max_steps, description, params")
+    env = need("env", str)
+    if env not in FAMILIES:
+        raise SpecError(f"{path}: unknown env {env!r}; use one of {', '.join(sorted(FAMILIES))}")
+    max_steps = need("max_steps", int)
+    if max_steps < 1:
+        raise SpecError(f"{path}: max_steps must be at least 1, got {max_steps}")
+    params = raw.get("params", {})
+    if not isinstance(params, dict):
+        raise SpecError(f"{path}: [params] must be a table")
+    name = raw.get("name", path.stem)
+    if not isinstance(name, str):
+        raise SpecError(f"{path}: 'name' must be a str, got {name!r}")
+    return TaskSetSpec(
+        name=name,
+        env=env,
+        max_steps=max_steps,
+        path=path,
+        description=str(raw.get("description", "")),
+        params=params,
+    )

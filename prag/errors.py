@@ -1,0 +1,17 @@
+"""Errors a user can act on: the CLI prints their message, without a traceback."""
+
+
+class PragError(Exception):
+    """An error whose message says what went wrong and what to do about it."""
+
+
+class SpecError(PragError):
+    """A task-set spec (TOML) is invalid or names data that is missing."""
+
+
+class StoreError(PragError):
+    """An experience store cannot be opened or written."""
+
+
+class LLMError(PragError):
+    """An LLM backend is missing, unreachable or answered unusably."""

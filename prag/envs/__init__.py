@@ -1,0 +1,1 @@
+"""Task families behind one environment interface (see `prag.envs.base`)."""

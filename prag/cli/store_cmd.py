@@ -1,0 +1,142 @@
+"""`prag query`, `prag stats`, `prag export`, `prag import`: reading and moving experience."""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from prag.cli import app
+from prag.cli.common import console, guarded
+from prag.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
+from prag.errors import PragError
+from prag.exchange import import_lines, write_export
+from prag.retrieval import ExperienceIndex, Visibility, check_mode
+from prag.stats import store_stats
+from prag.store import Store
+
+StoreArg = Annotated[Path, typer.Argument(help="Path of the experience store (SQLite file).")]
+ModelOpt = Annotated[str, typer.Option("--model", help="Sentence-embedding model: a name or a local path.")]
+
+
+@app.command()
+@guarded
+def query(
+    store_path: StoreArg,
+    goal: Annotated[str, typer.Argument(help="Goal instruction to retrieve experience for.")],
+    scene: Annotated[Optional[str], typer.Option("--scene", help="Current scene-graph text.")] = None,
+    k: Annotated[int, typer.Option("--k", min=1, help="How many episodes to return.")] = 5,
+    mode: Annotated[
+        Optional[str],
+        typer.Option("--mode", help="prag (goal + scene graph), goal, or none. Default: prag with --scene, else goal."),
+    ] = None,
+    run: Annotated[Optional[str], typer.Option("--run", help="Query as if from this run ...")] = None,
+    before_round: Annotated[int, typer.Option("--round", help="... in this round: sees its rounds < ROUND only.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    model: ModelOpt = DEFAULT_MODEL,
+) -> None:
+    """Show the top-K stored episodes for a goal (and scene graph), with their score parts."""
+    chosen = check_mode(mode or ("prag" if scene else "goal"))
+    with Store(store_path, create=False) as store:
+        if not store.count("episodes"):
+            raise PragError(f"{store_path} has no episodes yet: fill it with `prag run` or `prag import`")
+        cache = EmbeddingCache(store, Encoder(model))
+        index = ExperienceIndex.from_store(store, cache)
+        hits = index.query(
+            cache.vector(goal),
+            cache.vector(scene) if scene else None,
+            k=k,
+            mode=chosen,
+            visibility=Visibility(run_id=run, before_round=before_round),
+        )
+    if as_json:
+        console.print_json(json.dumps([asdict(hit) for hit in hits]))
+        return
+    table = Table(title=f"top {k} episodes for {goal!r} (mode {chosen})")
+    for column in ("episode", "run", "round", "task type", "goal", "won", "score", "goal sim", "scene sim", "best t"):
+        table.add_column(column, overflow="fold")
+    for hit in hits:
+        table.add_row(
+            str(hit.episode_id),
+            hit.run_id,
+            str(hit.round),
+            hit.task_type,
+            hit.goal,
+            "yes" if hit.won else "no",
+            f"{hit.score:.3f}",
+            f"{hit.goal_score:.3f}",
+            f"{hit.scene_score:.3f}" if hit.best_step is not None else "-",
+            str(hit.best_step) if hit.best_step is not None else "-",
+        )
+    console.print(table)
+
+
+@app.command()
+@guarded
+def stats(
+    store_path: StoreArg,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+) -> None:
+    """Runs, success per round, steps, text per episode, embedding cache and database size."""
+    with Store(store_path, create=False) as store:
+        figures = store_stats(store)
+    if as_json:
+        console.print_json(json.dumps(figures.to_dict()))
+        return
+    runs = Table(title=f"runs in {store_path}")
+    for column in ("run", "spec", "llm", "mode", "k", "status"):
+        runs.add_column(column)
+    for run in figures.runs:
+        runs.add_row(run["id"], run["spec"], run["llm"], run["mode"], str(run["k"]), run["status"])
+    console.print(runs)
+    rounds = Table(title="success per round")
+    for column in ("run", "round", "episodes", "won", "success", "steps"):
+        rounds.add_column(column)
+    for row in figures.rounds:
+        rounds.add_row(row.run_id, str(row.round), str(row.episodes), str(row.won), f"{row.success_rate:.1%}", str(row.steps))
+    console.print(rounds)
+    summary = Table(show_header=False, title="store")
+    summary.add_row("episodes", str(figures.episodes))
+    summary.add_row("steps", str(figures.steps))
+    summary.add_row("trajectory text per episode", f"{figures.bytes_per_episode / 1024:.1f} KB")
+    for name, count in figures.vectors.items():
+        cache = figures.cache.get(name, {"encoded": 0, "hits": 0})
+        summary.add_row(f"vectors ({name})", f"{count} stored, {cache['encoded']} encoded, {cache['hits']} cache hits")
+    summary.add_row("database size", f"{figures.db_bytes / 1024:.0f} KB")
+    summary.add_row("schema version", str(figures.schema_version))
+    console.print(summary)
+
+
+@app.command("export")
+@guarded
+def export_(
+    store_path: StoreArg,
+    run: Annotated[Optional[str], typer.Option("--run", help="Export this run only.")] = None,
+) -> None:
+    """Write runs and episodes (with steps and vectors) as JSON Lines to standard output."""
+    with Store(store_path, create=False) as store:
+        write_export(store, sys.stdout, run)
+
+
+@app.command("import")
+@guarded
+def import_(
+    store_path: Annotated[Path, typer.Argument(help="Store to import into (created if missing).")],
+    source: Annotated[str, typer.Argument(help="JSON Lines file from `prag export`, or - for stdin.")],
+) -> None:
+    """Read episodes from JSON Lines into a store; episodes already there are skipped."""
+    if source != "-" and not Path(source).is_file():
+        raise PragError(f"no file {source}: give a JSON Lines file written by `prag export`, or -")
+    with Store(store_path) as store:
+        if source == "-":
+            result = import_lines(store, sys.stdin, "<stdin>")
+        else:
+            with open(source, encoding="utf-8") as handle:
+                result = import_lines(store, handle, source)
+    console.print(
+        f"imported {result.episodes} episodes ({result.runs} new runs), skipped {result.skipped} already stored"
+    )

@@ -1,0 +1,76 @@
+"""The plain records that flow into the store and out of it: runs, episodes and their steps.
+
+Step t = 0 is the reset: no action, the first observation and scene graph. Step t >= 1 holds
+the t-th action and what followed it, so an episode of n actions has n + 1 step records.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class StepRecord:
+    t: int
+    action: str | None
+    observation: str
+    scene: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class EpisodeRecord:
+    run_id: str
+    round: int
+    task_id: str
+    task_type: str
+    goal: str
+    won: bool
+    steps: list[StepRecord]
+    shortest_path: int | None = None
+    seed: int = 0
+    source: str = "agent"  # "agent" or "correction"
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    reasks: int = 0
+    seconds: float = 0.0
+    llm_seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+    id: int | None = None  # set by the store
+
+    @property
+    def n_actions(self) -> int:
+        return sum(1 for step in self.steps if step.action is not None)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["steps"] = [step.to_dict() for step in self.steps]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "EpisodeRecord":
+        fields = dict(data)
+        fields["steps"] = [StepRecord(**step) for step in fields.get("steps", [])]
+        return cls(**fields)
+
+
+@dataclass
+class RunRecord:
+    id: str
+    spec: str
+    llm: str
+    mode: str
+    k: int
+    rounds: int
+    config: dict[str, Any] = field(default_factory=dict)
+    include_runs: list[str] = field(default_factory=list)
+    status: str = "running"  # running | finished | interrupted
+    created_at: str = ""
+    finished_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

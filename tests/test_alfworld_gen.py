@@ -1,0 +1,187 @@
+"""Generated ALFWorld games: all six task types, won by their plan in the real engine, seeded, cached."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from prag.envs import alfworld_gen
+from prag.envs.alfworld_gen import DIFFICULTIES, GenParams, generate_game, parse_params, task_set
+from prag.envs.alfworld_rooms import TASK_TYPES, is_openable
+from prag.envs.alfworld_scene import RoomSize, sample_scene
+from prag.envs.spec import load_spec
+from prag.errors import SpecError
+
+REPO = Path(__file__).resolve().parents[1]
+# The command that turns the object into the state the goal asks for.
+STATE_CHANGE = {
+    "pick_clean_then_place_in_recep": "clean ",
+    "pick_heat_then_place_in_recep": "heat ",
+    "pick_cool_then_place_in_recep": "cool ",
+    "look_at_obj_in_light": "use ",
+}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def alfworld_home(tmp_path_factory: pytest.TempPathFactory) -> None:
+    os.environ["ALFWORLD_DATA"] = str(tmp_path_factory.mktemp("alfworld_data"))
+
+
+@pytest.fixture(scope="module")
+def games(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("generated")
+    return {t: generate_game(t, 11, out) for t in TASK_TYPES}
+
+
+def play(game_file: Path, commands: list[str]) -> tuple[str, bool]:
+    """Play commands in the real engine; the intro text and whether the game was won."""
+    import textworld
+    from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
+
+    infos = textworld.EnvInfos(won=True, admissible_commands=True)
+    env = textworld.start(str(game_file), request_infos=infos, wrappers=[AlfredDemangler(), AlfredInfos])
+    try:
+        state = env.reset()
+        intro, won = state.feedback, state.won
+        for command in commands:
+            state, _, _ = env.step(command)
+            won = state.won
+        return intro, won
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("task_type", TASK_TYPES)
+def test_every_task_type_is_written_in_alfworld_layout_and_won_by_its_plan(
+    games: dict[str, Path], task_type: str
+) -> None:
+    game_file = games[task_type]
+    assert game_file.parts[-5:-3] == ("json_2.1.1", "generated")
+    assert game_file.parent.parent.name.startswith(task_type + "-")
+    game = json.loads(game_file.read_text())
+    assert {"pddl_domain", "grammar", "pddl_problem", "solvable"} <= set(game) and game["solvable"] is True
+    traj = json.loads((game_file.parent / "traj_data.json").read_text())
+    assert traj["task_type"] == task_type
+    target = traj["pddl_params"]["object_target"]
+    assert re.search(rf"\(objectType \?o1? {target}Type\)", game["pddl_problem"])  # the goal formula
+    goal = traj["turk_annotations"]["anns"][0]["task_desc"]
+
+    intro, won = play(game_file, game["walkthrough"])
+    assert won
+    assert f"Your task is to: {goal[0].lower()}{goal[1:]}" in intro
+    assert target.lower() in goal
+
+
+@pytest.mark.parametrize("task_type", TASK_TYPES)
+def test_wrong_actions_do_not_win(games: dict[str, Path], task_type: str) -> None:
+    plan = json.loads(games[task_type].read_text())["walkthrough"]
+    assert not play(games[task_type], plan[:-1])[1]
+    if task_type in STATE_CHANGE:  # skipping the heat/cool/clean/lamp step leaves the goal unmet
+        skipped = [c for c in plan if not c.startswith(STATE_CHANGE[task_type])]
+        assert len(skipped) == len(plan) - 1
+        assert not play(games[task_type], skipped)[1]
+
+
+def test_same_seed_gives_byte_identical_files_in_any_process(tmp_path: Path) -> None:
+    code = (
+        "import sys; from pathlib import Path; from prag.envs.alfworld_gen import generate_game;"
+        "generate_game('pick_heat_then_place_in_recep', 5, Path(sys.argv[1]))"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "123"}
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "a")], check=True, env=env, cwd=REPO)
+    generate_game("pick_heat_then_place_in_recep", 5, tmp_path / "b")
+    files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
+    files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
+    assert files_a == files_b and len(files_a) == 2
+    for rel in files_a:
+        assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes()
+
+
+def test_different_seeds_give_different_games(tmp_path: Path) -> None:
+    problems = {
+        json.loads(generate_game("pick_and_place_simple", seed, tmp_path).read_text())["pddl_problem"]
+        for seed in (1, 2, 3)
+    }
+    assert len(problems) == 3
+
+
+def test_room_size_and_distractors_follow_params() -> None:
+    for size in (RoomSize(4, 6, 2), DIFFICULTIES["hard"]):
+        closed_starts = 0
+        for seed in range(30):
+            scene = sample_scene("pick_clean_then_place_in_recep", seed, size)
+            assert size.min_receptacles <= len(scene.receptacles) <= size.max_receptacles
+            movable = [t for t in scene.things if t.receptacle and t.type != scene.target]
+            assert len(movable) == size.distractors
+            where = {r.id: r.type for r in scene.receptacles}
+            closed_starts += any(is_openable(where[t.receptacle]) for t in scene.things if t.type == scene.target)
+        assert 5 <= closed_starts < 30  # the target is sometimes behind a door, sometimes in plain sight
+
+
+def test_a_twenty_receptacle_room_is_won_by_its_plan(tmp_path: Path) -> None:
+    game_file = generate_game("pick_and_place_simple", 3, tmp_path, RoomSize(20, 20, 10))
+    game = json.loads(game_file.read_text())
+    assert game["pddl_problem"].count(" - receptacle") >= 18  # bedrooms hold at most 19
+    assert play(game_file, game["walkthrough"])[1]
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"tasks_per_typ": 2}, r"unknown params \['tasks_per_typ'\]"),
+        ({"seed": "zero"}, "seed must be an integer"),
+        ({"tasks_per_type": 0}, "tasks_per_type must be an integer from 1"),
+        ({"task_types": ["pick_and_place"]}, "must name each type once, from: pick_and_place_simple"),
+        ({"task_types": []}, "non-empty list"),
+        ({"difficulty": "trivial"}, "difficulty must be one of easy, medium, hard"),
+        ({"min_receptacles": 9, "max_receptacles": 5}, r"min_receptacles \(9\) is above max_receptacles \(5\)"),
+        ({"max_receptacles": 50}, "max_receptacles must be an integer from 2 to 20"),
+        ({"distractors": True}, "distractors must be an integer"),
+    ],
+)
+def test_bad_params_fail_with_a_message_that_says_what_to_fix(params: dict, message: str) -> None:
+    with pytest.raises(SpecError, match=message):
+        parse_params(params)
+
+
+def test_params_fill_defaults_and_overrides() -> None:
+    params = parse_params({"difficulty": "medium", "distractors": 0, "task_types": ["look_at_obj_in_light"]})
+    assert params.size == RoomSize(8, 12, 0)
+    assert params.task_types == ("look_at_obj_in_light",)
+    assert parse_params({}) == GenParams()
+
+
+def test_the_default_spec_is_a_small_set_of_every_type() -> None:
+    spec = load_spec(str(REPO / "envs" / "alfworld-mini.toml"))
+    params = parse_params(spec.params)
+    assert spec.env == "alfworld-gen" and 20 <= spec.max_steps <= 40
+    assert set(params.task_types) == set(TASK_TYPES) and params.tasks_per_type >= 2
+    assert 12 <= len(params.task_types) * params.tasks_per_type <= 24
+    assert params.size.max_receptacles <= 8
+
+
+def test_a_task_set_is_generated_once_then_read_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PRAG_CACHE", str(tmp_path))
+    params = parse_params({"seed": 4, "tasks_per_type": 2, "task_types": ["pick_and_place_simple"]})
+    first = task_set(params)
+    assert [t.task_id for t in first] == ["pick_and_place_simple-0", "pick_and_place_simple-1"]
+    assert all(Path(t.ref).is_file() and str(tmp_path / "alfworld-gen") in t.ref for t in first)
+    assert first[0].seed != first[1].seed
+    stamps = {t.ref: Path(t.ref).stat().st_mtime_ns for t in first}
+
+    def no_generation(*args: object, **kwargs: object) -> Path:
+        raise AssertionError("the cached set was generated again")
+
+    monkeypatch.setattr(alfworld_gen, "generate_game", no_generation)
+    assert task_set(params) == first
+    assert {t.ref: Path(t.ref).stat().st_mtime_ns for t in first} == stamps
+    other = parse_params({"seed": 5, "tasks_per_type": 2, "task_types": ["pick_and_place_simple"]})
+    with pytest.raises(AssertionError, match="generated again"):
+        task_set(other)  # other params, other cache entry

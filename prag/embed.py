@@ -93,9 +93,10 @@ class Encoder:
 class EmbeddingCache:
     """Vectors for texts, read from the store when known, encoded (once) and written when not."""
 
-    def __init__(self, store: "Store", encoder: Encoder) -> None:
+    def __init__(self, store: "Store", encoder: Encoder, *, read_only: bool = False) -> None:
         self.store = store
         self.encoder = encoder
+        self.read_only = read_only  # encode what is missing, but write nothing (queries)
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """One row per text, in order; encodes only texts the store has never seen."""
@@ -112,11 +113,13 @@ class EmbeddingCache:
         if missing:
             texts = texts_of(missing)
             fresh = dict(zip(missing, self.encoder.encode([texts[h] for h in missing])))
-            self.store.add_vectors(self.encoder.name, fresh)
             known.update(fresh)
-        self.store.count_embeddings(
-            self.encoder.name, encoded=len(missing), hits=len(hashes) - len(missing)
-        )
+            if not self.read_only:
+                self.store.add_vectors(self.encoder.name, fresh)
+        if not self.read_only:
+            self.store.count_embeddings(
+                self.encoder.name, encoded=len(missing), hits=len(hashes) - len(missing)
+            )
         if not hashes:
             return np.zeros((0, self.encoder.dim), dtype=np.float32)
         return np.stack([known[digest] for digest in hashes])

@@ -70,7 +70,7 @@ class Hit:
 class ExperienceIndex:
     """Goal vectors of episodes and scene vectors of their steps, held in memory."""
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int = 384) -> None:
         self.dim = dim
         self.last_id = 0
         self.ids = np.zeros(0, dtype=np.int64)
@@ -93,7 +93,7 @@ class ExperienceIndex:
 
     @classmethod
     def from_store(cls, store: "Store", cache: "EmbeddingCache") -> "ExperienceIndex":
-        index = cls(dim=cache.encoder.dim if store.count("episodes") else 384)
+        index = cls()
         index.refresh(store, cache)
         return index
 
@@ -108,8 +108,8 @@ class ExperienceIndex:
         )
         new_scenes = [h for h in dict.fromkeys(rows.step_scene_hashes) if h not in self._scene_row]
         new_scene_vectors = cache.vectors_by_hash(new_scenes, store.scene_texts)
-        self.dim = goal_vectors.shape[1]
-        if self.goals.shape[1] != self.dim:
+        if not len(self.ids):  # the first vectors fix the dimension (the model's)
+            self.dim = goal_vectors.shape[1]
             self.goals = self.goals.reshape(0, self.dim)
             self.scenes = self.scenes.reshape(0, self.dim)
         first_new_scene = len(self._scene_row)
@@ -286,7 +286,7 @@ class ExperienceIndex:
 class _AnnIndexes:
     """HNSW indexes (usearch) over goal vectors and unique scene vectors."""
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int = 384) -> None:
         from usearch.index import Index
 
         self.goals = Index(ndim=dim, metric="ip", dtype="f32", connectivity=16, expansion_add=64, expansion_search=64)

@@ -23,7 +23,7 @@ def guarded(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except PragError as exc:
-            err_console.print(f"[bold red]Error:[/] {exc}", highlight=False)
+            err_console.print(f"[bold red]Error:[/] {exc}", highlight=False, soft_wrap=True)
             raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]

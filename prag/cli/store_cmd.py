@@ -44,7 +44,7 @@ def query(
     with Store(store_path, create=False) as store:
         if not store.count("episodes"):
             raise PragError(f"{store_path} has no episodes yet: fill it with `prag run` or `prag import`")
-        cache = EmbeddingCache(store, Encoder(model))
+        cache = EmbeddingCache(store, Encoder(model), read_only=True)
         index = ExperienceIndex.from_store(store, cache)
         hits = index.query(
             cache.vector(goal),

@@ -1,0 +1,76 @@
+"""Builders shared by the store, retrieval and CLI tests."""
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+from prag.embed import EmbeddingCache, Encoder, text_hash
+from prag.records import EpisodeRecord, RunRecord, StepRecord
+from prag.store import Store
+
+
+@cache
+def minilm() -> Encoder:
+    """The real all-MiniLM-L6-v2 encoder, loaded once per test session."""
+    return Encoder()
+
+
+class RefusingEncoder(Encoder):
+    """Stand-in for tests whose vectors are all in the store already: encoding is a bug."""
+
+    def __init__(self, name: str = "random-unit", dim: int = 8) -> None:
+        super().__init__(name)
+        self._dim = dim
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def encode(self, texts):  # type: ignore[no-untyped-def]
+        raise AssertionError(f"unexpected encode of {len(texts)} texts")
+
+
+def episode(
+    run_id: str = "r1",
+    round_: int = 0,
+    task_id: str = "t0",
+    goal: str = "put a clean apple in the fridge",
+    won: bool = True,
+    scenes: tuple[str, ...] = ("at: kitchen", "at: fridge 1\nfridge 1 is closed"),
+    task_type: str = "pick_clean_then_place_in_recep",
+) -> EpisodeRecord:
+    steps = [StepRecord(0, None, "You are in the middle of a room.", scenes[0])]
+    steps += [
+        StepRecord(t, f"go to place {t}", f"You arrive at place {t}.", scene)
+        for t, scene in enumerate(scenes[1:], start=1)
+    ]
+    return EpisodeRecord(
+        run_id=run_id, round=round_, task_id=task_id, task_type=task_type, goal=goal, won=won,
+        steps=steps, shortest_path=len(scenes) - 1,
+    )
+
+
+def run(run_id: str = "r1", rounds: int = 3) -> RunRecord:
+    return RunRecord(id=run_id, spec="test", llm="none", mode="prag", k=3, rounds=rounds)
+
+
+def unit(rng: np.random.Generator, dim: int) -> np.ndarray:
+    v = rng.standard_normal(dim).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def add_random_episode(store: Store, rng: np.random.Generator, model: str, dim: int, **fields) -> tuple[EpisodeRecord, np.ndarray, list[np.ndarray]]:
+    """Store an episode whose goal and scene vectors are random unit vectors."""
+    record = episode(**fields)
+    goal_vec = unit(rng, dim)
+    scene_vecs = [unit(rng, dim) for _ in record.steps]
+    vectors = {text_hash(record.goal): goal_vec}
+    vectors.update({text_hash(s.scene): v for s, v in zip(record.steps, scene_vecs)})
+    store.add_vectors(model, vectors)
+    store.add_episode(record)
+    return record, goal_vec, scene_vecs
+
+
+def cache_for(store: Store, encoder: Encoder) -> EmbeddingCache:
+    return EmbeddingCache(store, encoder)

@@ -11,9 +11,18 @@ from pathlib import Path
 import pytest
 
 from prag.envs import alfworld_gen
-from prag.envs.alfworld_gen import DIFFICULTIES, GenParams, generate_game, parse_params, task_set
-from prag.envs.alfworld_rooms import TASK_TYPES, is_openable
+from prag.envs.alfworld import TASK_TYPES, AlfworldTaskSource
+from prag.envs.alfworld_gen import (
+    DIFFICULTIES,
+    GenParams,
+    generate_game,
+    parse_params,
+    task_set,
+)
+from prag.envs.alfworld_rooms import is_openable
 from prag.envs.alfworld_scene import RoomSize, sample_scene
+from prag.envs.base import Task
+from prag.envs.registry import factory
 from prag.envs.spec import load_spec
 from prag.errors import SpecError
 
@@ -39,19 +48,16 @@ def games(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def play(game_file: Path, commands: list[str]) -> tuple[str, bool]:
-    """Play commands in the real engine; the intro text and whether the game was won."""
-    import textworld
-    from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
-
-    infos = textworld.EnvInfos(won=True, admissible_commands=True)
-    env = textworld.start(str(game_file), request_infos=infos, wrappers=[AlfredDemangler(), AlfredInfos])
+    """Play commands through the ALFWorld adapter; the goal and whether the game was won."""
+    task = Task(game_file.parent.name, "", 0, str(game_file))
+    env = AlfworldTaskSource([task]).make(task)
     try:
-        state = env.reset()
-        intro, won = state.feedback, state.won
+        obs = env.reset()
+        goal, won = obs.goal, obs.won
         for command in commands:
-            state, _, _ = env.step(command)
-            won = state.won
-        return intro, won
+            obs = env.step(command)
+            won = obs.won
+        return goal, won
     finally:
         env.close()
 
@@ -71,10 +77,20 @@ def test_every_task_type_is_written_in_alfworld_layout_and_won_by_its_plan(
     assert re.search(rf"\(objectType \?o1? {target}Type\)", game["pddl_problem"])  # the goal formula
     goal = traj["turk_annotations"]["anns"][0]["task_desc"]
 
-    intro, won = play(game_file, game["walkthrough"])
+    shown_goal, won = play(game_file, game["walkthrough"])
     assert won
-    assert f"Your task is to: {goal[0].lower()}{goal[1:]}" in intro
+    assert shown_goal == goal[0].lower() + goal[1:]  # "Your task is to: heat some egg and put it in ..."
     assert target.lower() in goal
+
+
+def test_alfworlds_own_loader_collects_every_generated_game(games: dict[str, Path]) -> None:
+    from alfworld.agents.environment.alfred_tw_env import AlfredTWEnv
+
+    split = next(iter(games.values())).parents[2]
+    config = {"dataset": {"data_path": str(split), "num_train_games": -1},
+              "env": {"task_types": [1, 2, 3, 4, 5, 6], "goal_desc_human_anns_prob": 0}}
+    loader = AlfredTWEnv(config, train_eval="train")
+    assert sorted(loader.game_files) == sorted(str(g) for g in games.values())
 
 
 @pytest.mark.parametrize("task_type", TASK_TYPES)
@@ -169,8 +185,10 @@ def test_a_task_set_is_generated_once_then_read_from_the_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PRAG_CACHE", str(tmp_path))
-    params = parse_params({"seed": 4, "tasks_per_type": 2, "task_types": ["pick_and_place_simple"]})
-    first = task_set(params)
+    params = {"seed": 4, "tasks_per_type": 2, "task_types": ["pick_and_place_simple"]}
+    source = factory("alfworld-gen")(params, REPO / "envs")
+    assert isinstance(source, AlfworldTaskSource)
+    first = source.tasks()
     assert [t.task_id for t in first] == ["pick_and_place_simple-0", "pick_and_place_simple-1"]
     assert all(Path(t.ref).is_file() and str(tmp_path / "alfworld-gen") in t.ref for t in first)
     assert first[0].seed != first[1].seed
@@ -180,8 +198,7 @@ def test_a_task_set_is_generated_once_then_read_from_the_cache(
         raise AssertionError("the cached set was generated again")
 
     monkeypatch.setattr(alfworld_gen, "generate_game", no_generation)
-    assert task_set(params) == first
+    assert task_set(parse_params(params)) == first
     assert {t.ref: Path(t.ref).stat().st_mtime_ns for t in first} == stamps
-    other = parse_params({"seed": 5, "tasks_per_type": 2, "task_types": ["pick_and_place_simple"]})
     with pytest.raises(AssertionError, match="generated again"):
-        task_set(other)  # other params, other cache entry
+        task_set(parse_params({**params, "seed": 5}))  # other params, other cache entry

@@ -25,10 +25,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from prag.envs.alfworld import TASK_TYPES, AlfworldEnv, AlfworldTaskSource
 from prag.envs.alfworld_pddl import game_data, problem_text, task_dir_name, traj_data
-from prag.envs.alfworld_rooms import TASK_TYPES
 from prag.envs.alfworld_scene import RoomSize, sample_scene
-from prag.envs.base import Task, TaskSource
+from prag.envs.base import Task
 from prag.errors import PragError, SpecError
 from prag.paths import cache_dir
 
@@ -62,10 +62,8 @@ class GenParams:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def from_params(params: dict[str, Any], spec_dir: Path) -> TaskSource:
+def from_params(params: dict[str, Any], spec_dir: Path) -> AlfworldTaskSource:
     """The registry's factory: validate `[params]`, generate (or reuse) the games, wrap them."""
-    from prag.envs.alfworld import AlfworldTaskSource
-
     return AlfworldTaskSource(task_set(parse_params(params)))
 
 
@@ -150,20 +148,16 @@ def generate_game(task_type: str, seed: int, out_dir: Path, size: RoomSize = DIF
 
 
 def _winning_plan(game_file: Path) -> list[str]:
-    """The planner's plan if playing it in the real engine wins the game; [] otherwise."""
-    import textworld
-    from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
-
-    infos = textworld.EnvInfos(won=True, admissible_commands=True, policy_commands=True)
-    env = textworld.start(str(game_file), request_infos=infos, wrappers=[AlfredDemangler(), AlfredInfos])
+    """The planner's plan if playing it through the ALFWorld adapter wins the game; [] otherwise."""
+    env = AlfworldEnv(Task(game_file.parent.name, "", 0, str(game_file)), game_file)
     try:
-        state = env.reset()
-        plan = list(state.policy_commands or [])
-        if state.won or not plan:  # a game won before the first move is no task
+        obs = env.reset()
+        plan = list(obs.infos["policy_commands"])
+        if obs.won or not plan:  # a game won before the first move is no task
             return []
         for command in plan:
-            state, _, _ = env.step(command)
-        return plan if state.won else []
+            obs = env.step(command)
+        return plan if obs.won else []
     finally:
         env.close()
 

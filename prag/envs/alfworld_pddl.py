@@ -13,7 +13,14 @@ from typing import Any
 import alfworld
 from alfworld.gen import constants, goal_library
 
-from prag.envs.alfworld_rooms import LAMP, can_contain, has_property, is_openable, object_types, receptacle_types
+from prag.envs.alfworld_rooms import (
+    LAMP,
+    can_contain,
+    has_property,
+    is_openable,
+    object_types,
+    receptacle_types,
+)
 from prag.envs.alfworld_scene import Scene
 
 AGENT = "agent1"

@@ -10,15 +10,6 @@ from dataclasses import dataclass
 
 from alfworld.gen import constants
 
-TASK_TYPES: tuple[str, ...] = (
-    "pick_and_place_simple",
-    "look_at_obj_in_light",
-    "pick_clean_then_place_in_recep",
-    "pick_heat_then_place_in_recep",
-    "pick_cool_then_place_in_recep",
-    "pick_two_obj_and_place",
-)
-
 # The receptacle an action needs (the domain's CleanObject/HeatObject/CoolObject preconditions).
 APPLIANCE: dict[str, str] = {
     "pick_clean_then_place_in_recep": "SinkBasin",

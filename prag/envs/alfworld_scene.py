@@ -8,6 +8,7 @@ ALFWorld's demangler turns exactly those into "mug 1", "cabinet 2", ...
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from alfworld.gen import goal_library
@@ -158,7 +159,7 @@ class _Names:
         self._rng = rng
         self._used: set[str] = set()
 
-    def _fresh(self, make) -> str:  # type: ignore[no-untyped-def]
+    def _fresh(self, make: Callable[[], str]) -> str:
         while (name := make()) in self._used:
             pass
         self._used.add(name)

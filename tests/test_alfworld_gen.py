@@ -126,6 +126,24 @@ def test_different_seeds_give_different_games(tmp_path: Path) -> None:
     assert len(problems) == 3
 
 
+def test_a_game_its_plan_does_not_win_is_dropped_for_the_next_seed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_check = alfworld_gen._winning_plan
+    calls: list[Path] = []
+
+    def first_game_lost(game_file: Path) -> list[str]:  # scripted stand-in: the first game "loses"
+        calls.append(game_file)
+        return [] if len(calls) == 1 else real_check(game_file)
+
+    monkeypatch.setattr(alfworld_gen, "_winning_plan", first_game_lost)
+    game_file = generate_game("look_at_obj_in_light", 40, tmp_path)
+    assert game_file.parent.name == "trial_gen_41"
+    assert json.loads((game_file.parent / "traj_data.json").read_text())["scene"]["random_seed"] == 41
+    assert not calls[0].exists()
+    assert [p.parent.name for p in tmp_path.rglob("game.tw-pddl")] == ["trial_gen_41"]
+
+
 def test_room_size_and_distractors_follow_params() -> None:
     for size in (RoomSize(4, 6, 2), DIFFICULTIES["hard"]):
         closed_starts = 0

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from prag.envs.alfworld import AlfworldEnv, AlfworldTaskSource, Selection, TASK_TYPES, find_games, select_games
+from prag.envs.alfworld import TASK_TYPES, AlfworldEnv, AlfworldTaskSource, Selection, find_games, select_games
 from prag.envs.alfworld_graph import START, current_location, named_entities, scene_graph
 from prag.envs.base import Environment
 from prag.errors import PragError

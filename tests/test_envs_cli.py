@@ -40,6 +40,17 @@ def test_list_shows_the_specs() -> None:
     assert "valid_train" in rows["alfworld-valid-train"]
 
 
+def test_list_shows_a_broken_spec_as_invalid_and_the_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "envs").mkdir()
+    (tmp_path / "envs" / "broken.toml").write_text('env = "nowhere"\nmax_steps = 3\n')
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["envs", "list"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    broken = next(line for line in result.output.splitlines() if "broken" in line)
+    assert "invalid" in broken and "unknown env 'nowhere'" in broken
+    assert "alfworld-valid-seen" in result.output
+
+
 def test_play_wins_a_real_game_fed_its_plan(data: Path, plan_of_task_2: list[str]) -> None:
     # The first action by its number in the listed actions, the rest by their text.
     first = runner.invoke(app, ["envs", "play", "alfworld-valid-seen", "--task", "2"], input="quit\n")

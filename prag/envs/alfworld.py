@@ -218,8 +218,8 @@ class AlfworldTaskSource:
 class AlfworldEnv:
     """One ALFWorld game on the real engine (textworld's PDDL env with ALFWorld's wrappers).
 
-    `infos` of each observation: `game_file`, and `policy_commands`, the planner's plan from the
-    current state (for tests and oracle baselines; it is no part of what an agent may see).
+    `infos` of each observation: `game_file`; at reset also `policy_commands`, the planner's plan
+    from the start (for tests and oracle baselines; it is no part of what an agent may see).
     """
 
     def __init__(self, task: Task, game_file: Path, max_steps: int | None = None) -> None:
@@ -248,10 +248,13 @@ class AlfworldEnv:
         self._goal = match.group(1)
         text = intro[: match.start()].strip()
         self._history = [("", text)]
-        self._shortest = len(state.policy_commands or [])
+        plan = list(state["extra.walkthrough"] or [])
+        self._shortest = len(plan)
         self._steps = 0
         self._done = bool(state.won)
-        return self._observe(state, text)
+        obs = self._observe(state, text)
+        obs.infos["policy_commands"] = plan
+        return obs
 
     def step(self, action: str) -> Observation:
         if self._engine is None or self._done:
@@ -279,7 +282,7 @@ class AlfworldEnv:
             scene_text=scene_text_from_triples(location, triples),
             won=bool(state.won),
             done=self._done,
-            infos={"game_file": str(self.game_file), "policy_commands": list(state.policy_commands or [])},
+            infos={"game_file": str(self.game_file)},
         )
 
 
@@ -290,7 +293,10 @@ def _start_engine(game_file: Path) -> Any:
     import textworld
     from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
 
-    infos = textworld.EnvInfos(admissible_commands=True, won=True, facts=True, policy_commands=True)
+    # The planner's plan is asked for once, at reset (the `walkthrough` extra: textworld's replan, or
+    # the plan a generated game stores), not through `policy_commands`, which replans after every
+    # step: up to 3 s a step in large rooms, for a plan only SPL needs.
+    infos = textworld.EnvInfos(admissible_commands=True, won=True, facts=True, extras=["walkthrough"])
     return textworld.start(str(game_file), request_infos=infos, wrappers=[AlfredDemangler(), AlfredInfos])
 
 

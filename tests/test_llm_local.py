@@ -1,0 +1,121 @@
+"""The embedded llama.cpp backend with the real Qwen2.5 0.5B model: answers, token accounting,
+prefix-cache reuse, and constrained choice."""
+
+from __future__ import annotations
+
+import pytest
+
+from prag.errors import LLMError
+from prag.llm import make_llm
+from prag.llm.local import LocalLLM
+
+llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+
+
+@pytest.fixture(scope="module")
+def llm() -> LocalLLM:
+    try:
+        model = make_llm("local:0.5b", n_ctx=4096)
+    except LLMError as exc:
+        pytest.skip(f"the local 0.5B model is not available: {exc}")
+    assert isinstance(model, LocalLLM)
+    return model
+
+
+def _evaluated(llm: LocalLLM) -> int:
+    # llama.cpp's own count of decoded tokens: an oracle independent of our prefix bookkeeping.
+    perf = llama_cpp.llama_perf_context(llm._llama._ctx.ctx)
+    return int(perf.n_p_eval + perf.n_eval)
+
+
+def _household(n: int) -> str:
+    lines = [
+        f"Room {i}: a cabinet {i}, a drawer {i + 1} and a shelf {i + 2}; the cabinet is closed."
+        for i in range(n)
+    ]
+    return "You are in a house.\n" + "\n".join(lines)
+
+
+def test_short_chat_answers_and_counts_tokens(llm: LocalLLM) -> None:
+    messages = [{"role": "user", "content": "What is the capital of France? Answer with one word."}]
+    out = llm.complete(messages, max_tokens=8)
+    assert "paris" in out.text.lower()
+    assert out.prompt_tokens == len(llm.prompt_tokens(messages))
+    assert 1 <= out.completion_tokens <= 8
+    assert out.seconds > 0
+
+
+def test_same_leading_messages_reuse_the_prefix(llm: LocalLLM) -> None:
+    system = {"role": "system", "content": _household(25)}
+    llm.complete([{"role": "user", "content": "Say hi."}], max_tokens=2)  # evicts that prefix
+
+    before = _evaluated(llm)
+    cold = llm.complete(
+        [system, {"role": "user", "content": "Which room has drawer 5?"}], max_tokens=4
+    )
+    cold_evaluated = _evaluated(llm) - before
+    prefix = len(llm.prompt_tokens([system]))
+    assert cold.prompt_tokens > 500
+    assert cold.cached_tokens < 10  # only the chat template's first tokens are shared
+
+    before = _evaluated(llm)
+    warm = llm.complete(
+        [system, {"role": "user", "content": "Which room has shelf 12?"}], max_tokens=4
+    )
+    warm_evaluated = _evaluated(llm) - before
+    assert warm.cached_tokens >= prefix - 5
+    # What llama.cpp decoded is what we said it would: the uncached prompt plus the new tokens.
+    assert warm_evaluated == warm.prompt_tokens - warm.cached_tokens + warm.completion_tokens - 1
+    assert cold_evaluated == cold.prompt_tokens - cold.cached_tokens + cold.completion_tokens - 1
+    # Faster in work done, not in wall time (the machine is shared; benchmarks/llm.py times it).
+    assert warm_evaluated * 10 < cold_evaluated
+
+
+def test_a_growing_conversation_keeps_its_prefix(llm: LocalLLM) -> None:
+    messages = [
+        {"role": "system", "content": _household(10)},
+        {"role": "user", "content": "Goal: open cabinet 3. Your next action?"},
+    ]
+    first = llm.complete(messages, max_tokens=6)
+    messages += [
+        {"role": "assistant", "content": first.text},
+        {
+            "role": "user",
+            "content": "Observation: You open cabinet 3. It is empty. Your next action?",
+        },
+    ]
+    second = llm.complete(messages, max_tokens=6)
+    assert second.cached_tokens >= first.prompt_tokens - 1
+
+
+def test_choices_constrain_the_answer(llm: LocalLLM) -> None:
+    choices = ["go to cabinet 3", "open drawer 2", 'say "done"', "path C:\\home"]
+    out = llm.complete(
+        [{"role": "user", "content": "Write a long poem about the sea, then pick an action."}],
+        choices=choices,
+        max_tokens=4,  # shorter than the choices: the backend must give them room to finish
+    )
+    assert out.text in choices
+
+
+def test_choices_must_be_nonempty_strings(llm: LocalLLM) -> None:
+    with pytest.raises(ValueError):
+        llm.complete([{"role": "user", "content": "hi"}], choices=["a", ""])
+
+
+def test_a_prompt_over_the_context_is_a_clear_error(llm: LocalLLM) -> None:
+    with pytest.raises(LLMError, match="over the context"):
+        llm.complete([{"role": "user", "content": _household(400)}])
+
+
+def test_unknown_local_model_is_a_clear_error() -> None:
+    with pytest.raises(LLMError, match="local:0.5b"):
+        make_llm("local:7b")
+
+
+def test_a_gguf_path_loads_that_file(llm: LocalLLM) -> None:
+    path = llm._llama.model_path
+    other = make_llm(f"local:{path}", n_ctx=512)
+    assert other.name == "local:qwen2.5-coder-0.5b-instruct-q4_k_m"
+    with pytest.raises(LLMError, match="No model file"):
+        make_llm("local:/nonexistent/model.gguf")

@@ -133,12 +133,11 @@ def test_ties_are_broken_by_the_older_episode(tmp_path):
         assert [h.episode_id for h in hits] == [1, 2, 3]
 
 
-def test_approximate_search_agrees_with_exact_search(tmp_path, monkeypatch):
-    monkeypatch.setattr(retrieval, "ANN_MIN_VECTORS", 0)
+def test_approximate_search_agrees_with_exact_search(tmp_path):
     rng = np.random.default_rng(3)
     with Store(tmp_path / "s.db") as store:
         fill(store, rng, [("r1", i % 4, 5) for i in range(1500)])
-        index = make_index(store)
+        index = ExperienceIndex.from_store(store, EmbeddingCache(store, RefusingEncoder(dim=DIM)), ann=True)
         assert index._ann is not None
         overlap = []
         for _ in range(20):

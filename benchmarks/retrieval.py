@@ -1,0 +1,138 @@
+"""Retrieval latency as the store grows, next to the naive per-row loop of the published P-RAG code.
+
+Builds real stores (SQLite files) of N episodes with 20 scene-graph steps each, goal and scene
+vectors random 384-d unit vectors, loads the in-memory index, and prints p50/p95 latency of a
+top-5 query in prag mode (goal + scene graph): prag's exact search (the default), the naive
+loop, and the optional approximate index (usearch HNSW + exact rescoring, `ann=True`) with its
+build time and recall@5 against exact search. HNSW building is slow on 2 cores, so the ANN
+is measured up to --ann-max episodes only.
+
+    python benchmarks/retrieval.py                  # 1k, 10k, 100k episodes
+    python benchmarks/retrieval.py --sizes 1000 10000 --ann-max 10000
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from prag.embed import EmbeddingCache, Encoder, text_hash
+from prag.records import EpisodeRecord, RunRecord, StepRecord
+from prag.retrieval import ExperienceIndex
+from prag.store import Store
+
+DIM, STEPS, K = 384, 20, 5
+MODEL = "random-unit"
+
+
+class StoredVectorsOnly(Encoder):
+    """Every vector is in the store already; the benchmark never encodes text."""
+
+    def encode(self, texts):  # type: ignore[no-untyped-def]
+        raise AssertionError("benchmark vectors must all come from the store")
+
+
+def units(rng: np.random.Generator, n: int) -> np.ndarray:
+    v = rng.standard_normal((n, DIM), dtype=np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def build_store(path: Path, n_episodes: int, rng: np.random.Generator) -> None:
+    with Store(path) as store:
+        store.add_run(RunRecord(id="bench", spec="random", llm="none", mode="prag", k=K, rounds=1))
+        for start in range(0, n_episodes, 1000):
+            batch = range(start, min(start + 1000, n_episodes))
+            goals = units(rng, len(batch))
+            scenes = units(rng, len(batch) * STEPS)
+            vectors = {}
+            records = []
+            for i, n in enumerate(batch):
+                record = EpisodeRecord(
+                    run_id="bench", round=0, task_id=f"task-{n}", task_type="random",
+                    goal=f"goal {n}", won=bool(n % 3 == 0),
+                    steps=[StepRecord(t, None if t == 0 else f"act {t}", f"obs {n}.{t}", f"scene {n}.{t}") for t in range(STEPS)],
+                )
+                vectors[text_hash(record.goal)] = goals[i]
+                for t, step in enumerate(record.steps):
+                    vectors[text_hash(step.scene)] = scenes[i * STEPS + t]
+                records.append(record)
+            store.add_vectors(MODEL, vectors)
+            for record in records:
+                store.add_episode(record)
+
+
+def naive_top_k(rows: list[tuple[int, np.ndarray, list[np.ndarray]]], q_goal: np.ndarray, q_scene: np.ndarray) -> list[int]:
+    """As the published code does it: a Python loop over every stored episode and step."""
+    scored = []
+    for episode_id, goal, scenes in rows:
+        best = max(float(np.dot(q_scene, s)) for s in scenes)
+        scored.append((float(np.dot(q_goal, goal)) + best, episode_id))
+    scored.sort(reverse=True)
+    return [e for _, e in scored[:K]]
+
+
+def percentiles(samples: list[float]) -> str:
+    ms = np.asarray(samples) * 1000
+    return f"p50 {np.percentile(ms, 50):9.2f} ms   p95 {np.percentile(ms, 95):9.2f} ms"
+
+
+def timed(fn, queries) -> tuple[list[float], list]:
+    times, results = [], []
+    for q in queries:
+        start = time.perf_counter()
+        results.append(fn(q))
+        times.append(time.perf_counter() - start)
+    return times, results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--naive-queries", type=int, default=5)
+    parser.add_argument("--ann-max", type=int, default=10_000)
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    print(f"top-{K} prag-mode query, {STEPS} scene-graph steps per episode, {DIM}-d vectors, {os.cpu_count()} cores")
+    for size in args.sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "bench.db"
+            start = time.perf_counter()
+            build_store(path, size, rng)
+            built = time.perf_counter() - start
+            with Store(path, create=False) as store:
+                cache = EmbeddingCache(store, StoredVectorsOnly(MODEL))
+                start = time.perf_counter()
+                index = ExperienceIndex.from_store(store, cache)
+                loaded = time.perf_counter() - start
+                queries = list(zip(units(rng, args.queries), units(rng, args.queries)))
+                exact_t, exact_r = timed(lambda q: [h.episode_id for h in index.query(*q, k=K)], queries)
+                ann_line = f"  approximate (HNSW)      not built above --ann-max {args.ann_max} episodes"
+                if size <= args.ann_max:
+                    start = time.perf_counter()
+                    ann = ExperienceIndex.from_store(store, cache, ann=True)
+                    ann_built = time.perf_counter() - start
+                    ann_t, ann_r = timed(lambda q: [h.episode_id for h in ann.query(*q, k=K)], queries)
+                    recall = np.mean([len(set(a) & set(b)) / K for a, b in zip(ann_r, exact_r)])
+                    ann_line = f"  approximate (HNSW)      {percentiles(ann_t)}   recall@5 vs exact {recall:.3f}  (index built in {ann_built:.0f} s)"
+                rows = []
+                for e in range(index.size):
+                    lo, hi = index.step_start[e], index.step_start[e + 1]
+                    rows.append((int(index.ids[e]), index.goals[e], list(index.scenes[index.step_vec[lo:hi]])))
+                naive_t, naive_r = timed(lambda q: naive_top_k(rows, *q), queries[: args.naive_queries])
+                assert naive_r == exact_r[: args.naive_queries], "naive loop and exact index disagree"
+            db_mb = path.stat().st_size / 2**20
+        print(f"\n{size:>7} episodes x {STEPS} steps  store {db_mb:7.0f} MB  built {built:6.1f} s  index loaded {loaded:6.1f} s")
+        print(f"  exact (prag default)    {percentiles(exact_t)}")
+        print(f"  naive per-row loop      {percentiles(naive_t)}   ({len(naive_t)} queries)")
+        print(ann_line)
+    print(f"\npeak resident memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.1f} GB")
+
+
+if __name__ == "__main__":
+    main()

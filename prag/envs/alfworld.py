@@ -22,7 +22,10 @@ import json
 import os
 import random
 import re
+import sys
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -238,9 +241,10 @@ class AlfworldEnv:
         return self._shortest
 
     def reset(self) -> Observation:
-        if self._engine is None:
-            self._engine = _start_engine(self.game_file)
-        state = self._engine.reset()
+        with _argv_kept():
+            if self._engine is None:
+                self._engine = _start_engine(self.game_file)
+            state = self._engine.reset()
         intro = _BANNER.sub("", state.feedback)
         match = _GOAL.search(intro)
         if not match:
@@ -284,6 +288,18 @@ class AlfworldEnv:
             done=self._done,
             infos={"game_file": str(self.game_file)},
         )
+
+
+@contextmanager
+def _argv_kept() -> Iterator[None]:
+    """Keep `sys.argv` as it was: fast_downward's PDDL translator, which textworld runs when it loads
+    a game and again at every reset, sets `sys.argv` for the whole process (its options module parses
+    the command line), and the CLI and tests of the caller read theirs."""
+    saved = sys.argv
+    try:
+        yield
+    finally:
+        sys.argv = saved
 
 
 def _start_engine(game_file: Path) -> Any:

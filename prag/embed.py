@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from collections.abc import Callable, Sequence
 from functools import cached_property
 from importlib import resources
@@ -51,6 +52,7 @@ class Encoder:
         self.name = model  # the cache key: vectors of different models never mix
         self._source = model
         self.batch_size = batch_size
+        self._lock = threading.Lock()
 
     @cached_property
     def _model(self):  # type: ignore[no-untyped-def]
@@ -80,13 +82,14 @@ class Encoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self._model.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        with self._lock:  # one model, called from parallel episodes
+            vectors = self._model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
         return np.asarray(vectors, dtype=np.float32)
 
 
@@ -96,7 +99,9 @@ class EmbeddingCache:
     def __init__(self, store: "Store", encoder: Encoder, *, read_only: bool = False) -> None:
         self.store = store
         self.encoder = encoder
-        self.read_only = read_only  # encode what is missing, but write nothing (queries)
+        self.read_only = read_only  # encode what is missing, but write nothing (queries, workers)
+        self._memo: dict[str, np.ndarray] = {}  # what a read-only cache encoded, kept for reuse
+        self._lock = threading.Lock()
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """One row per text, in order; encodes only texts the store has never seen."""
@@ -108,13 +113,18 @@ class EmbeddingCache:
         self, hashes: Sequence[str], texts_of: Callable[[list[str]], dict[str, str]]
     ) -> np.ndarray:
         """One row per hash, in order; `texts_of` supplies the texts of hashes never encoded."""
-        known = self.store.vectors(self.encoder.name, hashes)
+        with self._lock:
+            known = {h: self._memo[h] for h in hashes if h in self._memo}
+        known.update(self.store.vectors(self.encoder.name, [h for h in hashes if h not in known]))
         missing = [digest for digest in dict.fromkeys(hashes) if digest not in known]
         if missing:
             texts = texts_of(missing)
             fresh = dict(zip(missing, self.encoder.encode([texts[h] for h in missing])))
             known.update(fresh)
-            if not self.read_only:
+            if self.read_only:
+                with self._lock:
+                    self._memo.update(fresh)
+            else:
                 self.store.add_vectors(self.encoder.name, fresh)
         if not self.read_only:
             self.store.count_embeddings(

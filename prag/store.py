@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -155,6 +156,7 @@ class Store:
     """An experience store in one SQLite file."""
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
+        self.lock = threading.RLock()
         self.path = Path(path)
         if not self.path.exists() and not create:
             raise StoreError(
@@ -164,7 +166,8 @@ class Store:
         if create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.db = sqlite_utils.Database(self.path)
+            # Shared by parallel episodes' threads; `lock` serialises every use.
+            self.db = sqlite_utils.Database(sqlite3.connect(self.path, check_same_thread=False))
             self._recognise()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path} cannot be read as an SQLite database ({exc})") from None
@@ -176,6 +179,7 @@ class Store:
     def memory(cls) -> "Store":
         """A throwaway in-memory store (tests, dry runs)."""
         store = cls.__new__(cls)
+        store.lock = threading.RLock()
         store.path = Path(":memory:")
         store.db = sqlite_utils.Database(memory=True)
         store.db.conn.execute("PRAGMA foreign_keys = ON")
@@ -224,14 +228,15 @@ class Store:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One explicit transaction. Inside it, write with the raw connection only:
         sqlite-utils' insert helpers commit on their own and would split it."""
-        conn = self.db.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+        with self.lock:
+            conn = self.db.conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
 
     def _migrate(self) -> None:
         current = self.schema_version
@@ -346,11 +351,12 @@ class Store:
         return [EpisodeRow(**{**row, "won": bool(row["won"])}) for row in rows]
 
     def episode(self, episode_id: int) -> EpisodeRecord:
-        try:
-            row = dict(self.db["episodes"].get(episode_id))
-        except sqlite_utils.db.NotFoundError:
-            raise StoreError(f"no episode {episode_id} in {self.path}") from None
-        return self._episode_from_row(row)
+        with self.lock:
+            try:
+                row = dict(self.db["episodes"].get(episode_id))
+            except sqlite_utils.db.NotFoundError:
+                raise StoreError(f"no episode {episode_id} in {self.path}") from None
+            return self._episode_from_row(row)
 
     def episodes(self, run_id: str | None = None) -> Iterator[EpisodeRecord]:
         where, params = ("run_id = ?", [run_id]) if run_id else (None, [])
@@ -418,14 +424,15 @@ class Store:
     def vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         wanted = list(dict.fromkeys(hashes))
         found: dict[str, np.ndarray] = {}
-        for start in range(0, len(wanted), 500):  # SQLite caps the number of parameters
-            chunk = wanted[start : start + 500]
-            marks = ", ".join("?" for _ in chunk)
-            for digest, blob in self.db.execute(
-                f"select hash, vector from embeddings where model = ? and hash in ({marks})",
-                [model, *chunk],
-            ):
-                found[digest] = np.frombuffer(blob, dtype=np.float32)
+        with self.lock:
+            for start in range(0, len(wanted), 500):  # SQLite caps the number of parameters
+                chunk = wanted[start : start + 500]
+                marks = ", ".join("?" for _ in chunk)
+                for digest, blob in self.db.execute(
+                    f"select hash, vector from embeddings where model = ? and hash in ({marks})",
+                    [model, *chunk],
+                ):
+                    found[digest] = np.frombuffer(blob, dtype=np.float32)
         return found
 
     def add_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:

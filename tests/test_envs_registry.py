@@ -1,0 +1,118 @@
+"""Every shipped spec that needs no external data, through the registry (after minigrid's tests of
+every registered env): task 0 of each opens, answers the Environment API, is deterministic in its
+seed, and is won by its own plan, while hitting the step cap alone is never a win.
+
+Family-specific behaviour (scene graphs, wrong plans, caches, bad params) is in the family's own
+test file; this one checks the specs as shipped, which those files build by hand.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prag.envs.base import Environment, Observation, Task, TaskSource
+from prag.envs.registry import FAMILIES
+from prag.envs.spec import TaskSetSpec, load_spec
+
+REPO = Path(__file__).resolve().parents[1]
+NEEDS_DATA = {"alfworld"}  # families that play downloaded games; test_alfworld covers them on the shared data
+SPECS = [spec for spec in map(load_spec, map(str, sorted((REPO / "envs").glob("*.toml")))) if spec.env not in NEEDS_DATA]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Generated games go to a fresh cache, so the shipped specs are generated as on a new machine."""
+    root = tmp_path_factory.mktemp("prag-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PRAG_CACHE", str(root))
+        yield root
+
+
+_sources: dict[str, TaskSource] = {}
+
+
+def first_task(spec: TaskSetSpec) -> tuple[TaskSource, Task]:
+    """The spec's task source (opened once per module) and its task 0."""
+    if spec.name not in _sources:
+        _sources[spec.name] = spec.open()
+    source = _sources[spec.name]
+    return source, source.tasks()[0]
+
+
+def plan_of(env: Any, first: Observation) -> list[str]:
+    """The task's own winning plan, as each family exposes it (none of it is shown to an agent)."""
+    if hasattr(env, "expert_plan"):  # grid: the solver's plan
+        return env.expert_plan
+    if hasattr(env, "plan"):  # TextWorld: the engine's plan
+        return env.plan
+    return list(first.infos["policy_commands"])  # ALFWorld: the planner's plan at reset
+
+
+def capped(env: Any, max_steps: int) -> Any:
+    # The step cap is each env's `max_steps` (a spec's max_steps is not handed to its envs yet).
+    assert hasattr(env, "max_steps"), f"{type(env).__name__} has no step cap"
+    env.max_steps = max_steps
+    return env
+
+
+def test_every_family_but_the_downloaded_ones_has_a_spec_here() -> None:
+    assert {spec.env for spec in SPECS} == set(FAMILIES) - NEEDS_DATA
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_api(spec: TaskSetSpec) -> None:
+    source, task = first_task(spec)
+    assert task.task_id and task.task_type
+    env = source.make(task)
+    assert isinstance(env, Environment)
+    try:
+        obs = env.reset()
+        assert isinstance(obs, Observation) and not obs.won and not obs.done
+        assert obs.goal.strip() and obs.text.strip() and obs.scene_text.strip()  # triples may be none yet
+        assert obs.admissible and all(isinstance(a, str) and a for a in obs.admissible)
+        plan = plan_of(env, obs)
+        assert env.shortest_path_length == len(plan) > 1
+        action = next(a for a in obs.admissible if a != plan[0])
+        after = env.step(action)
+        assert isinstance(after, Observation)
+        assert after.goal == obs.goal and not after.won and not after.done and after.admissible
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_same_seed_same_reset_in_fresh_envs(spec: TaskSetSpec) -> None:
+    seen = []
+    for _ in range(2):
+        source = spec.open()  # a fresh source too: nothing carried over but what the seed decides
+        task = source.tasks()[0]
+        env = source.make(task)
+        try:
+            obs = env.reset()
+            seen.append((task, obs.goal, obs.text, obs.admissible, obs.scene_text, obs.scene_triples))
+        finally:
+            env.close()
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_plan_wins_and_the_step_cap_alone_never_does(spec: TaskSetSpec) -> None:
+    source, task = first_task(spec)
+    env = source.make(task)
+    try:
+        plan = plan_of(env, env.reset())
+        assert len(plan) <= spec.max_steps, "the spec's step cap is shorter than the task's own plan"
+
+        capped(env, len(plan) - 1).reset()
+        short = [env.step(action) for action in plan[:-1]]
+        assert short[-1].done and not any(o.won for o in short), "stopped by the cap one step short"
+
+        capped(env, len(plan)).reset()
+        full = [env.step(action) for action in plan]
+        assert [o.won for o in full] == [False] * (len(plan) - 1) + [True]
+        assert full[-1].done
+    finally:
+        env.close()

@@ -1,0 +1,38 @@
+"""`prag compare`: success round over round, per task type and between rounds, for runs of a store."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from prag.cli import app
+from prag.cli.common import console, guarded
+from prag.report import compare as compare_runs
+from prag.report import tables
+from prag.store import Store
+
+
+@app.command()
+@guarded
+def compare(
+    store_path: Annotated[Path, typer.Argument(metavar="STORE", help="Path of the experience store (SQLite file).")],
+    runs: Annotated[Optional[list[str]], typer.Argument(metavar="RUN", help="Runs to compare (default: all runs in the store).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    plot: Annotated[Optional[Path], typer.Option("--plot", help="Also write a PNG of success rate by round here.")] = None,
+) -> None:
+    """Total SR, Task SR, SPL and cost per round, per task type, and the round-to-round transitions."""
+    with Store(store_path, create=False) as store:
+        comparison = compare_runs(store, runs or [])
+    if plot is not None:
+        from prag.plot import write_success_plot  # matplotlib loads only when a plot is asked for
+
+        write_success_plot(comparison, plot)
+    if as_json:
+        console.print_json(json.dumps(comparison.to_dict()))
+    else:
+        for table in tables(comparison):
+            console.print(table)
+    if plot is not None and not as_json:
+        console.print(f"plot written to {plot}")

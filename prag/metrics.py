@@ -1,0 +1,299 @@
+"""Success and cost figures per round, and the round-to-round transition table (P-RAG §4).
+
+Pure functions over `EpisodeOutcome`s: no store, no I/O. Callers pass the agent's own episodes
+(`source = 'agent'`); human corrections are not plays and are left out before they get here.
+
+Definitions, for the N episodes of one round of one run:
+
+- **Total SR** = (1/N) Σ S_i, with S_i = 1 when episode i was won (`Observation.won`), else 0.
+- **Task SR** = the mean over the task types T present in the round of SR_T, where SR_T is the
+  success rate of the episodes of type T. Every type weighs the same however many episodes it
+  has, so a round with 9 easy tasks of one type and 1 hard task of another is not dominated by
+  the easy type (P-RAG reports it beside Total SR for that reason).
+- **SPL** = (1/N_L) Σ S_i · L_i / max(L_i, P_i) over the N_L episodes whose shortest path L_i is
+  known, with P_i the number of actions the agent took. Episodes without a known L_i are left out
+  rather than guessed (taking L_i = P_i would score every such success 1); `spl_episodes` says how
+  many counted, and SPL is None when none did. A won episode with L_i = P_i = 0 (won at reset)
+  scores 1. A success with P_i < L_i cannot happen with a true shortest path; the formula caps it
+  at 1 all the same.
+- Cost: LLM calls and tokens per episode; the reused share = cached / prompt tokens (prefix-cache
+  hits); re-asks per step = re-asks / actions taken; wall time per episode, and per step split into
+  the LLM part and the rest (environment, retrieval, embedding: `seconds - llm_seconds`).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+from itertools import combinations
+from typing import Any
+
+
+@dataclass(frozen=True)
+class EpisodeOutcome:
+    """What the metrics need of one stored episode."""
+
+    run_id: str
+    round: int
+    task_id: str
+    task_type: str
+    won: bool
+    n_steps: int  # actions taken: the agent's path length P_i
+    shortest_path: int | None = None  # L_i, None when unknown
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    reasks: int = 0
+    seconds: float = 0.0
+    llm_seconds: float = 0.0
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> EpisodeOutcome:
+        """From a row of the store's `episodes` table (extra columns are ignored; NULL counts are 0)."""
+        values = {f.name: row[f.name] for f in fields(cls)}
+        for name in ("llm_calls", "prompt_tokens", "cached_tokens", "completion_tokens", "reasks"):
+            values[name] = int(values[name] or 0)
+        for name in ("seconds", "llm_seconds"):
+            values[name] = float(values[name] or 0.0)
+        values["won"] = bool(values["won"])
+        values["task_type"] = values["task_type"] or ""
+        return cls(**values)
+
+
+OUTCOME_COLUMNS = tuple(f.name for f in fields(EpisodeOutcome))
+
+
+@dataclass(frozen=True)
+class SuccessFigures:
+    """Success of a group of episodes: a whole round, or one task type in it."""
+
+    episodes: int
+    wins: int
+    spl: float | None  # None when no episode has a known shortest path
+    spl_episodes: int  # episodes with a known shortest path, the ones SPL averages over
+
+    @property
+    def success_rate(self) -> float:
+        return self.wins / self.episodes if self.episodes else 0.0
+
+
+@dataclass(frozen=True)
+class TypeMetrics:
+    task_type: str
+    success: SuccessFigures
+
+
+@dataclass(frozen=True)
+class RoundMetrics:
+    """Figures of one round of one run; see the module docstring for the definitions."""
+
+    run_id: str
+    round: int
+    success: SuccessFigures
+    task_sr: float
+    by_type: tuple[TypeMetrics, ...]  # sorted by task type
+    steps: int
+    llm_calls: int
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+    reasks: int
+    seconds: float
+    llm_seconds: float
+
+    @property
+    def episodes(self) -> int:
+        return self.success.episodes
+
+    @property
+    def total_sr(self) -> float:
+        return self.success.success_rate
+
+    @property
+    def spl(self) -> float | None:
+        return self.success.spl
+
+    @property
+    def calls_per_episode(self) -> float:
+        return self.llm_calls / self.episodes
+
+    @property
+    def reuse_share(self) -> float | None:
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else None
+
+    @property
+    def reasks_per_step(self) -> float | None:
+        return self.reasks / self.steps if self.steps else None
+
+    @property
+    def seconds_per_episode(self) -> float:
+        return self.seconds / self.episodes
+
+    @property
+    def seconds_per_step(self) -> float | None:
+        return self.seconds / self.steps if self.steps else None
+
+    @property
+    def llm_seconds_per_step(self) -> float | None:
+        return self.llm_seconds / self.steps if self.steps else None
+
+    @property
+    def other_seconds_per_step(self) -> float | None:
+        return (self.seconds - self.llm_seconds) / self.steps if self.steps else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "round": self.round,
+            "episodes": self.episodes,
+            "wins": self.success.wins,
+            "total_sr": self.total_sr,
+            "task_sr": self.task_sr,
+            "spl": self.spl,
+            "spl_episodes": self.success.spl_episodes,
+            "steps": self.steps,
+            "llm_calls_per_episode": self.calls_per_episode,
+            "prompt_tokens_per_episode": self.prompt_tokens / self.episodes,
+            "cached_tokens_per_episode": self.cached_tokens / self.episodes,
+            "completion_tokens_per_episode": self.completion_tokens / self.episodes,
+            "reuse_share": self.reuse_share,
+            "reasks_per_step": self.reasks_per_step,
+            "seconds_per_episode": self.seconds_per_episode,
+            "seconds_per_step": self.seconds_per_step,
+            "llm_seconds_per_step": self.llm_seconds_per_step,
+            "other_seconds_per_step": self.other_seconds_per_step,
+            "by_type": [
+                {
+                    "task_type": t.task_type,
+                    "episodes": t.success.episodes,
+                    "wins": t.success.wins,
+                    "success_rate": t.success.success_rate,
+                    "spl": t.success.spl,
+                    "spl_episodes": t.success.spl_episodes,
+                }
+                for t in self.by_type
+            ],
+        }
+
+
+def spl_term(won: bool, shortest: int, taken: int) -> float:
+    """S_i · L_i / max(L_i, P_i) for one episode with a known shortest path."""
+    if not won:
+        return 0.0
+    longest = max(shortest, taken)
+    return shortest / longest if longest else 1.0
+
+
+def success_figures(episodes: Iterable[EpisodeOutcome]) -> SuccessFigures:
+    group = list(episodes)
+    terms = [spl_term(e.won, e.shortest_path, e.n_steps) for e in group if e.shortest_path is not None]
+    return SuccessFigures(
+        episodes=len(group),
+        wins=sum(e.won for e in group),
+        spl=sum(terms) / len(terms) if terms else None,
+        spl_episodes=len(terms),
+    )
+
+
+def _round_metrics(run_id: str, round_: int, group: list[EpisodeOutcome]) -> RoundMetrics:
+    types: dict[str, list[EpisodeOutcome]] = defaultdict(list)
+    for episode in group:
+        types[episode.task_type].append(episode)
+    by_type = tuple(TypeMetrics(name, success_figures(types[name])) for name in sorted(types))
+    return RoundMetrics(
+        run_id=run_id,
+        round=round_,
+        success=success_figures(group),
+        task_sr=sum(t.success.success_rate for t in by_type) / len(by_type),
+        by_type=by_type,
+        steps=sum(e.n_steps for e in group),
+        llm_calls=sum(e.llm_calls for e in group),
+        prompt_tokens=sum(e.prompt_tokens for e in group),
+        cached_tokens=sum(e.cached_tokens for e in group),
+        completion_tokens=sum(e.completion_tokens for e in group),
+        reasks=sum(e.reasks for e in group),
+        seconds=sum(e.seconds for e in group),
+        llm_seconds=sum(e.llm_seconds for e in group),
+    )
+
+
+def _by_run_and_round(episodes: Iterable[EpisodeOutcome]) -> dict[tuple[str, int], list[EpisodeOutcome]]:
+    groups: dict[tuple[str, int], list[EpisodeOutcome]] = defaultdict(list)
+    for episode in episodes:
+        groups[(episode.run_id, episode.round)].append(episode)
+    return groups
+
+
+def round_metrics(episodes: Iterable[EpisodeOutcome]) -> list[RoundMetrics]:
+    """One `RoundMetrics` per (run, round) that has episodes, in (run, round) order."""
+    groups = _by_run_and_round(episodes)
+    return [_round_metrics(run_id, round_, groups[(run_id, round_)]) for run_id, round_ in sorted(groups)]
+
+
+@dataclass(frozen=True)
+class Transition:
+    """P-RAG's Table 4 cell pair: how tasks of round `from_round` fare in round `to_round`.
+
+    Tasks are matched by task id within one run; a task played in only one of the two rounds
+    (an interrupted run) is not counted, and a pair of rounds without a common task has no row.
+    """
+
+    run_id: str
+    from_round: int
+    to_round: int
+    succeeded: int  # tasks won in from_round (and played in to_round)
+    succeeded_then_won: int  # ... of which won again in to_round
+    failed: int  # tasks lost in from_round (and played in to_round)
+    failed_then_won: int  # ... of which won in to_round
+
+    @property
+    def kept_share(self) -> float | None:
+        """Of the tasks that succeeded in round r, the share that succeed in round r + m."""
+        return self.succeeded_then_won / self.succeeded if self.succeeded else None
+
+    @property
+    def recovered_share(self) -> float | None:
+        """Of the tasks that failed in round r, the share that succeed in round r + m."""
+        return self.failed_then_won / self.failed if self.failed else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "from_round": self.from_round,
+            "to_round": self.to_round,
+            "succeeded": self.succeeded,
+            "succeeded_then_won": self.succeeded_then_won,
+            "kept_share": self.kept_share,
+            "failed": self.failed,
+            "failed_then_won": self.failed_then_won,
+            "recovered_share": self.recovered_share,
+        }
+
+
+def transitions(episodes: Iterable[EpisodeOutcome]) -> list[Transition]:
+    """One `Transition` per run and pair of its rounds r < r + m, in (run, r, r + m) order."""
+    won: dict[str, dict[int, dict[str, bool]]] = defaultdict(lambda: defaultdict(dict))
+    for episode in episodes:
+        won[episode.run_id][episode.round][episode.task_id] = episode.won
+    table = []
+    for run_id in sorted(won):
+        rounds = won[run_id]
+        for early, late in combinations(sorted(rounds), 2):
+            shared = rounds[early].keys() & rounds[late].keys()
+            if not shared:  # e.g. a train round and the test round: different tasks, nothing to match
+                continue
+            before_won = [task for task in shared if rounds[early][task]]
+            before_lost = [task for task in shared if not rounds[early][task]]
+            table.append(
+                Transition(
+                    run_id=run_id,
+                    from_round=early,
+                    to_round=late,
+                    succeeded=len(before_won),
+                    succeeded_then_won=sum(rounds[late][task] for task in before_won),
+                    failed=len(before_lost),
+                    failed_then_won=sum(rounds[late][task] for task in before_lost),
+                )
+            )
+    return table

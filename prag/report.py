@@ -1,0 +1,222 @@
+"""Comparing runs of a store: round-over-round figures, per task type, and transitions.
+
+`compare(store, run_ids)` reads the agent episodes of the runs and computes their metrics
+(`prag.metrics`); the result renders as rich tables or as a JSON-ready dict.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rich.table import Table
+
+from prag.errors import PragError
+from prag.metrics import (
+    OUTCOME_COLUMNS,
+    EpisodeOutcome,
+    RoundMetrics,
+    Transition,
+    round_metrics,
+    transitions,
+)
+from prag.records import RunRecord
+from prag.store import Store
+
+
+@dataclass(frozen=True)
+class Comparison:
+    store: str
+    runs: list[RunRecord]  # in the order asked for (all runs: oldest first)
+    rounds: list[RoundMetrics]  # grouped by run in that order, then by round
+    transitions: list[Transition]  # likewise
+
+    def rounds_of(self, run_id: str) -> list[RoundMetrics]:
+        return [r for r in self.rounds if r.run_id == run_id]
+
+    def is_test_round(self, run_id: str, round_: int) -> bool:
+        """Whether the round is the test evaluation of a train-then-test run: the runner plays it
+        after the `rounds` train rounds, numbered `rounds`, with the store frozen."""
+        run = next(run for run in self.runs if run.id == run_id)
+        return bool(run.config.get("train")) and round_ == run.rounds
+
+    def round_label(self, run_id: str, round_: int) -> str:
+        return f"{round_} (test)" if self.is_test_round(run_id, round_) else str(round_)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "store": self.store,
+            "runs": [
+                {
+                    "id": run.id,
+                    "spec": run.spec,
+                    "llm": run.llm,
+                    "mode": run.mode,
+                    "k": run.k,
+                    "rounds": run.rounds,
+                    "train": run.config.get("train"),
+                    "status": run.status,
+                }
+                for run in self.runs
+            ],
+            "rounds": [{**r.to_dict(), "test": self.is_test_round(r.run_id, r.round)} for r in self.rounds],
+            "transitions": [t.to_dict() for t in self.transitions],
+        }
+
+
+def load_outcomes(store: Store, run_ids: Sequence[str]) -> list[EpisodeOutcome]:
+    """The agent episodes (corrections are not plays) of the given runs."""
+    if not run_ids:
+        return []
+    marks = ", ".join("?" for _ in run_ids)
+    cursor = store.db.execute(
+        f"select {', '.join(OUTCOME_COLUMNS)} from episodes "
+        f"where source = 'agent' and run_id in ({marks}) order by id",
+        list(run_ids),
+    )
+    names = [column[0] for column in cursor.description]
+    return [EpisodeOutcome.from_row(dict(zip(names, row))) for row in cursor]
+
+
+def compare(store: Store, run_ids: Sequence[str] = ()) -> Comparison:
+    """Metrics of the named runs (all runs of the store when none are named)."""
+    if run_ids:
+        runs = [store.run(run_id) for run_id in dict.fromkeys(run_ids)]  # raises on an unknown run
+    else:
+        runs = store.runs()
+        if not runs:
+            raise PragError(f"{store.path} has no runs yet: fill it with `prag run`")
+    order = {run.id: n for n, run in enumerate(runs)}
+    outcomes = load_outcomes(store, list(order))
+    return Comparison(
+        store=str(store.path),
+        runs=runs,
+        rounds=sorted(round_metrics(outcomes), key=lambda r: (order[r.run_id], r.round)),
+        transitions=sorted(transitions(outcomes), key=lambda t: (order[t.run_id], t.from_round, t.to_round)),
+    )
+
+
+# --- rich tables ---------------------------------------------------------------------------
+
+
+def _pct(share: float | None) -> str:
+    return "-" if share is None else f"{share:.1%}"
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _ratio(part: int, whole: int) -> str:
+    return f"{_pct(part / whole if whole else None)} ({part}/{whole})"
+
+
+def runs_table(comparison: Comparison) -> Table:
+    table = Table(title=f"runs compared from {comparison.store}")
+    for column in ("run", "mode", "k", "spec", "llm", "rounds played", "status"):
+        table.add_column(column)
+    for run in comparison.runs:
+        played = len(comparison.rounds_of(run.id))
+        train = run.config.get("train")
+        planned = run.rounds + 1 if train else run.rounds  # the test round follows the train rounds
+        spec = f"{train} → {run.spec}" if train else run.spec
+        table.add_row(run.id, run.mode, str(run.k), spec, run.llm, f"{played}/{planned}", run.status)
+    return table
+
+
+def rounds_table(comparison: Comparison) -> Table:
+    table = Table(
+        title="round over round",
+        caption="SPL averages over the episodes with a known shortest path; (n) when that is not all of them",
+    )
+    columns = (
+        "run", "mode", "round", "episodes", "Total SR", "Task SR", "SPL", "calls/episode",
+        "reuse share", "re-asks/step", "s/step", "LLM s/step",
+    )
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("run", "mode") else "right")
+    for run in comparison.runs:
+        rounds = comparison.rounds_of(run.id)
+        if not rounds:
+            table.add_row(run.id, run.mode, "-", "0", *["-"] * (len(columns) - 4), end_section=True)
+        for n, r in enumerate(rounds):
+            spl = _num(r.spl) if r.success.spl_episodes == r.episodes else f"{_num(r.spl)} ({r.success.spl_episodes})"
+            table.add_row(
+                run.id,
+                run.mode,
+                comparison.round_label(run.id, r.round),
+                str(r.episodes),
+                _ratio(r.success.wins, r.episodes),
+                _pct(r.task_sr),
+                spl,
+                _num(r.calls_per_episode, 1),
+                _pct(r.reuse_share),
+                _num(r.reasks_per_step),
+                _num(r.seconds_per_step),
+                _num(r.llm_seconds_per_step),
+                end_section=n == len(rounds) - 1,
+            )
+    return table
+
+
+def side_by_side_table(comparison: Comparison) -> Table:
+    """Total SR by round, one column per run: the shape of the comparison at a glance."""
+    table = Table(title="Total SR by round")
+    table.add_column("round", justify="right")
+    for run in comparison.runs:
+        table.add_column(f"{run.id} ({run.mode})", justify="right")
+    by_key = {(r.run_id, r.round): r for r in comparison.rounds}
+    for round_ in sorted({r.round for r in comparison.rounds}):
+        cells = []
+        for run in comparison.runs:
+            figures = by_key.get((run.id, round_))
+            test = " (test)" if comparison.is_test_round(run.id, round_) else ""
+            cells.append(f"{_pct(figures.total_sr)}{test}" if figures else "-")
+        table.add_row(str(round_), *cells)
+    return table
+
+
+def types_table(comparison: Comparison) -> Table:
+    """Success rate (wins/episodes) and SPL per task type, one column per round."""
+    table = Table(title="per task type: success rate (wins/episodes), SPL")
+    rounds = sorted({r.round for r in comparison.rounds})
+    table.add_column("run")
+    table.add_column("task type")
+    for round_ in rounds:
+        table.add_column(f"round {round_}", justify="right")
+    for run in comparison.runs:
+        by_round = {r.round: {t.task_type: t.success for t in r.by_type} for r in comparison.rounds_of(run.id)}
+        names = sorted({name for types in by_round.values() for name in types})
+        for n, name in enumerate(names):
+            cells = []
+            for round_ in rounds:
+                figures = by_round.get(round_, {}).get(name)
+                cells.append(
+                    f"{_ratio(figures.wins, figures.episodes)}\nSPL {_num(figures.spl)}" if figures else "-"
+                )
+            table.add_row(run.id, name, *cells, end_section=n == len(names) - 1)
+    return table
+
+
+def transitions_table(comparison: Comparison) -> Table:
+    table = Table(title="transitions between rounds (tasks matched by id)")
+    for column in ("run", "r", "r+m", "of won in r: won in r+m", "of lost in r: won in r+m"):
+        table.add_column(column, justify="left" if column == "run" else "right")
+    for t in comparison.transitions:
+        table.add_row(
+            t.run_id,
+            str(t.from_round),
+            comparison.round_label(t.run_id, t.to_round),
+            _ratio(t.succeeded_then_won, t.succeeded),
+            _ratio(t.failed_then_won, t.failed),
+        )
+    return table
+
+
+def tables(comparison: Comparison) -> list[Table]:
+    """Every table of `prag compare`, in the order it prints them."""
+    shown = [runs_table(comparison), rounds_table(comparison)]
+    if len(comparison.runs) > 1:
+        shown.append(side_by_side_table(comparison))
+    shown += [types_table(comparison), transitions_table(comparison)]
+    return shown

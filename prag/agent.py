@@ -1,0 +1,175 @@
+"""The P-RAG planner: retrieve, prompt, ask, check the answer, and notice loops.
+
+Every step: retrieve the top-K past episodes for (goal, scene graph); build the prompt; ask
+the LLM (optionally a one-sentence thought first, ReAct-style); check the answer against the
+admissible actions. A backend that can constrain decoding is given the admissible set as
+choices, so its answer is valid by construction; otherwise an invalid answer is sent back
+with the error (bounded re-asks) and never mapped to a different action. The same action
+giving the same observation again is pointed out to the model, and after `loop_limit`
+repeats that action is taken out of the choices.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from prag.envs.base import Observation
+from prag.experience import Experience, ExperienceSource
+from prag.llm.base import LLM, Completion, Message
+from prag.prompt import ACT, THINK, PromptLimits, messages
+from prag.retrieval import Visibility
+
+USELESS_ACTIONS = frozenset({"help"})  # the action filter: never progress, only cost a step
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    think: bool = True  # a one-sentence thought before each action (ReAct-style)
+    constrained: bool = True  # give the admissible set as choices when the backend enforces them
+    max_reasks: int = 2
+    loop_limit: int = 3  # same action, same observation this often: the action is banned
+    thought_tokens: int = 48
+    action_tokens: int = 24
+    limits: PromptLimits = field(default_factory=PromptLimits)
+
+
+@dataclass
+class Usage:
+    calls: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    llm_seconds: float = 0.0
+    reasks: int = 0
+    invalid_actions: int = 0
+    banned_actions: int = 0
+
+    def add(self, completion: Completion) -> None:
+        self.calls += 1
+        self.prompt_tokens += completion.prompt_tokens
+        self.cached_tokens += completion.cached_tokens
+        self.completion_tokens += completion.completion_tokens
+        self.llm_seconds += completion.seconds
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: str
+    thought: str
+    valid: bool
+
+
+def normalise(answer: str) -> str:
+    """The answer's first line without decoration the model likes to add."""
+    line = answer.strip().splitlines()[0] if answer.strip() else ""
+    for prefix in ("Action:", "action:", ">"):
+        if line.startswith(prefix):
+            line = line[len(prefix) :]
+    return " ".join(line.strip().strip("`\"'").rstrip(".").split()).lower()
+
+
+class PragAgent:
+    """Plays one episode at a time: `reset(observation)`, then `act(observation)` per step."""
+
+    def __init__(
+        self,
+        llm: LLM,
+        experiences: ExperienceSource | None,
+        visibility: Visibility,
+        config: AgentConfig = AgentConfig(),
+        seed: int = 0,
+    ) -> None:
+        self.llm = llm
+        self.experiences = experiences
+        self.visibility = visibility
+        self.config = config
+        self.seed = seed
+
+    def reset(self, observation: Observation) -> None:
+        self.goal = observation.goal
+        self.history: list[tuple[str | None, str]] = [(None, observation.text)]
+        self.outcomes: Counter[tuple[str, str]] = Counter()
+        self.retrieved: list[Experience] = []
+        self.thoughts: list[str] = []
+        self.usage = Usage()
+
+    def observe(self, action: str, observation: Observation) -> None:
+        self.history.append((action, observation.text))
+        self.outcomes[(action, observation.text)] += 1
+
+    def act(self, observation: Observation) -> Decision:
+        self._retrieve(observation.scene_text)
+        choices = [a for a in observation.admissible if a not in USELESS_ACTIONS] or list(observation.admissible)
+        warnings, banned = self._loops(choices)
+        allowed = [a for a in choices if a not in banned] or choices
+        self.usage.banned_actions += len(choices) - len(allowed)
+        prompt = messages(
+            self.retrieved, self.goal, self.history, observation.scene_text, allowed, warnings, self.config.limits
+        )
+        thought = ""
+        if self.config.think:
+            thought = self._ask(_with_instruction(prompt, THINK), self.config.thought_tokens).strip()
+            thought = thought.splitlines()[0] if thought else ""
+            self.thoughts.append(thought)
+            prompt = _with_instruction(prompt, THINK) + [
+                {"role": "assistant", "content": thought},
+                {"role": "user", "content": ACT},
+            ]
+        else:
+            prompt = _with_instruction(prompt, ACT)
+        return self._choose(prompt, allowed, thought)
+
+    # --- steps of `act` ---------------------------------------------------------------------
+
+    def _retrieve(self, scene: str) -> None:
+        if self.experiences is None:
+            return
+        found = self.experiences.retrieve(self.goal, scene, self.visibility)
+        # Keep the example block (and the prompt prefix the backend has cached) while the
+        # top-K set is the same; only a new set of episodes rewrites it.
+        if {e.hit.episode_id for e in found} != {e.hit.episode_id for e in self.retrieved}:
+            self.retrieved = found
+
+    def _loops(self, choices: list[str]) -> tuple[list[str], set[str]]:
+        warnings, banned = [], set()
+        for (action, _), count in self.outcomes.items():
+            if count >= 2 and action in choices:
+                warnings.append(f"you did '{action}' {count} times and nothing changed; do something else.")
+            if count >= self.config.loop_limit:
+                banned.add(action)
+        return warnings, banned
+
+    def _choose(self, prompt: list[Message], allowed: list[str], thought: str) -> Decision:
+        by_form = {normalise(a): a for a in allowed}
+        constrain = self.config.constrained and self.llm.supports_choices
+        for attempt in range(self.config.max_reasks + 1):
+            answer = self._ask(prompt, self.config.action_tokens, allowed if constrain else None)
+            action = by_form.get(normalise(answer))
+            if action is not None:
+                return Decision(action, thought, valid=True)
+            if attempt < self.config.max_reasks:
+                self.usage.reasks += 1
+                prompt = prompt + [
+                    {"role": "assistant", "content": answer},
+                    {
+                        "role": "user",
+                        "content": f"'{answer.strip()}' is not an admissible action. "
+                        "Reply with one admissible action, copied exactly.",
+                    },
+                ]
+        self.usage.invalid_actions += 1
+        # Sent as it is: the environment says it does nothing, which the model then sees.
+        return Decision(answer.strip().splitlines()[0] if answer.strip() else "look", thought, valid=False)
+
+    def _ask(self, prompt: list[Message], max_tokens: int, choices: list[str] | None = None) -> str:
+        completion = self.llm.complete(
+            prompt, max_tokens=max_tokens, choices=choices, stop=["\n"] if choices is None else None, seed=self.seed
+        )
+        self.usage.add(completion)
+        return completion.text
+
+
+def _with_instruction(prompt: list[Message], instruction: str) -> list[Message]:
+    last = dict(prompt[-1])
+    last["content"] = f"{last['content']}\n\n{instruction}"
+    return prompt[:-1] + [last]

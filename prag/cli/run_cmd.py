@@ -1,0 +1,112 @@
+"""`prag run`: play a task set round after round, retrieving from the store at every step."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from prag.cli import app
+from prag.cli.common import console, err_console, guarded
+from prag.embed import Encoder
+from prag.llm import SPEC_HELP, make_llm
+from prag.runner import RunConfig, RunLog, Runner, resume_config, start_run
+from prag.stats import store_stats
+from prag.store import Store
+
+DEFAULT_SPEC = "alfworld-mini"
+DEFAULT_STORE = Path("stores/default.db")
+
+
+@app.command()
+@guarded
+def run(
+    spec: Annotated[str, typer.Argument(help="Task-set spec: a name from `prag envs list` or a .toml path.")] = DEFAULT_SPEC,
+    store_path: Annotated[Path, typer.Option("--store", help="Experience store to write to (created if missing).")] = DEFAULT_STORE,
+    rounds: Annotated[int, typer.Option("--rounds", help="Rounds of self-iteration (train rounds with --train).")] = 3,
+    k: Annotated[int, typer.Option("--k", help="Episodes retrieved into the prompt.")] = 3,
+    mode: Annotated[str, typer.Option("--mode", help="Retrieval: prag (goal + scene graph), goal, or none.")] = "prag",
+    llm: Annotated[str, typer.Option("--llm", help=SPEC_HELP)] = "local",
+    max_steps: Annotated[Optional[int], typer.Option("--max-steps", help="Step cap (default: the spec's).")] = None,
+    workers: Annotated[int, typer.Option("--workers", help="Episodes played in parallel within a round.")] = 1,
+    seed: Annotated[int, typer.Option("--seed", help="Seed for the LLM's sampling.")] = 0,
+    train: Annotated[Optional[str], typer.Option("--train", help="Iterate on this spec, then evaluate SPEC with the store frozen.")] = None,
+    include: Annotated[Optional[list[str]], typer.Option("--include", help="Earlier run whose episodes round 0 may retrieve (repeatable).")] = None,
+    name: Annotated[Optional[str], typer.Option("--name", help="Run id (default: spec-mode-time).")] = None,
+    think: Annotated[bool, typer.Option("--think/--no-think", help="A one-sentence thought before each action.")] = True,
+    constrain: Annotated[bool, typer.Option("--constrain/--no-constrain", help="Constrained decoding to the admissible actions.")] = True,
+    limit: Annotated[Optional[int], typer.Option("--limit", help="Play only the first N tasks of the set.")] = None,
+    resume: Annotated[Optional[str], typer.Option("--resume", help="Continue this interrupted run (other options are taken from it).")] = None,
+) -> None:
+    """Run P-RAG's progressive rounds: round r retrieves the episodes of rounds < r."""
+    with Store(store_path) as store:
+        if resume:
+            run_record, config = resume_config(store, resume)
+        else:
+            config = RunConfig(
+                spec=spec, rounds=rounds, k=k, mode=mode, llm=llm, max_steps=max_steps, workers=workers,
+                seed=seed, train=train, include_runs=list(include or []), think=think, constrained=constrain,
+                limit=limit,
+            )
+            run_record = start_run(store, config, name)
+        log = RunLog(Path("runs") / run_record.id)
+        console.print(f"run [bold]{run_record.id}[/] into {store_path}: {config.spec}, {config.rounds} rounds, mode {config.mode}, k {config.k}, llm {config.llm}")
+        model = make_llm(config.llm)
+        with _progress() as progress:
+            listener = _ProgressListener(progress, log)
+            runner = Runner(store, run_record, config, model, Encoder(config.embedding_model), listener)
+            try:
+                runner.play()
+            except KeyboardInterrupt:
+                store.set_run_status(run_record.id, "interrupted")
+                err_console.print(
+                    f"interrupted: finished episodes are stored; continue with "
+                    f"`prag run --resume {run_record.id} --store {store_path}`"
+                )
+                raise typer.Exit(130) from None
+        figures = store_stats(store)
+    summary = [r for r in figures.rounds if r.run_id == run_record.id]
+    (log.directory / "summary.json").write_text(
+        json.dumps([{"round": r.round, "episodes": r.episodes, "won": r.won, "success_rate": r.success_rate} for r in summary], indent=2)
+    )
+    for r in summary:
+        console.print(f"round {r.round}: {r.won}/{r.episodes} won ({r.success_rate:.0%})")
+    console.print(f"log and summary in {log.directory}; compare rounds with `prag compare {store_path} {run_record.id}`")
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+        console=console,
+    )
+
+
+class _ProgressListener:
+    """One bar per round, with the round's running success rate; every event also goes to the log."""
+
+    def __init__(self, progress: Progress, log: RunLog) -> None:
+        self.progress = progress
+        self.log = log
+        self.bar: object = None
+        self.won = self.played = 0
+
+    def __call__(self, event: str, data: dict) -> None:
+        self.log(event, data)
+        if event == "round":
+            self.won = self.played = 0
+            done = data["tasks"] - data["todo"]
+            self.bar = self.progress.add_task(f"round {data['round']} ({data['spec']})", total=data["tasks"], completed=done, status="")
+        elif event == "episode":
+            self.played += 1
+            self.won += int(data["won"])
+            self.progress.update(
+                self.bar,  # type: ignore[arg-type]
+                advance=1,
+                status=f"won {self.won}/{self.played} ({self.won / self.played:.0%}) last: {data['task_id']} {'won' if data['won'] else 'lost'} in {data['n_steps']} steps",
+            )

@@ -1,0 +1,53 @@
+"""The agent's view of the store: the top-K past episodes for its goal and current scene graph."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prag.embed import EmbeddingCache
+from prag.records import EpisodeRecord
+from prag.retrieval import ExperienceIndex, Hit, Mode, Visibility
+from prag.store import Store
+
+
+@dataclass(frozen=True)
+class Experience:
+    hit: Hit
+    episode: EpisodeRecord
+
+
+class ExperienceSource:
+    """Retrieval for one run: an in-memory index over the store, refreshed between rounds.
+
+    Safe to query from parallel episodes: the index only changes in `refresh()`, which the
+    runner calls between rounds, and the cache writes nothing (the runner stores vectors
+    with each finished episode).
+    """
+
+    def __init__(self, store: Store, cache: EmbeddingCache, mode: Mode, k: int) -> None:
+        self.store = store
+        self.cache = cache
+        self.mode = mode
+        self.k = k
+        self.index = ExperienceIndex()
+        self._episodes: dict[int, EpisodeRecord] = {}
+
+    def refresh(self) -> int:
+        return self.index.refresh(self.store, self.cache) if self.mode != "none" else 0
+
+    def retrieve(self, goal: str, scene: str, visibility: Visibility) -> list[Experience]:
+        if self.mode == "none" or self.k <= 0:
+            return []
+        vectors = self.cache.vectors([goal, scene] if self.mode == "prag" else [goal])
+        hits = self.index.query(
+            vectors[0],
+            vectors[1] if self.mode == "prag" else None,
+            k=self.k,
+            mode=self.mode,
+            visibility=visibility,
+        )
+        return [Experience(hit, self._episode(hit.episode_id)) for hit in hits]
+
+    def _episode(self, episode_id: int) -> EpisodeRecord:
+        if episode_id not in self._episodes:
+            self._episodes[episode_id] = self.store.episode(episode_id)
+        return self._episodes[episode_id]

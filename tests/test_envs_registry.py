@@ -1,6 +1,7 @@
 """Every shipped spec that needs no external data, through the registry (after minigrid's tests of
 every registered env): task 0 of each opens, answers the Environment API, is deterministic in its
-seed, and is won by its own plan, while hitting the step cap alone is never a win.
+seed, and is won by its own plan, while hitting the step cap alone is never a win; and
+`prag envs play` wins it when a person types the plan.
 
 Family-specific behaviour (scene graphs, wrong plans, caches, bad params) is in the family's own
 test file; this one checks the specs as shipped, which those files build by hand.
@@ -12,7 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+import prag.cli.envs_cmd  # noqa: F401  (adds `envs` to the app)
+from prag.cli import app
 from prag.envs.base import Environment, Observation, Task, TaskSource
 from prag.envs.registry import FAMILIES
 from prag.envs.spec import TaskSetSpec, load_spec
@@ -116,3 +120,17 @@ def test_plan_wins_and_the_step_cap_alone_never_does(spec: TaskSetSpec) -> None:
         assert full[-1].done
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_play_command_shows_the_task_and_wins_when_the_plan_is_typed(spec: TaskSetSpec) -> None:
+    source, task = first_task(spec)
+    env = source.make(task)
+    try:
+        plan = plan_of(env, env.reset())
+    finally:
+        env.close()
+    result = CliRunner().invoke(app, ["envs", "play", spec.name], input="\n".join(plan) + "\n", env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "Goal:" in result.output and "Scene graph:\nat: " in result.output and "\n    1. " in result.output
+    assert f"won after {len(plan)} steps" in result.output and "not won" not in result.output

@@ -133,7 +133,7 @@ class PragAgent:
     def _loops(self, choices: list[str]) -> tuple[list[str], set[str]]:
         warnings, banned = [], set()
         for (action, _), count in self.outcomes.items():
-            if count >= 2 and action in choices:
+            if count >= 2:
                 warnings.append(f"you did '{action}' {count} times and nothing changed; do something else.")
             if count >= self.config.loop_limit:
                 banned.add(action)

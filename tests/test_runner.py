@@ -1,0 +1,220 @@
+"""Runner semantics with a scripted stand-in LLM on the real grid world (no model needed).
+
+The stand-in plays each task's solver plan (or a fixed wrong answer), so the tests check
+what the runner does with the store: progressive visibility, train -> test with a frozen
+store, resume after a real kill, re-asks, and that success is the environment's `won`.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from prag.agent import AgentConfig, PragAgent
+from prag.embed import EmbeddingCache
+from prag.envs.spec import load_spec
+from prag.experience import ExperienceSource
+from prag.llm.scripted import ScriptedLLM
+from prag.retrieval import Visibility
+from prag.runner import RunConfig, Runner, play_episode, start_run
+from prag.store import Store
+from support import minilm
+
+SPEC = """
+name = "{name}"
+env = "grid"
+max_steps = {max_steps}
+[params]
+tasks = {tasks}
+per_task = {per_task}
+seed = {seed}
+"""
+
+
+def write_spec(directory: Path, name: str, tasks: list[str], per_task: int = 1, seed: int = 0, max_steps: int = 40) -> str:
+    path = directory / f"{name}.toml"
+    path.write_text(SPEC.format(name=name, tasks=tasks, per_task=per_task, seed=seed, max_steps=max_steps).replace("'", '"'))
+    return str(path)
+
+
+def plans_of(spec_path: str) -> dict[str, list[str]]:
+    """Goal text -> the solver's plan, for every task of a spec."""
+    source = load_spec(spec_path).open()
+    plans = {}
+    for task in source.tasks():
+        env = source.make(task)
+        goal = env.reset().goal
+        plans[goal] = env.expert_plan
+        env.close()
+    return plans
+
+
+def plan_follower(plans: dict[str, list[str]], spoil: set[str] = frozenset()):
+    """Stand-in LLM: the next step of the solver plan for the goal in the prompt.
+
+    Goals in `spoil` get "look around the room" (never admissible) instead: a losing policy.
+    """
+
+    def answer(messages):
+        task = next(m["content"] for m in reversed(messages) if m["content"].startswith("Your goal"))
+        goal = task.split("\n", 1)[0].removeprefix("Your goal: ")
+        if goal in spoil:
+            return "look around the room"
+        done = sum(1 for line in task.split("\n") if line.startswith("> "))
+        return plans[goal][done]
+
+    return answer
+
+
+def make_runner(store: Store, config: RunConfig, llm) -> Runner:
+    run = start_run(store, config)
+    return Runner(store, run, config, llm, minilm())
+
+
+def test_rounds_retrieve_only_from_earlier_rounds(tmp_path):
+    spec = write_spec(tmp_path, "two", ["throw_away_trash", "collect_toys"])
+    llm = ScriptedLLM(plan_follower(plans_of(spec)))
+    with Store(tmp_path / "s.db") as store:
+        config = RunConfig(spec=spec, rounds=3, k=2, mode="prag", think=False)
+        runner = make_runner(store, config, llm)
+        runner.play()
+        episodes = list(store.episodes(runner.run.id))
+        assert [(e.round, e.won) for e in episodes] == [(r, True) for r in range(3) for _ in range(2)]
+        by_id = {e.id: e for e in episodes}
+        for e in episodes:
+            retrieved = [by_id[i] for i in e.extra["retrieved"]]
+            assert all(r.round < e.round for r in retrieved)
+            assert len(retrieved) == min(2, 2 * e.round)
+        # Round 0 prompts carry no experience block; round 1 prompts do.
+        round0_calls = llm.calls[: sum(e.n_actions for e in episodes if e.round == 0)]
+        assert not any("Past attempts" in m["content"] for call in round0_calls for m in call["messages"])
+        assert any("Past attempts" in m["content"] for m in llm.calls[-1]["messages"])
+        assert store.run(runner.run.id).status == "finished"
+
+
+def test_train_then_test_freezes_the_store(tmp_path):
+    train = write_spec(tmp_path, "train", ["throw_away_trash"], per_task=2)
+    test = write_spec(tmp_path, "test", ["throw_away_trash"], per_task=2, seed=10)
+    plans = plans_of(train) | plans_of(test)
+    with Store(tmp_path / "s.db") as store:
+        config = RunConfig(spec=test, train=train, rounds=2, k=3, mode="goal", think=False)
+        runner = make_runner(store, config, ScriptedLLM(plan_follower(plans)))
+        runner.play()
+        episodes = list(store.episodes(runner.run.id))
+        assert [(e.round, e.extra["spec"]) for e in episodes] == [(0, "train")] * 2 + [(1, "train")] * 2 + [(2, "test")] * 2
+        test_ids = {e.id for e in episodes if e.round == 2}
+        for e in episodes[4:]:
+            assert e.extra["retrieved"] and not set(e.extra["retrieved"]) & test_ids
+
+
+def test_a_lost_episode_is_stored_as_lost_at_the_step_cap(tmp_path):
+    spec = write_spec(tmp_path, "cap", ["collect_toys"], max_steps=5)
+    plans = plans_of(spec)
+    with Store(tmp_path / "s.db") as store:
+        config = RunConfig(spec=spec, rounds=1, k=0, mode="none", think=False)
+        llm = ScriptedLLM(plan_follower(plans, spoil=set(plans)))
+        runner = make_runner(store, config, llm)
+        runner.play()
+        (episode,) = store.episodes(runner.run.id)
+        assert not episode.won and episode.n_actions == 5
+        # Each step: the invalid answer, re-asked twice, then sent as it is (never mapped).
+        assert episode.reasks == 2 * 5 and episode.extra["invalid_actions"] == 5
+        assert {s.action for s in episode.steps[1:]} == {"look around the room"}
+        assert len(llm.calls) == 3 * 5
+
+
+def test_an_invalid_answer_is_reasked_with_the_error(tmp_path):
+    spec = write_spec(tmp_path, "reask", ["throw_away_trash"])
+    source = load_spec(spec).open()
+    env = source.make(source.tasks()[0])
+    first = env.reset()
+    plan = env.expert_plan
+    answers = ["Action: fly to the moon", plan[0]]
+    llm = ScriptedLLM(answers)
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(think=False))
+    agent.reset(first)
+    decision = agent.act(first)
+    assert decision.action == plan[0] and decision.valid and agent.usage.reasks == 1
+    assert "'Action: fly to the moon' is not an admissible action" in llm.calls[1]["messages"][-1]["content"]
+
+
+def test_repeating_an_action_that_changes_nothing_is_pointed_out_then_banned(tmp_path):
+    spec = write_spec(tmp_path, "loop", ["throw_away_trash"], max_steps=8)
+    source = load_spec(spec).open()
+    env = source.make(source.tasks()[0])
+    first = env.reset()
+    a, b = [action for action in first.admissible if action.startswith("go to")][:2]
+
+    def shuttle(messages):  # back and forth between two places, the loop small models fall into
+        task = next(m["content"] for m in reversed(messages) if m["content"].startswith("Your goal"))
+        return (a, b)[sum(line.startswith("> ") for line in task.split("\n")) % 2]
+
+    llm = ScriptedLLM(shuttle)
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(think=False, loop_limit=3))
+    steps, won, extra = play_episode(env, agent, source.tasks()[0], 8)
+    prompts = [call["messages"][-1]["content"] for call in llm.calls]
+    assert not any("Warning" in p for p in prompts[:3])
+    assert f"Warning: you did '{a}' 2 times and nothing changed" in prompts[4]
+    # After the third identical visit the action is out of the choices: the stand-in's answer
+    # is then not admissible and gets re-asked.
+    assert extra["banned_actions"] > 0 and agent.usage.reasks > 0
+    last_list = [p for p in prompts if "Admissible actions: " in p][-1].split("Admissible actions: ")[1].split("\n")[0]
+    go_to = last_list.split(";")[0]
+    assert go_to.startswith("go to") and a.removeprefix("go to ") not in go_to and b.removeprefix("go to ") not in go_to
+    assert not won
+
+
+def test_resume_after_a_real_kill_plays_each_task_once_per_round(tmp_path):
+    spec = write_spec(tmp_path, "kill", ["throw_away_trash", "collect_toys"], per_task=2)
+    script = tmp_path / "play.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_runner import plan_follower, plans_of
+        from prag.llm.scripted import ScriptedLLM
+        from prag.runner import RunConfig, Runner, start_run
+        from prag.store import Store
+        from support import minilm
+        plans = plans_of({spec!r})
+        follow = plan_follower(plans)
+        def slow(messages):
+            time.sleep(0.05)
+            return follow(messages)
+        store = Store({str(tmp_path / "s.db")!r})
+        config = RunConfig(spec={spec!r}, rounds=2, k=2, mode="prag", think=False)
+        run = start_run(store, config, "victim")
+        Runner(store, run, config, ScriptedLLM(slow), minilm()).play()
+    """))
+    process = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path)
+    deadline = time.time() + 240
+    try:
+        while time.time() < deadline:
+            time.sleep(0.5)
+            if (tmp_path / "s.db").exists():
+                with Store(tmp_path / "s.db") as store:
+                    if "episodes" in store.db.table_names() and store.count("episodes") >= 5:
+                        break
+        assert process.poll() is None, "the run finished before it could be killed"
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+    finally:
+        if process.poll() is None:
+            process.kill()
+    with Store(tmp_path / "s.db") as store:
+        killed_at = store.count("episodes")
+        assert 5 <= killed_at < 8 and store.run("victim").status == "running"
+        from prag.runner import resume_config
+
+        run, config = resume_config(store, "victim")
+        Runner(store, run, config, ScriptedLLM(plan_follower(plans_of(spec))), minilm()).play()
+        keys = [(e.round, e.task_id) for e in store.episodes("victim")]
+        assert len(keys) == len(set(keys)) == 2 * 4
+        assert store.run("victim").status == "finished"
+        with pytest.raises(Exception, match="finished"):
+            resume_config(store, "victim")

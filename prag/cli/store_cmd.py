@@ -58,7 +58,7 @@ def query(
         return
     table = Table(title=f"top {k} episodes for {goal!r} (mode {chosen})")
     for column in ("episode", "run", "round", "task type", "goal", "won", "score", "goal sim", "scene sim", "best t"):
-        table.add_column(column, overflow="fold")
+        table.add_column(column, overflow="fold", no_wrap=column in {"run", "task type", "score"})
     for hit in hits:
         table.add_row(
             str(hit.episode_id),

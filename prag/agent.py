@@ -19,8 +19,6 @@ from prag.llm.base import LLM, Completion, Message
 from prag.prompt import ACT, THINK, PromptLimits, messages
 from prag.retrieval import Visibility
 
-USELESS_ACTIONS = frozenset({"help"})  # the action filter: never progress, only cost a step
-
 
 @dataclass(frozen=True)
 class AgentConfig:
@@ -31,6 +29,7 @@ class AgentConfig:
     thought_tokens: int = 48
     action_tokens: int = 24
     limits: PromptLimits = field(default_factory=PromptLimits)
+    hide_actions: tuple[str, ...] = ()  # the action filter: prefixes of actions never offered
 
 
 @dataclass
@@ -99,12 +98,13 @@ class PragAgent:
 
     def act(self, observation: Observation) -> Decision:
         self._retrieve(observation.scene_text)
-        choices = [a for a in observation.admissible if a not in USELESS_ACTIONS] or list(observation.admissible)
+        hidden = self.config.hide_actions
+        choices = [a for a in observation.admissible if not a.startswith(hidden)] or list(observation.admissible)
         warnings, banned = self._loops(choices)
         allowed = [a for a in choices if a not in banned] or choices
         self.usage.banned_actions += len(choices) - len(allowed)
         prompt = messages(
-            self.retrieved, self.goal, self.history, observation.scene_text, allowed, warnings, self.config.limits
+            self.retrieved, self.goal, self.history, observation.scene_text, allowed, warnings + self._unvisited(allowed), self.config.limits
         )
         thought = ""
         if self.config.think:
@@ -134,10 +134,16 @@ class PragAgent:
         warnings, banned = [], set()
         for (action, _), count in self.outcomes.items():
             if count >= 2:
-                warnings.append(f"you did '{action}' {count} times and nothing changed; do something else.")
+                warnings.append(f"Warning: you did '{action}' {count} times and nothing changed; do something else.")
             if count >= self.config.loop_limit:
                 banned.add(action)
         return warnings, banned
+
+    def _unvisited(self, allowed: list[str]) -> list[str]:
+        """Places the agent could go to but has not been yet: the cue small models lack."""
+        visited = {action for action, _ in self.history if action}
+        fresh = [a[len("go to ") :] for a in allowed if a.startswith("go to ") and a not in visited]
+        return [f"Note: not visited yet: {', '.join(fresh)}."] if fresh and len(fresh) < len([a for a in allowed if a.startswith("go to ")]) else []
 
     def _choose(self, prompt: list[Message], allowed: list[str], thought: str) -> Decision:
         by_form = {normalise(a): a for a in allowed}

@@ -86,8 +86,9 @@ def action_list(admissible: Sequence[str]) -> str:
 
 
 def step_text(scene: str, admissible: Sequence[str], warnings: Sequence[str]) -> str:
+    """What changes every step: the scene graph, the actions, and warnings or notes (one per line)."""
     lines = [f"Scene graph now:\n{scene}", "Admissible actions: " + action_list(admissible)]
-    lines += [f"Warning: {w}" for w in warnings]
+    lines += list(warnings)
     return "\n".join(lines)
 
 

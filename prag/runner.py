@@ -44,7 +44,7 @@ class RunConfig:
     seed: int = 0
     train: str | None = None  # iterate on this spec, then evaluate `spec` once with the store frozen
     include_runs: list[str] = field(default_factory=list)
-    think: bool = True
+    think: bool = False
     constrained: bool = True
     embedding_model: str = "all-MiniLM-L6-v2"
     limit: int | None = None  # play only the first N tasks of each set (smoke tests)
@@ -111,7 +111,6 @@ class Runner:
         self.listener = listener or (lambda event, data: None)
         self.persisting_cache = EmbeddingCache(store, encoder)
         self.experiences = ExperienceSource(store, EmbeddingCache(store, encoder, read_only=True), check_mode(config.mode), config.k)
-        self.agent_config = AgentConfig(think=config.think, constrained=config.constrained)
 
     # --- the rounds -------------------------------------------------------------------------
 
@@ -155,7 +154,8 @@ class Runner:
 
     def _episode(self, phase: Phase, task: Task) -> EpisodeDone:
         visibility = Visibility(self.run.id, phase.round, tuple(self.config.include_runs))
-        agent = PragAgent(self.llm, self.experiences, visibility, self.agent_config, seed=self.config.seed)
+        agent_config = AgentConfig(think=self.config.think, constrained=self.config.constrained, hide_actions=phase.spec.hide_actions)
+        agent = PragAgent(self.llm, self.experiences, visibility, agent_config, seed=self.config.seed)
         env = phase.source.make(task)
         max_steps = self.config.max_steps or phase.spec.max_steps
         start = time.perf_counter()

@@ -35,7 +35,7 @@ def run(
     train: Annotated[Optional[str], typer.Option("--train", help="Iterate on this spec, then evaluate SPEC with the store frozen.")] = None,
     include: Annotated[Optional[list[str]], typer.Option("--include", help="Earlier run whose episodes round 0 may retrieve (repeatable).")] = None,
     name: Annotated[Optional[str], typer.Option("--name", help="Run id (default: spec-mode-time).")] = None,
-    think: Annotated[bool, typer.Option("--think/--no-think", help="A one-sentence thought before each action.")] = True,
+    think: Annotated[bool, typer.Option("--think/--no-think", help="A one-sentence thought before each action (ReAct-style).")] = False,
     constrain: Annotated[bool, typer.Option("--constrain/--no-constrain", help="Constrained decoding to the admissible actions.")] = True,
     limit: Annotated[Optional[int], typer.Option("--limit", help="Play only the first N tasks of the set.")] = None,
     resume: Annotated[Optional[str], typer.Option("--resume", help="Continue this interrupted run (other options are taken from it).")] = None,

@@ -4,6 +4,7 @@
     env = "alfworld-gen"          # a family from prag.envs.registry.FAMILIES
     max_steps = 30
     description = "..."
+    hide_actions = ["help"]       # admissible actions the planner is never offered (prefixes)
     [params]                      # family-specific, validated by the family's factory
     tasks_per_type = 3
 """
@@ -28,6 +29,7 @@ class TaskSetSpec:
     path: Path
     description: str = ""
     params: dict[str, Any] = field(default_factory=dict)
+    hide_actions: tuple[str, ...] = ()  # P-RAG's action filter: what never helps in this world
 
     def open(self) -> TaskSource:
         """Build the family's task source (validates params, generates or finds games)."""
@@ -74,9 +76,14 @@ def parse_spec(raw: dict[str, Any], path: Path) -> TaskSetSpec:
             raise SpecError(f"{path}: {key!r} must be a {kind.__name__}, got {value!r}")
         return value
 
-    unknown = set(raw) - {"name", "env", "max_steps", "description", "params"}
+    unknown = set(raw) - {"name", "env", "max_steps", "description", "params", "hide_actions"}
     if unknown:
-        raise SpecError(f"{path}: unknown keys {sorted(unknown)}; allowed: name, env, max_steps, description, params")
+        raise SpecError(
+            f"{path}: unknown keys {sorted(unknown)}; allowed: name, env, max_steps, description, hide_actions, params"
+        )
+    hide = raw.get("hide_actions", [])
+    if not isinstance(hide, list) or not all(isinstance(h, str) and h for h in hide):
+        raise SpecError(f"{path}: 'hide_actions' must be a list of action prefixes, got {hide!r}")
     env = need("env", str)
     if env not in FAMILIES:
         raise SpecError(f"{path}: unknown env {env!r}; use one of {', '.join(sorted(FAMILIES))}")
@@ -96,4 +103,5 @@ def parse_spec(raw: dict[str, Any], path: Path) -> TaskSetSpec:
         path=path,
         description=str(raw.get("description", "")),
         params=params,
+        hide_actions=tuple(hide),
     )

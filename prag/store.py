@@ -97,9 +97,45 @@ def _v1(db: sqlite_utils.Database) -> None:
     db["embedding_counts"].create({"model": str, "encoded": int, "hits": int}, pk="model")
 
 
+def _v2(db: sqlite_utils.Database) -> None:
+    # The corrections layer (prag.corrections): console transcripts corrected by a person, with
+    # where they came from. Instruction and scene vectors live in `embeddings`, by text hash.
+    db["corrections"].create(
+        {
+            "id": int,
+            "origin": str,  # prior | feedback | edit
+            "name": str,  # prior transcripts: "<prior spec>/<task id>"
+            "source_episode": int,
+            "domain": str,  # action vocabulary: alfworld | grid | textworld
+            "spec": str,
+            "task_id": str,
+            "task_type": str,
+            "goal": str,
+            "instructions": str,  # JSON list: the goal, then the person's utterances
+            "feedback": str,
+            "improvement_model": str,
+            "problem": str,
+            "advice": str,
+            "answer": str,  # the improvement model's third answer, as it came
+            "input_transcript": str,
+            "transcript": str,
+            "verified": int,
+            "verify_note": str,
+            "scenes": str,  # JSON list: the scene graph at every replayed step
+            "created_at": str,
+        },
+        pk="id",
+        foreign_keys=[("source_episode", "episodes", "id")],
+        not_null={"origin", "domain", "goal", "instructions", "transcript", "verified", "scenes"},
+    )
+    # Prior transcripts loaded once: a deleted one is not loaded again.
+    db["prior_loads"].create({"name": str, "digest": str, "loaded_at": str}, pk="name")
+
+
 # Append-only: a released migration is never edited, only followed by a new one.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, episodes, steps, embeddings", _v1),
+    (2, "corrections, prior_loads", _v2),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -1,0 +1,191 @@
+"""learn_from_interaction (Bärmann et al., 2024), with the improved transcript checked by replay.
+
+The improvement LLM reads the console transcript, which ends with the person's feedback and a
+`learn_from_interaction()` call, and answers three chat turns: the problem, in one sentence;
+how to do better next time, in one sentence without code; the improved transcript. The result
+is discarded when learning was not called right after a person's utterance, when the first
+answer finds no problem, when the improved transcript is unreadable, and when it does what the
+input did. A kept transcript is replayed in the environment (`prag.verify`) and stored as a
+correction (`prag.corrections`): verified if it wins, otherwise only when the person agrees.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from prag.corrections import Correction, add_correction, domain_of
+from prag.embed import EmbeddingCache
+from prag.envs.spec import load_spec
+from prag.errors import PragError
+from prag.llm.base import LLM, Message
+from prag.store import Store
+from prag.transcripts import Entry, Transcript, TranscriptError, api_help, extract, from_episode, parse
+from prag.verify import Replay, episode_spec, replay_episode_task
+
+SYSTEM = (
+    "You improve the behaviour of a household robot. Its interactions with a person are recorded "
+    "as transcripts of an emulated Python console: the robot's calls follow `>>> `, and what a "
+    "call returned is on the lines below it. The person speaks through the results of "
+    "wait_for_trigger(). The calls are:\n" + api_help()
+)
+ASK_PROBLEM = (
+    "Here is the transcript. The person's last words are feedback on what the robot did.\n\n{transcript}\n"
+    "What is the problem? Answer in one sentence. If nothing went wrong, answer exactly: no problem."
+)
+ASK_ADVICE = "How can the robot do better next time? Answer in one sentence, without code."
+ASK_TRANSCRIPT = (
+    "Now write the improved transcript: the whole interaction as it should have gone, from the "
+    "person's request (the first wait_for_trigger() and its result) and observe() to the goal, in "
+    "the same console format. Use only act() with actions the environment offers, each followed "
+    "by what it returns. Reply with the transcript only."
+)
+NO_PROBLEM = re.compile(
+    r"^\W*(no problem|there (is|was) no (problem|issue)|nothing (went |is )?wrong|no issues?\b|none\b)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Learning:
+    """What learn_from_interaction made of a transcript: kept, or discarded and why."""
+
+    kept: bool
+    reason: str  # why it was discarded ("" when kept)
+    model: str
+    problem: str = ""
+    advice: str = ""
+    answer: str = ""  # the third answer, as it came
+    transcript: Transcript | None = None  # the improved transcript, when kept
+
+
+def learn_from_interaction(
+    transcript: Transcript, llm: LLM, *, max_tokens: int = 1024, sentence_tokens: int = 80, seed: int = 0
+) -> Learning:
+    """Three chat turns with the improvement LLM, then the paper's discard rules."""
+    statements = transcript.entries
+    if (
+        len(statements) < 2
+        or statements[-1].call != "learn_from_interaction"
+        or not statements[-2].is_utterance
+    ):
+        return Learning(False, "learning is only done right after a person's utterance", llm.name)
+    chat: list[Message] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": ASK_PROBLEM.format(transcript=transcript.render())},
+    ]
+    problem = _one_line(_ask(llm, chat, sentence_tokens, seed))
+    if not problem or NO_PROBLEM.match(problem):
+        return Learning(False, f"the improvement model found no problem ({problem!r})", llm.name, problem)
+    chat += [{"role": "assistant", "content": problem}, {"role": "user", "content": ASK_ADVICE}]
+    advice = _one_line(_ask(llm, chat, sentence_tokens, seed))
+    chat += [{"role": "assistant", "content": advice}, {"role": "user", "content": ASK_TRANSCRIPT}]
+    answer = _ask(llm, chat, max_tokens, seed)
+    try:
+        improved = _with_request(parse(extract(answer)).without_learning(), transcript)
+    except TranscriptError as exc:
+        return Learning(False, f"the improved transcript is unreadable: {exc}", llm.name, problem, advice, answer)
+    if not improved.actions:
+        return Learning(False, "the improved transcript has no act() call", llm.name, problem, advice, answer)
+    if _behaviour(improved) == _behaviour(transcript):
+        return Learning(False, "the improved transcript does what the input did", llm.name, problem, advice, answer)
+    return Learning(True, "", llm.name, problem, advice, answer, improved)
+
+
+def _ask(llm: LLM, chat: list[Message], max_tokens: int, seed: int) -> str:
+    return llm.complete(chat, max_tokens=max_tokens, seed=seed).text.strip()
+
+
+def _one_line(answer: str) -> str:
+    return " ".join(answer.split())
+
+
+def _behaviour(transcript: Transcript) -> list[tuple[str, tuple[str, ...]]]:
+    """What the robot does in a transcript: its calls other than listening and learning."""
+    return [s for s in transcript.statements() if s[0] not in ("wait_for_trigger", "learn_from_interaction")]
+
+
+def _with_request(improved: Transcript, original: Transcript) -> Transcript:
+    """The improved transcript starting with the person's request, as the original did: small
+    models often begin straight with the actions."""
+    if improved.entries and improved.entries[0].is_utterance:
+        return improved
+    return Transcript((Entry.utterance(original.goal),) + improved.entries)
+
+
+# --- from an episode to a stored correction ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of a person's correction of an episode."""
+
+    stored: Correction | None
+    learning: Learning | None  # None for a person's own edit
+    replay: Replay | None  # None when learning discarded it
+    message: str
+
+
+def feedback_transcript(transcript: Transcript, feedback: str) -> Transcript:
+    """The transcript with the person's feedback and the learning call after it."""
+    return transcript.then(Entry.utterance(feedback), Entry("learn_from_interaction"))
+
+
+def correct_episode(
+    store: Store,
+    episode_id: int,
+    cache: EmbeddingCache,
+    *,
+    feedback: str = "",
+    llm: LLM | None = None,
+    edited: Transcript | None = None,
+    keep_unverified: Callable[[Replay], bool] = lambda replay: False,
+    max_tokens: int = 1024,
+) -> Outcome:
+    """Turn a person's feedback (through the improvement LLM) or their own edited transcript into
+    a correction of an episode: replay it from the episode's initial state, store it verified if
+    it wins, else only if `keep_unverified(replay)` says so."""
+    episode = store.episode(episode_id)
+    spec_ref = episode_spec(store, episode)
+    source = from_episode(episode)
+    learning: Learning | None = None
+    if edited is not None:
+        improved, origin = _with_request(edited.without_learning(), source), "edit"
+        given = feedback_transcript(source, feedback) if feedback else source
+        if _behaviour(improved) == _behaviour(source):
+            return Outcome(None, None, None, "discarded: the edited transcript does what the episode did")
+    else:
+        if llm is None or not feedback.strip():
+            raise PragError("a correction needs the person's feedback and an improvement LLM (or an edited transcript)")
+        given = feedback_transcript(source, feedback.strip())
+        learning = learn_from_interaction(given, llm, max_tokens=max_tokens)
+        if not learning.kept or learning.transcript is None:
+            return Outcome(None, learning, None, f"discarded: {learning.reason}")
+        improved, origin = learning.transcript, "feedback"
+    replay = replay_episode_task(spec_ref, episode.task_id, improved)
+    if not replay.won and not keep_unverified(replay):
+        return Outcome(None, learning, replay, f"not stored: the replay failed ({replay.note})")
+    said = [episode.goal] + [u for u in improved.instructions if u != episode.goal]
+    correction = Correction(
+        origin=origin,
+        domain=domain_of(load_spec(spec_ref).env),
+        goal=episode.goal,
+        instructions=list(dict.fromkeys(said)),
+        transcript=(replay.transcript if replay.won else improved).render(),
+        verified=replay.won,
+        verify_note=replay.note,
+        scenes=replay.scenes,
+        spec=spec_ref,
+        task_id=episode.task_id,
+        task_type=episode.task_type,
+        source_episode=episode_id,
+        feedback=feedback,
+        improvement_model=learning.model if learning else "person",
+        problem=learning.problem if learning else "",
+        advice=learning.advice if learning else "",
+        answer=learning.answer if learning else "",
+        input_transcript=given.render(),
+    )
+    add_correction(store, correction, cache)
+    state = "verified" if replay.won else "unverified"
+    return Outcome(correction, learning, replay, f"stored {state} correction {correction.id}: {replay.note}")

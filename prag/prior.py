@@ -1,0 +1,91 @@
+"""Prior knowledge: human-written console transcripts shipped with prag, the first corrections layer.
+
+As the interaction-learning paper starts its memory with hand-written examples, prag ships a few
+transcripts written by people for this project, in `prag/data/prior/`:
+
+    prag/data/prior/<set>.toml          a task-set spec of prag's own generated games or houses
+                                        (other seeds and room sizes than any evaluation set)
+    prag/data/prior/<set>/<task id>.txt one console transcript per task of that set
+
+Loading replays each transcript on its task (`prag.verify`): it is stored verified only if it
+wins, with the scene graphs of the replay for retrieval. Each one is loaded into a store once;
+a deleted prior transcript stays deleted.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from prag.corrections import Correction, add_correction, domain_of, prior_loaded
+from prag.embed import EmbeddingCache
+from prag.envs.spec import load_spec
+from prag.store import Store
+from prag.transcripts import parse
+from prag.verify import open_task, replay
+
+
+@dataclass(frozen=True)
+class PriorTranscript:
+    name: str  # "<set>/<task id>"
+    spec_path: Path
+    task_id: str
+    text: str
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+def prior_dir() -> Path:
+    return Path(str(resources.files("prag"))) / "data" / "prior"
+
+
+def prior_transcripts(directory: Path | None = None) -> list[PriorTranscript]:
+    """Every shipped transcript, by set and task id."""
+    root = directory or prior_dir()
+    found = []
+    for spec_path in sorted(root.glob("*.toml")):
+        for path in sorted((root / spec_path.stem).glob("*.txt")):
+            found.append(PriorTranscript(f"{spec_path.stem}/{path.stem}", spec_path, path.stem, path.read_text()))
+    return found
+
+
+def load_prior(
+    store: Store, cache: EmbeddingCache, *, domain: str | None = None, directory: Path | None = None
+) -> list[Correction]:
+    """Load the prior transcripts of `domain` (all when None) never loaded into this store before."""
+    done = prior_loaded(store)
+    loaded = []
+    for prior in prior_transcripts(directory):
+        if prior.name in done:
+            continue
+        spec = load_spec(str(prior.spec_path))
+        if domain is not None and domain_of(spec.env) != domain:
+            continue
+        transcript = parse(prior.text)
+        _, task, env = open_task(str(prior.spec_path), prior.task_id)
+        try:
+            result = replay(transcript, env)
+        finally:
+            env.close()
+        correction = Correction(
+            origin="prior",
+            domain=domain_of(spec.env),
+            goal=transcript.goal,
+            instructions=list(dict.fromkeys(transcript.instructions)),
+            transcript=(result.transcript if result.won else transcript).render(),
+            verified=result.won,
+            verify_note=result.note,
+            scenes=result.scenes,
+            spec=str(prior.spec_path),
+            task_id=task.task_id,
+            task_type=task.task_type,
+            name=prior.name,
+            improvement_model="person",
+            input_transcript=prior.text,
+        )
+        add_correction(store, correction, cache, prior_digest=prior.digest)
+        loaded.append(correction)
+    return loaded

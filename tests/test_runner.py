@@ -37,9 +37,12 @@ seed = {seed}
 """
 
 
-def write_spec(directory: Path, name: str, tasks: list[str], per_task: int = 1, seed: int = 0, max_steps: int = 40) -> str:
+def write_spec(directory: Path, name: str, tasks: list[str], per_task: int = 1, seed: int = 0, max_steps: int = 40, hide: list[str] = []) -> str:
     path = directory / f"{name}.toml"
-    path.write_text(SPEC.format(name=name, tasks=tasks, per_task=per_task, seed=seed, max_steps=max_steps).replace("'", '"'))
+    text = SPEC.format(name=name, tasks=tasks, per_task=per_task, seed=seed, max_steps=max_steps)
+    if hide:
+        text = f"hide_actions = {hide}\n" + text
+    path.write_text(text.replace("'", '"'))
     return str(path)
 
 
@@ -218,3 +221,14 @@ def test_resume_after_a_real_kill_plays_each_task_once_per_round(tmp_path):
         assert store.run("victim").status == "finished"
         with pytest.raises(Exception, match="finished"):
             resume_config(store, "victim")
+
+
+def test_the_spec_action_filter_hides_actions_from_the_planner(tmp_path):
+    spec = write_spec(tmp_path, "hide", ["throw_away_trash"], max_steps=1, hide=["go to door"])
+    assert load_spec(spec).hide_actions == ("go to door",)
+    llm = ScriptedLLM(lambda messages: "look around the room")
+    with Store(tmp_path / "s.db") as store:
+        config = RunConfig(spec=spec, rounds=1, k=0, mode="none", think=False)
+        make_runner(store, config, llm).play()
+    offered = llm.calls[0]["messages"][-1]["content"].split("Admissible actions: ")[1].split("\n")[0]
+    assert "door" not in offered and "bin 1" in offered

@@ -7,6 +7,11 @@ choices, so its answer is valid by construction; otherwise an invalid answer is 
 with the error (bounded re-asks) and never mapped to a different action. The same action
 giving the same observation again is pointed out to the model, and after `loop_limit`
 repeats that action is taken out of the choices.
+
+With a corrections source, the transcripts a person corrected that match the history's
+instructions (the goal and what the person said) and the scene graph come first in the prompt.
+A person may speak during the episode (`hear`): the words enter the history where they were
+said, and the latest ones are repeated with every step's actions.
 """
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from dataclasses import dataclass, field
 
 from prag.envs.base import Observation
 from prag.experience import Experience, ExperienceSource
+from prag.interaction import CorrectionHit, CorrectionSource
 from prag.llm.base import LLM, Completion, Message
 from prag.prompt import ACT, THINK, PromptLimits, messages
 from prag.retrieval import Visibility
@@ -77,9 +83,11 @@ class PragAgent:
         visibility: Visibility,
         config: AgentConfig = AgentConfig(),
         seed: int = 0,
+        corrections: CorrectionSource | None = None,
     ) -> None:
         self.llm = llm
         self.experiences = experiences
+        self.corrections = corrections
         self.visibility = visibility
         self.config = config
         self.seed = seed
@@ -89,8 +97,20 @@ class PragAgent:
         self.history: list[tuple[str | None, str]] = [(None, observation.text)]
         self.outcomes: Counter[tuple[str, str]] = Counter()
         self.retrieved: list[Experience] = []
+        self.corrected: list[CorrectionHit] = []
+        self.shown_corrections: list[int] = []  # every correction that was in a prompt, in order
+        self.utterances: list[tuple[int, str]] = []  # (index in history it followed, text)
         self.thoughts: list[str] = []
         self.usage = Usage()
+
+    def hear(self, text: str) -> None:
+        """The person says something: it joins the history after the latest observation."""
+        self.utterances.append((len(self.history) - 1, " ".join(text.split())))
+
+    @property
+    def instructions(self) -> list[str]:
+        """What the person asked, oldest first: the goal, then their utterances."""
+        return [self.goal] + [text for _, text in self.utterances]
 
     def observe(self, action: str, observation: Observation) -> None:
         self.history.append((action, observation.text))
@@ -98,13 +118,16 @@ class PragAgent:
 
     def act(self, observation: Observation) -> Decision:
         self._retrieve(observation.scene_text)
+        self._retrieve_corrections(observation.scene_text)
         hidden = self.config.hide_actions
         choices = [a for a in observation.admissible if not a.startswith(hidden)] or list(observation.admissible)
         warnings, banned = self._loops(choices)
         allowed = [a for a in choices if a not in banned] or choices
         self.usage.banned_actions += len(choices) - len(allowed)
         prompt = messages(
-            self.retrieved, self.goal, self.history, observation.scene_text, allowed, warnings + self._unvisited(allowed), self.config.limits
+            self.retrieved, self.goal, self.history, observation.scene_text, allowed,
+            warnings + self._unvisited(allowed) + self._heard(), self.config.limits,
+            corrections=self.corrected, utterances=self.utterances,
         )
         thought = ""
         if self.config.think:
@@ -129,6 +152,20 @@ class PragAgent:
         # top-K set is the same; only a new set of episodes rewrites it.
         if {e.hit.episode_id for e in found} != {e.hit.episode_id for e in self.retrieved}:
             self.retrieved = found
+
+    def _retrieve_corrections(self, scene: str) -> None:
+        if self.corrections is None:
+            return
+        found = self.corrections.retrieve(self.instructions, scene)
+        # As for experiences: the same set keeps its block, and the backend its cached prefix.
+        if {h.correction.id for h in found} != {h.correction.id for h in self.corrected}:
+            self.corrected = found
+            self.shown_corrections += [h.correction.id for h in found if h.correction.id not in self.shown_corrections]
+
+    def _heard(self) -> list[str]:
+        if not self.utterances:
+            return []
+        return [f'Note: the person told you: "{self.utterances[-1][1]}". Do what they say.']
 
     def _loops(self, choices: list[str]) -> tuple[list[str], set[str]]:
         warnings, banned = [], set()

@@ -2,7 +2,8 @@
 
 Messages, most stable first:
 1. system: the rules of the game (never changes);
-2. user: the retrieved experiences (changes only when the top-K set changes);
+2. user: the matching corrections (console transcripts corrected by a person), then the
+   retrieved experiences (changes only when either set changes);
 3. user: the goal and the episode so far, appended step by step, then the part that changes
    every step (scene graph, admissible actions, warnings) last.
 """
@@ -12,7 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from prag.experience import Experience
+from prag.interaction import CorrectionHit
 from prag.llm.base import Message
+from prag.transcripts import Transcript, parse
 
 SYSTEM = (
     "You are a household robot acting in a text world. Each turn you pick exactly one action "
@@ -29,6 +32,7 @@ ACT = "Now reply with the next action only, exactly as written in the admissible
 class PromptLimits:
     example_steps: int = 20  # actions shown per retrieved episode
     observation_chars: int = 200  # observation text kept per step (examples and history)
+    correction_steps: int = 30  # actions shown per correction
 
 
 def clip(text: str, limit: int) -> str:
@@ -58,13 +62,47 @@ def experience_block(experiences: Sequence[Experience], limits: PromptLimits) ->
     return "\n\n".join(parts)
 
 
-def episode_text(goal: str, history: Sequence[tuple[str | None, str]], limits: PromptLimits) -> str:
-    """The goal and the episode so far: the reset observation, then `> action` and its result."""
+def correction_block(corrections: Sequence[CorrectionHit], limits: PromptLimits) -> str:
+    parts = [
+        "Examples corrected by a person: this is how the person wants such tasks done, so follow "
+        "them before anything else. Each is a console transcript: act(\"...\") is an action and the "
+        "lines below it are what happened; wait_for_trigger() returns what the person said."
+    ]
+    for number, hit in enumerate(corrections, start=1):
+        correction = hit.correction
+        status = "checked: it reaches the goal" if correction.verified else "unchecked: its replay did not reach the goal"
+        shown = _first_actions(parse(correction.transcript), limits.correction_steps)
+        parts.append(
+            f"## Corrected by a person {number} ({status})\nGoal: {correction.goal}\n"
+            + shown.render(limits.observation_chars).rstrip()
+        )
+    return "\n\n".join(parts)
+
+
+def _first_actions(transcript: Transcript, count: int) -> Transcript:
+    entries, acts = [], 0
+    for entry in transcript.entries:
+        acts += entry.call == "act"
+        if acts > count:
+            break
+        entries.append(entry)
+    return Transcript(tuple(entries))
+
+
+def episode_text(
+    goal: str,
+    history: Sequence[tuple[str | None, str]],
+    limits: PromptLimits,
+    utterances: Sequence[tuple[int, str]] = (),
+) -> str:
+    """The goal and the episode so far: the reset observation, then `> action` and its result;
+    what the person said (`utterances`: (history index it followed, text)) where they said it."""
     lines = [f"Your goal: {goal}"]
-    for action, observation in history:
+    for index, (action, observation) in enumerate(history):
         if action is not None:
             lines.append(f"> {action}")
         lines.append(clip(observation, limits.observation_chars))
+        lines += [f'The person says: "{text}"' for at, text in utterances if at == index]
     return "\n".join(lines)
 
 
@@ -100,15 +138,21 @@ def messages(
     admissible: Sequence[str],
     warnings: Sequence[str],
     limits: PromptLimits,
+    corrections: Sequence[CorrectionHit] = (),
+    utterances: Sequence[tuple[int, str]] = (),
 ) -> list[Message]:
     out: list[Message] = [{"role": "system", "content": SYSTEM}]
-    if experiences:
-        out.append({"role": "user", "content": experience_block(experiences, limits)})
+    # Corrections by a person outrank the agent's own attempts: they come first.
+    examples = ([correction_block(corrections, limits)] if corrections else []) + (
+        [experience_block(experiences, limits)] if experiences else []
+    )
+    if examples:
+        out.append({"role": "user", "content": "\n\n".join(examples)})
         out.append({"role": "assistant", "content": "Understood."})
     out.append(
         {
             "role": "user",
-            "content": episode_text(goal, history, limits) + "\n\n" + step_text(scene, admissible, warnings),
+            "content": episode_text(goal, history, limits, utterances) + "\n\n" + step_text(scene, admissible, warnings),
         }
     )
     return out

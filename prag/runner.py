@@ -21,12 +21,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from prag.agent import AgentConfig, PragAgent
+from prag.corrections import domain_of
 from prag.embed import EmbeddingCache, Encoder
-from prag.envs.base import Environment, Task, TaskSource
+from prag.envs.base import Environment, Observation, Task, TaskSource
 from prag.envs.spec import TaskSetSpec, load_spec
 from prag.errors import PragError
 from prag.experience import ExperienceSource
+from prag.interaction import CorrectionSource
 from prag.llm.base import LLM
+from prag.prior import load_prior
 from prag.records import EpisodeRecord, RunRecord, StepRecord
 from prag.retrieval import Visibility, check_mode
 from prag.store import Store
@@ -48,13 +51,16 @@ class RunConfig:
     constrained: bool = True
     embedding_model: str = "all-MiniLM-L6-v2"
     limit: int | None = None  # play only the first N tasks of each set (smoke tests)
+    corrections: bool = True  # the corrections layer (transcripts corrected by a person) in prompts
+    corrections_k: int = 2  # corrections shown per prompt, ahead of the k episodes
+    prior: bool = True  # the shipped human-written transcripts, as the first corrections
 
     def check(self) -> None:
         check_mode(self.mode)
         if self.rounds < 1:
             raise PragError("--rounds must be at least 1")
-        if self.k < 0 or self.workers < 1:
-            raise PragError("--k must be 0 or more and --workers at least 1")
+        if self.k < 0 or self.workers < 1 or self.corrections_k < 0:
+            raise PragError("--k and --corrections-k must be 0 or more and --workers at least 1")
 
 
 @dataclass(frozen=True)
@@ -80,13 +86,22 @@ def new_run_id(spec: str, mode: str) -> str:
     return f"{spec}-{mode}-{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S')}"
 
 
-def play_episode(env: Environment, agent: PragAgent, task: Task, max_steps: int) -> tuple[list[StepRecord], bool, dict]:
+# Called before each action with (t, observation, agent); returning False ends the episode.
+# The console uses it to show the episode and let a person speak to the agent (`agent.hear`).
+BeforeAct = Callable[[int, Observation, PragAgent], bool]
+
+
+def play_episode(
+    env: Environment, agent: PragAgent, task: Task, max_steps: int, before_act: BeforeAct | None = None
+) -> tuple[list[StepRecord], bool, dict]:
     """One episode from reset to win or step cap; success is the environment's `won`."""
     observation = env.reset()
     agent.reset(observation)
     steps = [StepRecord(0, None, observation.text, observation.scene_text)]
     won = False
     for t in range(1, max_steps + 1):
+        if before_act is not None and not before_act(t, observation, agent):
+            break
         decision = agent.act(observation)
         observation = env.step(decision.action)
         agent.observe(decision.action, observation)
@@ -96,7 +111,14 @@ def play_episode(env: Environment, agent: PragAgent, task: Task, max_steps: int)
             break
         if observation.done:
             break
-    extra = {"thoughts": agent.thoughts, "invalid_actions": agent.usage.invalid_actions, "banned_actions": agent.usage.banned_actions}
+    extra = {
+        "thoughts": agent.thoughts,
+        "invalid_actions": agent.usage.invalid_actions,
+        "banned_actions": agent.usage.banned_actions,
+        "corrections": agent.shown_corrections,
+        # [t, text]: said after step t's observation (history index t is step t).
+        "utterances": [[at, text] for at, text in agent.utterances],
+    }
     return steps, won, extra
 
 
@@ -110,7 +132,9 @@ class Runner:
         self.llm = llm
         self.listener = listener or (lambda event, data: None)
         self.persisting_cache = EmbeddingCache(store, encoder)
-        self.experiences = ExperienceSource(store, EmbeddingCache(store, encoder, read_only=True), check_mode(config.mode), config.k)
+        self.query_cache = EmbeddingCache(store, encoder, read_only=True)
+        self.experiences = ExperienceSource(store, self.query_cache, check_mode(config.mode), config.k)
+        self.corrections: dict[str, CorrectionSource] = {}  # by domain (action vocabulary)
 
     # --- the rounds -------------------------------------------------------------------------
 
@@ -129,11 +153,27 @@ class Runner:
     def play(self) -> None:
         for phase in self.phases():
             self.experiences.refresh()  # everything stored so far; visibility picks rounds < r
+            self._refresh_corrections(phase)
             todo = [t for t in phase.tasks if not self.store.has_episode(self.run.id, phase.round, t.task_id)]
             self.listener("round", {"round": phase.round, "spec": phase.spec.name, "tasks": len(phase.tasks), "todo": len(todo)})
             for done in self._play_round(phase, todo):
                 self._store(done)
         self.store.set_run_status(self.run.id, "finished")
+
+    def _refresh_corrections(self, phase: Phase) -> None:
+        """Load the prior transcripts of the phase's domain once, and re-read the corrections
+        (a person may have added or deleted some between rounds)."""
+        if not self.config.corrections or self.config.corrections_k == 0:
+            return
+        domain = domain_of(phase.spec.env)
+        if self.config.prior:
+            load_prior(self.store, self.persisting_cache, domain=domain)
+        if domain not in self.corrections:
+            self.corrections[domain] = CorrectionSource(
+                self.store, self.query_cache, k=self.config.corrections_k, domain=domain, prior=self.config.prior
+            )
+        else:
+            self.corrections[domain].refresh()
 
     def _play_round(self, phase: Phase, tasks: list[Task]) -> Iterator[EpisodeDone]:
         if self.config.workers == 1:
@@ -155,7 +195,10 @@ class Runner:
     def _episode(self, phase: Phase, task: Task) -> EpisodeDone:
         visibility = Visibility(self.run.id, phase.round, tuple(self.config.include_runs))
         agent_config = AgentConfig(think=self.config.think, constrained=self.config.constrained, hide_actions=phase.spec.hide_actions)
-        agent = PragAgent(self.llm, self.experiences, visibility, agent_config, seed=self.config.seed)
+        agent = PragAgent(
+            self.llm, self.experiences, visibility, agent_config, seed=self.config.seed,
+            corrections=self.corrections.get(domain_of(phase.spec.env)),
+        )
         env = phase.source.make(task)
         max_steps = self.config.max_steps or phase.spec.max_steps
         start = time.perf_counter()

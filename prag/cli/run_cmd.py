@@ -39,6 +39,9 @@ def run(
     constrain: Annotated[bool, typer.Option("--constrain/--no-constrain", help="Constrained decoding to the admissible actions.")] = True,
     limit: Annotated[Optional[int], typer.Option("--limit", help="Play only the first N tasks of the set.")] = None,
     resume: Annotated[Optional[str], typer.Option("--resume", help="Continue this interrupted run (other options are taken from it).")] = None,
+    corrections: Annotated[bool, typer.Option("--corrections/--no-corrections", help="Put transcripts corrected by a person first in the prompt.")] = True,
+    corrections_k: Annotated[int, typer.Option("--corrections-k", help="Corrections retrieved into the prompt, ahead of the K episodes.")] = 2,
+    prior: Annotated[bool, typer.Option("--prior/--no-prior", help="Use the human-written transcripts shipped with prag as the first corrections.")] = True,
 ) -> None:
     """Run P-RAG's progressive rounds: round r retrieves the episodes of rounds < r."""
     with Store(store_path) as store:
@@ -48,11 +51,12 @@ def run(
             config = RunConfig(
                 spec=spec, rounds=rounds, k=k, mode=mode, llm=llm, max_steps=max_steps, workers=workers,
                 seed=seed, train=train, include_runs=list(include or []), think=think, constrained=constrain,
-                limit=limit,
+                limit=limit, corrections=corrections, corrections_k=corrections_k, prior=prior,
             )
             run_record = start_run(store, config, name)
         log = RunLog(Path("runs") / run_record.id)
-        console.print(f"run [bold]{run_record.id}[/] into {store_path}: {config.spec}, {config.rounds} rounds, mode {config.mode}, k {config.k}, llm {config.llm}")
+        console.print(f"run [bold]{run_record.id}[/] into {store_path}: {config.spec}, {config.rounds} rounds, mode {config.mode}, k {config.k}, "
+                      f"corrections {config.corrections_k if config.corrections else 'off'}{'' if config.prior else ' (no prior)'}, llm {config.llm}")
         model = make_llm(config.llm)
         with _progress() as progress:
             listener = _ProgressListener(progress, log)

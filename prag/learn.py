@@ -155,9 +155,15 @@ def correct_episode(
         if _behaviour(improved) == _behaviour(source):
             return Outcome(None, None, None, "discarded: the edited transcript does what the episode did")
     else:
-        if llm is None or not feedback.strip():
-            raise PragError("a correction needs the person's feedback and an improvement LLM (or an edited transcript)")
-        given = feedback_transcript(source, feedback.strip())
+        if llm is None:
+            raise PragError("learning from feedback needs an improvement LLM (or give an edited transcript)")
+        # Without new feedback, the person's last words are those said during the episode, if any:
+        # the learning rule then decides whether they came right before the call.
+        given = (
+            feedback_transcript(source, feedback.strip())
+            if feedback.strip()
+            else source.then(Entry("learn_from_interaction"))
+        )
         learning = learn_from_interaction(given, llm, max_tokens=max_tokens)
         if not learning.kept or learning.transcript is None:
             return Outcome(None, learning, None, f"discarded: {learning.reason}")

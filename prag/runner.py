@@ -160,6 +160,15 @@ class Runner:
                 self._store(done)
         self.store.set_run_status(self.run.id, "finished")
 
+    def play_one(self, phase: Phase, task: Task, before_act: BeforeAct | None = None) -> EpisodeRecord:
+        """One episode, stored, with `before_act` called before every action: for the console,
+        where a person watches the agent and may speak to it."""
+        self.experiences.refresh()
+        self._refresh_corrections(phase)
+        done = self._episode(phase, task, before_act)
+        self._store(done)
+        return done.record
+
     def _refresh_corrections(self, phase: Phase) -> None:
         """Load the prior transcripts of the phase's domain once, and re-read the corrections
         (a person may have added or deleted some between rounds)."""
@@ -192,7 +201,7 @@ class Runner:
                 future.cancel()
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def _episode(self, phase: Phase, task: Task) -> EpisodeDone:
+    def _episode(self, phase: Phase, task: Task, before_act: BeforeAct | None = None) -> EpisodeDone:
         visibility = Visibility(self.run.id, phase.round, tuple(self.config.include_runs))
         agent_config = AgentConfig(think=self.config.think, constrained=self.config.constrained, hide_actions=phase.spec.hide_actions)
         agent = PragAgent(
@@ -203,7 +212,7 @@ class Runner:
         max_steps = self.config.max_steps or phase.spec.max_steps
         start = time.perf_counter()
         try:
-            steps, won, extra = play_episode(env, agent, task, max_steps)
+            steps, won, extra = play_episode(env, agent, task, max_steps, before_act)
         finally:
             env.close()
         usage = agent.usage

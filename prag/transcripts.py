@@ -23,7 +23,6 @@ a dialog result is read with `ast.literal_eval` (literals only). Anything else i
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from prag.errors import PragError
@@ -248,14 +247,15 @@ def api_help() -> str:
 
 
 def extract(answer: str) -> str:
-    """The console part of an LLM's answer: from the first `>>> ` line on, code fences dropped."""
-    lines = [line for line in answer.replace("\r\n", "\n").split("\n") if not line.strip().startswith("```")]
+    """The console part of an LLM's answer: the first code block holding a `>>> ` line, or
+    else everything from the first `>>> ` line on."""
+    lines = answer.replace("\r\n", "\n").split("\n")
+    fences = [i for i, line in enumerate(lines) if line.strip().startswith("```")]
+    for start, end in zip(fences[::2], fences[1::2]):
+        block = lines[start + 1 : end]
+        if any(line.startswith(PROMPT.rstrip()) for line in block):
+            return extract("\n".join(block))
     for start, line in enumerate(lines):
         if line.startswith(PROMPT.rstrip()):
-            return "\n".join(lines[start:])
+            return "\n".join(line for line in lines[start:] if not line.strip().startswith("```"))
     raise TranscriptError("the answer holds no console transcript: no line starts with '>>> '")
-
-
-def same_statements(a: Transcript, b: Transcript, ignore: Sequence[str] = ("learn_from_interaction",)) -> bool:
-    """Whether two transcripts make the same calls in the same order (results aside)."""
-    return [s for s in a.statements() if s[0] not in ignore] == [s for s in b.statements() if s[0] not in ignore]

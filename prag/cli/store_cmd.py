@@ -15,6 +15,7 @@ from prag.cli.common import console, guarded
 from prag.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
 from prag.errors import PragError
 from prag.exchange import import_lines, write_export
+from prag.interaction import CorrectionHit, CorrectionSource
 from prag.retrieval import ExperienceIndex, Visibility, check_mode
 from prag.stats import store_stats
 from prag.store import Store
@@ -39,11 +40,11 @@ def query(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     model: ModelOpt = DEFAULT_MODEL,
 ) -> None:
-    """Show the top-K stored episodes for a goal (and scene graph), with their score parts."""
+    """Show the top-K corrections and stored episodes for a goal (and scene graph), with their scores."""
     chosen = check_mode(mode or ("prag" if scene else "goal"))
     with Store(store_path, create=False) as store:
-        if not store.count("episodes"):
-            raise PragError(f"{store_path} has no episodes yet: fill it with `prag run` or `prag import`")
+        if not store.count("episodes") and not store.count("corrections"):
+            raise PragError(f"{store_path} has no episodes yet (and no corrections): fill it with `prag run` or `prag import`")
         cache = EmbeddingCache(store, Encoder(model), read_only=True)
         index = ExperienceIndex.from_store(store, cache)
         hits = index.query(
@@ -53,9 +54,17 @@ def query(
             mode=chosen,
             visibility=Visibility(run_id=run, before_round=before_round),
         )
+        corrected = CorrectionSource(store, cache, k=k).retrieve([goal], scene if chosen == "prag" else None)
     if as_json:
-        console.print_json(json.dumps([asdict(hit) for hit in hits]))
+        console.print_json(
+            json.dumps(
+                [{"layer": "correction", **_correction_json(h)} for h in corrected]
+                + [{"layer": "episode", **asdict(hit)} for hit in hits]
+            )
+        )
         return
+    if corrected:
+        console.print(_corrections_table(corrected, goal))
     table = Table(title=f"top {k} episodes for {goal!r} (mode {chosen})")
     for column in ("episode", "run", "round", "task type", "goal", "won", "score", "goal sim", "scene sim", "best t"):
         table.add_column(column, overflow="fold", no_wrap=column in {"run", "task type", "score"})
@@ -73,6 +82,28 @@ def query(
             str(hit.best_step) if hit.best_step is not None else "-",
         )
     console.print(table)
+
+
+def _correction_json(hit: CorrectionHit) -> dict:
+    c = hit.correction
+    return {
+        "correction_id": c.id, "origin": c.origin, "verified": c.verified, "domain": c.domain,
+        "task_type": c.task_type, "goal": c.goal, "score": hit.score,
+        "interaction_score": hit.interaction_score, "scene_score": hit.scene_score, "best_step": hit.best_step,
+    }
+
+
+def _corrections_table(hits: list[CorrectionHit], goal: str) -> Table:
+    table = Table(title=f"top {len(hits)} corrections by a person for {goal!r} (shown to the agent first)")
+    for column in ("correction", "origin", "verified", "task type", "goal", "score", "instr. sim", "scene sim"):
+        table.add_column(column, overflow="fold", no_wrap=column in {"task type", "score"})
+    for hit in hits:
+        c = hit.correction
+        table.add_row(
+            str(c.id), c.origin, "yes" if c.verified else "no", c.task_type, c.goal, f"{hit.score:.3f}",
+            f"{hit.interaction_score:.3f}", f"{hit.scene_score:.3f}" if hit.best_step is not None else "-",
+        )
+    return table
 
 
 @app.command()

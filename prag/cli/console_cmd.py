@@ -1,0 +1,177 @@
+"""`prag console`: watch the agent play one task step by step, speak to it, and teach it.
+
+Before every action the person may type: an empty line lets the agent take its next action;
+any other text is said to the agent (it enters the history as an utterance the agent must take
+into account); `learn` ends the episode and learns from it; `quit` ends it. After the episode,
+typed text is feedback, and `learn` turns the feedback into a correction (learn_from_interaction,
+replay, store). Lines come from standard input, so a session can be scripted.
+"""
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from prag.agent import PragAgent
+from prag.cli import app
+from prag.cli.common import console, guarded
+from prag.cli.run_cmd import DEFAULT_STORE
+from prag.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
+from prag.envs.base import Observation
+from prag.envs.spec import load_spec
+from prag.errors import PragError
+from prag.learn import Outcome, correct_episode
+from prag.llm import LLM, SPEC_HELP, make_llm
+from prag.runner import Phase, RunConfig, Runner, start_run
+from prag.store import Store
+from prag.transcripts import Entry, statement
+from prag.verify import Replay
+
+LEARN, QUIT = "learn", "quit"
+ReadLine = Callable[[str], Optional[str]]  # shows a prompt, returns the line (None at end of input)
+
+
+def stdin_line(prompt: str) -> str | None:
+    console.print(prompt, end="")
+    line = sys.stdin.readline()
+    return line.rstrip("\n") if line else None
+
+
+class ConsoleSession:
+    """One task played by the agent under a person's eyes, stored as a run of its own."""
+
+    def __init__(
+        self,
+        store: Store,
+        spec_ref: str,
+        task_index: int,
+        llm: LLM,
+        encoder: Encoder,
+        *,
+        improver: LLM | None = None,
+        k: int = 3,
+        corrections_k: int = 2,
+        prior: bool = True,
+        max_steps: int | None = None,
+        read_line: ReadLine = stdin_line,
+        out: Console = console,
+    ) -> None:
+        self.store = store
+        self.spec = load_spec(spec_ref)
+        self.source = self.spec.open()
+        tasks = self.source.tasks()
+        if not 0 <= task_index < len(tasks):
+            raise PragError(f"{self.spec.name} has {len(tasks)} tasks: give --task from 0 to {len(tasks) - 1}")
+        self.task = tasks[task_index]
+        self.llm = llm
+        self.improver = improver or llm
+        self.encoder = encoder
+        self.read_line = read_line
+        self.out = out
+        # The console sees every episode already in the store, and all corrections.
+        self.config = RunConfig(
+            spec=spec_ref, rounds=1, k=k, llm=llm.name, max_steps=max_steps, think=False,
+            include_runs=[run.id for run in store.runs()], corrections_k=corrections_k, prior=prior,
+        )
+        self.learn_now = False
+        self.feedback: list[str] = []
+
+    def run(self) -> Outcome | None:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-%f")
+        run = start_run(self.store, self.config, f"console-{self.spec.name}-{stamp}")
+        runner = Runner(self.store, run, self.config, self.llm, self.encoder)
+        self.out.print(
+            f"[bold]{escape(self.spec.name)}[/] task {escape(self.task.task_id)}: press Enter for the agent's "
+            f"next action, type text to tell it something, `{LEARN}` to learn, `{QUIT}` to stop."
+        )
+        record = runner.play_one(Phase(0, self.spec, [self.task], self.source), self.task, self._before_act)
+        self.store.set_run_status(run.id, "finished")
+        last = record.steps[-1]
+        if last.action is not None:
+            self._show(Entry.action(last.action, last.observation))
+        self.out.print(f"[bold]{'won' if record.won else 'not won'}[/] after {record.n_actions} actions (episode {record.id})")
+        if not self.learn_now and not self._after():
+            return None
+        assert record.id is not None
+        outcome = correct_episode(
+            self.store, record.id, EmbeddingCache(self.store, self.encoder),
+            feedback=" ".join(self.feedback), llm=self.improver, keep_unverified=self._keep_unverified,
+        )
+        if outcome.learning is not None and outcome.learning.problem:
+            self.out.print(f"[bold]problem:[/] {escape(outcome.learning.problem)}")
+            self.out.print(f"[bold]advice:[/] {escape(outcome.learning.advice)}")
+        self.out.print(escape(outcome.message))
+        return outcome
+
+    def _before_act(self, t: int, observation: Observation, agent: PragAgent) -> bool:
+        if t == 1:
+            self._show(Entry.utterance(observation.goal))
+            self._show(Entry("observe", (), observation.text))
+        else:
+            action, text = agent.history[-1]
+            self._show(Entry.action(action or "", text))
+        while True:
+            line = self.read_line("[dim](Enter: next action; text: say it; learn; quit)[/] ")
+            if line is None or line.strip() == QUIT:
+                return False
+            if line.strip() == LEARN:
+                self.learn_now = True
+                return False
+            if not line.strip():
+                return True
+            agent.hear(line)
+            self._show(Entry.utterance(" ".join(line.split())))
+
+    def _after(self) -> bool:
+        """Feedback after the episode; True when the person asks to learn."""
+        while True:
+            line = self.read_line(f"[dim](your feedback; `{LEARN}` to learn from it; `{QUIT}` to stop)[/] ")
+            if line is None or line.strip() == QUIT:
+                return False
+            if line.strip() == LEARN:
+                return True
+            if line.strip():
+                self.feedback.append(" ".join(line.split()))
+                self._show(Entry.utterance(self.feedback[-1]))
+
+    def _keep_unverified(self, replay: Replay) -> bool:
+        self.out.print(f"[yellow]the replay did not win:[/] {escape(replay.note)}")
+        answer = self.read_line("Store it anyway, as unverified (lower priority)? [y/N] ")
+        return (answer or "").strip().lower() in {"y", "yes"}
+
+    def _show(self, entry: Entry) -> None:
+        self.out.print(escape(">>> " + statement(entry)), highlight=False)
+        if entry.is_utterance:
+            self.out.print(escape(repr({"type": "dialog", "text": entry.result})), highlight=False)
+        elif entry.result:
+            self.out.print(escape(entry.result), highlight=False)
+
+
+@app.command("console")
+@guarded
+def console_cmd(
+    spec_name: Annotated[str, typer.Argument(metavar="SPEC", help="A spec name from `prag envs list`, or a .toml path.")],
+    task: Annotated[int, typer.Option("--task", min=0, help="Index of the task in the spec's task list.")] = 0,
+    store_path: Annotated[Path, typer.Option("--store", help="Store the episode and corrections go to (created if missing).")] = DEFAULT_STORE,
+    llm: Annotated[str, typer.Option("--llm", help=SPEC_HELP)] = "local",
+    improver: Annotated[Optional[str], typer.Option("--improver", help="Improvement LLM for `learn` (default: the --llm model).")] = None,
+    k: Annotated[int, typer.Option("--k", help="Episodes retrieved into the prompt.")] = 3,
+    corrections_k: Annotated[int, typer.Option("--corrections-k", help="Corrections retrieved into the prompt.")] = 2,
+    prior: Annotated[bool, typer.Option("--prior/--no-prior", help="Use the human-written transcripts shipped with prag.")] = True,
+    max_steps: Annotated[Optional[int], typer.Option("--max-steps", help="Step cap (default: the spec's).")] = None,
+    model: Annotated[str, typer.Option("--model", help="Sentence-embedding model: a name or a local path.")] = DEFAULT_MODEL,
+) -> None:
+    """Watch the agent play a task step by step; tell it things as it goes; `learn` at the end."""
+    with Store(store_path) as store:
+        agent_llm = make_llm(llm)
+        improvement = make_llm(improver) if improver and improver != llm else agent_llm
+        ConsoleSession(
+            store, spec_name, task, agent_llm, Encoder(model), improver=improvement, k=k,
+            corrections_k=corrections_k, prior=prior, max_steps=max_steps,
+        ).run()

@@ -1,0 +1,167 @@
+"""`prag correct` (a person corrects an episode) and `prag corrections list/show/delete`."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import click
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from prag.cli import app
+from prag.cli.common import console, guarded
+from prag.corrections import Correction, delete_correction, get_correction, list_corrections
+from prag.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
+from prag.learn import Outcome, correct_episode
+from prag.llm import SPEC_HELP, make_llm
+from prag.store import Store
+from prag.transcripts import from_episode, parse
+from prag.verify import Replay
+
+StoreArg = Annotated[Path, typer.Argument(help="Path of the experience store (SQLite file).")]
+EDIT_HEADER = "# Fix the transcript below and save; lines starting with # are ignored.\n"
+
+
+@app.command()
+@guarded
+def correct(
+    store_path: StoreArg,
+    episode_id: Annotated[int, typer.Argument(metavar="EPISODE", help="Id of the episode to correct (see `prag stats` / `prag query`).")],
+    feedback: Annotated[Optional[str], typer.Option("--feedback", help="Your feedback, instead of typing it when asked.")] = None,
+    edit: Annotated[bool, typer.Option("--edit", help="Fix the transcript yourself in $EDITOR instead of asking the improvement LLM.")] = False,
+    llm: Annotated[str, typer.Option("--llm", help=f"Improvement LLM: {SPEC_HELP}.")] = "local",
+    keep_unverified: Annotated[
+        Optional[bool],
+        typer.Option("--keep-unverified/--discard-unverified", help="What to do when the replay does not win (default: ask)."),
+    ] = None,
+    model: Annotated[str, typer.Option("--model", help="Sentence-embedding model: a name or a local path.")] = DEFAULT_MODEL,
+) -> None:
+    """Correct an episode: your feedback becomes a replayed, stored transcript the agent sees first.
+
+    The improvement LLM answers three turns (the problem, how to do better, the improved
+    transcript); the transcript is replayed from the episode's start and stored verified if it
+    wins, else only if you agree.
+    """
+    with Store(store_path, create=False) as store:
+        episode = store.episode(episode_id)
+        transcript = from_episode(episode)
+        outcome_word = "won" if episode.won else "not won"
+        console.print(f"[bold]episode {episode_id}[/] ({episode.task_id}, {outcome_word} in {episode.n_actions} steps)")
+        console.print(escape(transcript.render()), highlight=False)
+        cache = EmbeddingCache(store, Encoder(model))
+        decide = _decider(keep_unverified)
+        if edit:
+            text = click.edit(EDIT_HEADER + transcript.render(), extension=".txt")
+            if text is None:
+                console.print("not saved: nothing stored")
+                return
+            edited = parse("\n".join(line for line in text.splitlines() if not line.startswith("#")))
+            outcome = correct_episode(store, episode_id, cache, feedback=feedback or "", edited=edited, keep_unverified=decide)
+        else:
+            said = feedback if feedback is not None else typer.prompt("Your feedback")
+            outcome = correct_episode(store, episode_id, cache, feedback=said, llm=make_llm(llm), keep_unverified=decide)
+    _report(outcome)
+
+
+def _decider(keep: bool | None) -> Callable[[Replay], bool]:
+    def decide(replay: Replay) -> bool:
+        console.print(f"[yellow]the replay did not win:[/] {escape(replay.note)}")
+        if keep is not None:
+            return keep
+        return typer.confirm("Store it anyway, as unverified (lower priority)?", default=False)
+
+    return decide
+
+
+def _report(outcome: Outcome) -> None:
+    learning = outcome.learning
+    if learning is not None:
+        console.print(f"[bold]problem:[/] {escape(learning.problem)}")
+        if learning.advice:
+            console.print(f"[bold]advice:[/] {escape(learning.advice)}")
+    if outcome.replay is not None and outcome.stored is not None:
+        console.print("[bold]improved transcript:[/]")
+        console.print(escape(outcome.stored.transcript), highlight=False)
+    console.print(escape(outcome.message))
+
+
+corrections_app = typer.Typer(help="Corrections by a person: list, show, delete.", no_args_is_help=True)
+app.add_typer(corrections_app, name="corrections")
+
+
+@corrections_app.command("list")
+@guarded
+def list_cmd(
+    store_path: StoreArg,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """The corrections in a store, prior transcripts included."""
+    with Store(store_path, create=False) as store:
+        found = list_corrections(store)
+    if as_json:
+        console.print_json(json.dumps([_summary(c) for c in found]))
+        return
+    table = Table(title=f"corrections in {store_path}")
+    for column in ("id", "origin", "verified", "domain", "task type", "goal", "episode", "model", "created"):
+        table.add_column(column, overflow="fold")
+    for c in found:
+        table.add_row(
+            str(c.id), c.origin, "yes" if c.verified else "no", c.domain, c.task_type, escape(c.goal),
+            str(c.source_episode or "-"), escape(c.improvement_model), c.created_at,
+        )
+    console.print(table)
+
+
+@corrections_app.command("show")
+@guarded
+def show_cmd(
+    store_path: StoreArg,
+    correction_id: Annotated[int, typer.Argument(metavar="ID", help="Correction id (see `prag corrections list`).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """One correction with its provenance: feedback, the three answers, replay, transcript."""
+    with Store(store_path, create=False) as store:
+        c = get_correction(store, correction_id)
+    if as_json:
+        console.print_json(json.dumps(c.to_dict()))
+        return
+    fields = [
+        ("origin", c.origin + (f" ({c.name})" if c.name else "")),
+        ("task", f"{c.task_id} ({c.task_type}) of {c.spec}"),
+        ("goal", c.goal),
+        ("instructions", " | ".join(c.instructions)),
+        ("source episode", str(c.source_episode or "-")),
+        ("feedback", c.feedback or "-"),
+        ("improvement model", c.improvement_model or "-"),
+        ("problem", c.problem or "-"),
+        ("advice", c.advice or "-"),
+        ("verified", f"{'yes' if c.verified else 'no'}: {c.verify_note}"),
+        ("created", c.created_at),
+    ]
+    for key, value in fields:
+        console.print(f"[bold]{key}:[/] {escape(value)}", highlight=False)
+    console.print("[bold]transcript:[/]")
+    console.print(escape(c.transcript), highlight=False)
+
+
+@corrections_app.command("delete")
+@guarded
+def delete_cmd(
+    store_path: StoreArg,
+    correction_id: Annotated[int, typer.Argument(metavar="ID", help="Correction id (see `prag corrections list`).")],
+) -> None:
+    """Delete a correction for good (prior transcripts too: they are not loaded again)."""
+    with Store(store_path, create=False) as store:
+        gone = delete_correction(store, correction_id)
+    console.print(f"deleted correction {gone.id} ({gone.origin}, {escape(gone.goal)})")
+
+
+def _summary(c: Correction) -> dict[str, Any]:
+    return {
+        key: value
+        for key, value in c.to_dict().items()
+        if key not in {"transcript", "input_transcript", "answer", "scenes"}
+    }

@@ -123,7 +123,7 @@ def render(transcript: Transcript, observation_chars: int | None = None) -> str:
         elif entry.result:
             text = entry.result.strip()
             if observation_chars is not None and len(text) > observation_chars:
-                text = text[: observation_chars - 3] + "..."
+                text = text[: observation_chars - 3].rstrip() + "..."  # never a line of its own
             for line in text.splitlines():
                 if line.startswith(PROMPT.rstrip()) or line.startswith(CONTINUATION.rstrip()):
                     raise TranscriptError(

@@ -143,3 +143,12 @@ def test_the_console_part_of_an_llm_answer_is_extracted():
     assert parse(extract(unfenced)) == parse(EPISODE_TEXT)
     with pytest.raises(TranscriptError, match="no console transcript"):
         extract("I would open the drawer first.")
+
+
+def test_shortened_observations_stay_a_readable_transcript():
+    observation = "You arrive at sink 1.\n" + "x" * 40 + "\nYou are holding nothing."
+    transcript = Transcript((Entry.utterance("wash"), Entry.action("go to sink 1", observation)))
+    cut = len("You arrive at sink 1.\n") + 3  # the cut falls right after a line break
+    text = transcript.render(observation_chars=cut)
+    assert text.endswith('>>> act("go to sink 1")\nYou arrive at sink 1....\n')
+    assert parse(text).entries[1].result == "You arrive at sink 1...."

@@ -1,0 +1,102 @@
+"""`prag console`: a person watches the agent on the real grid world, speaks to it mid-episode
+(the words reach the prompt and the stored episode), and `learn` turns feedback into a stored
+correction. The agent and the improvement LLM are scripted stand-ins; the person is stdin."""
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+import prag.cli.console_cmd as console_cmd
+from prag.cli import _register, app
+from prag.cli.console_cmd import ConsoleSession
+from prag.corrections import list_corrections
+from prag.llm.scripted import ScriptedLLM
+from prag.store import Store
+from support import minilm
+from test_learn import ADVICE, PROBLEM, plan_transcript
+from test_runner import plan_follower, plans_of, write_spec
+
+_register()
+
+
+@pytest.fixture(scope="module")
+def dishes(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("console")
+    spec = write_spec(directory, "dishes", ["wash_dishes"], max_steps=3)
+    (goal, plan), = plans_of(spec).items()
+    return spec, goal, plan
+
+
+def session(store, spec, lines, agent, improver):
+    script = iter(lines)
+    out = Console(file=io.StringIO(), width=200)
+    s = ConsoleSession(store, spec, 0, agent, minilm(), improver=improver, prior=False,
+                       read_line=lambda prompt: next(script, None), out=out)
+    return s, out
+
+
+def test_the_person_speaks_mid_episode_then_teaches_with_learn(dishes, tmp_path):
+    spec, goal, plan = dishes
+    agent = ScriptedLLM(plan_follower({goal: plan}))
+    improver = ScriptedLLM([PROBLEM, ADVICE, plan_transcript(goal, plan)])
+    lines = ["", "the plate is dirty: wash it at the sink", "", "", "you stopped too early", "learn"]
+    with Store(tmp_path / "s.db") as store:
+        s, out = session(store, spec, lines, agent, improver)
+        outcome = s.run()
+        (episode,) = [e for e in store.episodes() if e.run_id.startswith("console-dishes")]
+        assert not episode.won and episode.n_actions == 3  # the spec's step cap
+        assert episode.extra["utterances"] == [[1, "the plate is dirty: wash it at the sink"]]
+        # The agent's next prompt carries what the person said.
+        assert 'The person says: "the plate is dirty: wash it at the sink"' in agent.calls[1]["messages"][-1]["content"]
+        assert "the plate is dirty" not in agent.calls[0]["messages"][-1]["content"]
+        (stored,) = list_corrections(store)
+        assert outcome.stored == stored and stored.verified and stored.source_episode == episode.id
+        assert stored.feedback == "you stopped too early"
+        given = stored.input_transcript
+        assert given.index("the plate is dirty") < given.index("you stopped too early") < given.index(">>> learn_from_interaction()")
+    text = out.file.getvalue()
+    assert f'>>> act("{plan[0]}")' in text and "'text': 'the plate is dirty: wash it at the sink'" in text
+    assert "not won after 3 actions" in text and "stored verified correction" in text
+
+
+def test_learn_mid_episode_follows_the_persons_words_and_a_late_learn_is_refused(dishes, tmp_path):
+    spec, goal, plan = dishes
+    with Store(tmp_path / "s.db") as store:
+        improver = ScriptedLLM([PROBLEM, ADVICE, plan_transcript(goal, plan)])
+        s, _ = session(store, spec, ["", "open the door first", "learn"], ScriptedLLM(plan_follower({goal: plan})), improver)
+        outcome = s.run()
+        assert outcome.stored is not None and outcome.stored.feedback == ""
+        assert outcome.stored.input_transcript.endswith("'open the door first'}\n>>> learn_from_interaction()\n")
+        # `learn` with no words from the person right before it: nothing is learnt, nothing asked.
+        late = ScriptedLLM([])
+        s, _ = session(store, spec, ["", "", "", "learn"], ScriptedLLM(plan_follower({goal: plan})), late)
+        outcome = s.run()
+        assert outcome.stored is None and "right after a person's utterance" in outcome.message
+        assert late.calls == [] and len(list_corrections(store)) == 1
+        # `quit` ends the episode at once, without learning.
+        s, _ = session(store, spec, ["", "quit"], ScriptedLLM(plan_follower({goal: plan})), late)
+        assert s.run() is None
+        assert store.episode(max(e.id for e in store.episodes())).n_actions == 1
+
+
+def test_prag_console_reads_the_person_from_stdin(dishes, tmp_path, monkeypatch):
+    spec, goal, plan = dishes
+    llms = {"local:agent": ScriptedLLM(plan_follower({goal: plan})), "local:improver": ScriptedLLM([PROBLEM, ADVICE, plan_transcript(goal, plan)])}
+    monkeypatch.setattr(console_cmd, "make_llm", lambda name: llms[name])
+    store = tmp_path / "s.db"
+    result = CliRunner().invoke(
+        app,
+        ["console", spec, "--store", str(store), "--llm", "local:agent", "--improver", "local:improver", "--no-prior"],
+        input="\nwash the plate at the sink\n\n\nyou stopped too early\nlearn\n",
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    assert "'text': 'wash the plate at the sink'" in result.output and "stored verified correction" in result.output
+    with Store(store) as opened:
+        (stored,) = list_corrections(opened)
+        assert stored.instructions == [goal]
+    bad = CliRunner().invoke(app, ["console", spec, "--store", str(store), "--task", "5", "--llm", "local:agent", "--no-prior"])
+    assert bad.exit_code == 1 and "has 1 tasks" in bad.output

@@ -1,0 +1,199 @@
+"""learn_from_interaction's three turns and discard rules (a scripted stand-in for the improvement
+LLM), replay verification on the real grid world, and `prag correct` from feedback or an edit."""
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+from typer.testing import CliRunner
+
+import prag.cli.correct_cmd as correct_cmd
+from prag.cli import _register, app
+from prag.corrections import list_corrections
+from prag.embed import EmbeddingCache
+from prag.learn import correct_episode, feedback_transcript, learn_from_interaction
+from prag.llm.scripted import ScriptedLLM
+from prag.runner import RunConfig, Runner, start_run
+from prag.store import Store
+from prag.transcripts import Entry, Transcript, from_episode, parse
+from prag.verify import open_task, replay
+from support import minilm
+from test_runner import plan_follower, plans_of, write_spec
+
+_register()
+
+PROBLEM = "The robot never opened the door to the kitchen."
+ADVICE = "Open a closed door before trying to walk through it."
+
+
+def plan_transcript(goal: str, plan: list[str], say: str | None = None) -> str:
+    lines = [">>> wait_for_trigger()", repr({"type": "dialog", "text": goal}), ">>> observe()", "You are somewhere."]
+    for action in plan:
+        lines += [f'>>> act("{action}")', "It works."]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def lost_episode(tmp_path_factory):
+    """A real grid episode lost by a stand-in that says something inadmissible, in a store."""
+    directory = tmp_path_factory.mktemp("learn")
+    spec = write_spec(directory, "dishes", ["wash_dishes"], max_steps=3)
+    plans = plans_of(spec)
+    path = directory / "s.db"
+    with Store(path) as store:
+        config = RunConfig(spec=spec, rounds=1, k=0, mode="none", think=False, corrections=False)
+        run = start_run(store, config, "lost")
+        Runner(store, run, config, ScriptedLLM(plan_follower(plans, spoil=set(plans))), minilm()).play()
+        (episode,) = store.episodes("lost")
+    (goal, plan), = plans.items()
+    return path, spec, episode, goal, plan
+
+
+def test_learning_is_only_done_right_after_a_persons_utterance(lost_episode):
+    _, _, episode, _, _ = lost_episode
+    llm = ScriptedLLM([])
+    source = from_episode(episode)
+    for transcript in (source, source.then(Entry("learn_from_interaction"))):
+        learning = learn_from_interaction(transcript, llm)
+        assert not learning.kept and "right after a person's utterance" in learning.reason
+    assert llm.calls == []  # discarded before any question
+
+
+def test_the_three_turns_and_a_kept_improvement(lost_episode):
+    _, _, episode, goal, plan = lost_episode
+    given = feedback_transcript(from_episode(episode), "open the door first")
+    # The model leaves out the person's request: it is put back in front.
+    improved_text = "Here it is:\n```\n" + plan_transcript(goal, plan).split("\n", 2)[2] + "```"
+    llm = ScriptedLLM([PROBLEM, ADVICE + "\nextra line", improved_text])
+    learning = learn_from_interaction(given, llm)
+    assert learning.kept, learning.reason
+    assert (learning.problem, learning.advice) == (PROBLEM, ADVICE + " extra line")
+    assert learning.transcript.goal == goal and learning.transcript.actions == plan
+    first, second, third = (call["messages"] for call in llm.calls)
+    assert "What is the problem? Answer in one sentence." in first[-1]["content"]
+    assert ">>> learn_from_interaction()" in first[-1]["content"] and "open the door first" in first[-1]["content"]
+    assert second[-2] == {"role": "assistant", "content": PROBLEM}
+    assert "one sentence, without code" in second[-1]["content"]
+    assert third[-2]["content"] == ADVICE + " extra line" and "improved transcript" in third[-1]["content"]
+
+
+@pytest.mark.parametrize(
+    "answers, reason",
+    [
+        (["No problem, the robot did well."], "found no problem"),
+        (["There is no problem."], "found no problem"),
+        ([PROBLEM, ADVICE, "I would open the door."], "unreadable: the answer holds no console transcript"),
+        ([PROBLEM, ADVICE, '>>> act("open door 1")\nok\n>>> __import__("os").system("rm -rf /")\n'], "unreadable"),
+        ([PROBLEM, ADVICE, ">>> wait_for_trigger()\n{'type': 'dialog', 'text': 'hi'}\n"], "no act() call"),
+    ],
+)
+def test_discard_rules(lost_episode, answers, reason):
+    _, _, episode, _, _ = lost_episode
+    llm = ScriptedLLM(answers)
+    learning = learn_from_interaction(feedback_transcript(from_episode(episode), "wrong"), llm)
+    assert not learning.kept and reason in learning.reason
+    assert len(llm.calls) == len(answers)
+
+
+def test_an_improvement_that_does_what_the_input_did_is_discarded(lost_episode):
+    _, _, episode, _, _ = lost_episode
+    given = feedback_transcript(from_episode(episode), "do better")
+    for echo in (given.render(), from_episode(episode).render()):  # with or without the feedback
+        learning = learn_from_interaction(given, ScriptedLLM([PROBLEM, ADVICE, echo]))
+        assert not learning.kept and learning.reason == "the improved transcript does what the input did"
+
+
+def test_replay_verifies_a_winning_transcript_and_says_where_a_losing_one_fails(lost_episode):
+    _, spec, episode, goal, plan = lost_episode
+    _, _, env = open_task(spec, episode.task_id)
+    try:
+        won = replay(parse(plan_transcript(goal, plan + ["go to table 1"])), env)
+        assert won.won and won.failed_at is None and won.actions == len(plan)
+        assert won.note == f"won after {len(plan)} actions (1 actions after the win were dropped)"
+        assert won.transcript.actions == plan and len(won.scenes) == len(plan) + 1
+        assert "It works." not in won.transcript.render()  # real observations replace imagined ones
+        short = replay(parse(plan_transcript(goal, plan[:-1])), env)
+        assert not short.won and short.failed_at == len(plan) - 1
+        assert short.note.startswith(f"all {len(plan) - 1} actions ran but the goal was not reached")
+        assert "the first surprise was action 1" in short.note
+        wrong = replay(parse(plan_transcript(goal, plan[:2] + ["fly to the moon"] + plan[2:])), env)
+        assert not wrong.won and wrong.failed_at == 3 and "action 3 'fly to the moon' is not admissible" in wrong.note
+    finally:
+        env.close()
+
+
+def test_a_correction_from_feedback_is_stored_verified_with_its_provenance(lost_episode, tmp_path):
+    path, _, episode, goal, plan = lost_episode
+    copy = tmp_path / "s.db"
+    copy.write_bytes(path.read_bytes())
+    with Store(copy) as store:
+        cache = EmbeddingCache(store, minilm())
+        llm = ScriptedLLM([PROBLEM, ADVICE, plan_transcript(goal, plan)], name="scripted-improver")
+        outcome = correct_episode(store, episode.id, cache, feedback="open the door first", llm=llm)
+        stored = outcome.stored
+        assert stored is not None and stored.verified and outcome.message.startswith(f"stored verified correction {stored.id}")
+        assert (stored.origin, stored.source_episode, stored.feedback) == ("feedback", episode.id, "open the door first")
+        assert (stored.improvement_model, stored.problem, stored.advice) == ("scripted-improver", PROBLEM, ADVICE)
+        assert stored.answer == plan_transcript(goal, plan).strip() and stored.instructions == [goal]
+        assert stored.input_transcript.endswith("'open the door first'}\n>>> learn_from_interaction()\n")
+        assert parse(stored.transcript).actions == plan and len(stored.scenes) == len(plan) + 1
+        assert list_corrections(store) == [stored]
+
+        # A losing improvement is stored only when the person agrees, and then as unverified.
+        losing = [PROBLEM, ADVICE, plan_transcript(goal, plan[:-1])]
+        refused = correct_episode(store, episode.id, cache, feedback="again", llm=ScriptedLLM(list(losing)))
+        assert refused.stored is None and refused.message.startswith("not stored: the replay failed")
+        asked = []
+        kept = correct_episode(
+            store, episode.id, cache, feedback="again", llm=ScriptedLLM(list(losing)),
+            keep_unverified=lambda r: asked.append(r.note) or True,
+        )
+        assert kept.stored is not None and not kept.stored.verified and asked == [kept.stored.verify_note]
+        assert len(list_corrections(store)) == 2
+
+
+def invoke(*args: str, input: str | None = None, env: dict | None = None):
+    return CliRunner().invoke(app, [str(a) for a in args], input=input, env={"COLUMNS": "200", **(env or {})})
+
+
+def test_prag_correct_asks_for_feedback_and_stores_the_correction(lost_episode, tmp_path, monkeypatch):
+    path, _, episode, goal, plan = lost_episode
+    copy = tmp_path / "s.db"
+    copy.write_bytes(path.read_bytes())
+    improver = ScriptedLLM([PROBLEM, ADVICE, plan_transcript(goal, plan)])
+    monkeypatch.setattr(correct_cmd, "make_llm", lambda spec: improver)
+    result = invoke("correct", copy, episode.id, "--llm", "local:0.5b", input="open the door first\n")
+    assert result.exit_code == 0, result.output
+    assert ">>> wait_for_trigger()" in result.output and PROBLEM in result.output
+    assert "stored verified correction" in result.output
+    assert "open the door first" in improver.calls[0]["messages"][-1]["content"]
+    # A discarded learning stores nothing.
+    monkeypatch.setattr(correct_cmd, "make_llm", lambda spec: ScriptedLLM(["No problem."]))
+    result = invoke("correct", copy, episode.id, "--feedback", "fine")
+    assert result.exit_code == 0 and "discarded: the improvement model found no problem" in result.output
+    with Store(copy) as store:
+        assert len(list_corrections(store)) == 1
+
+
+def test_prag_correct_edit_opens_the_editor_and_replays_the_persons_transcript(lost_episode, tmp_path):
+    path, _, episode, goal, plan = lost_episode
+    copy = tmp_path / "s.db"
+    copy.write_bytes(path.read_bytes())
+    fixed = tmp_path / "fixed.txt"
+    fixed.write_text(plan_transcript(goal, plan[:-1]))
+    editor = tmp_path / "editor.py"
+    editor.write_text(textwrap.dedent(f"""
+        import shutil, sys
+        assert open(sys.argv[1]).read().startswith("# Fix the transcript")
+        shutil.copy({str(fixed)!r}, sys.argv[1])
+    """))
+    result = invoke("correct", copy, episode.id, "--edit", "--keep-unverified", env={"EDITOR": f"{sys.executable} {editor}"})
+    assert result.exit_code == 0, result.output
+    assert "the replay did not win" in result.output and "stored unverified correction" in result.output
+    fixed.write_text(plan_transcript(goal, plan) + '>>> os.system("echo hi")\n')
+    result = invoke("correct", copy, episode.id, "--edit", env={"EDITOR": f"{sys.executable} {editor}"})
+    assert result.exit_code == 1 and "attribute access is not allowed" in result.output
+    with Store(copy) as store:
+        (only,) = list_corrections(store)
+        assert (only.origin, only.improvement_model, only.verified) == ("edit", "person", False)

@@ -15,6 +15,7 @@ said, and the latest ones are repeated with every step's actions.
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -126,7 +127,7 @@ class PragAgent:
         self.usage.banned_actions += len(choices) - len(allowed)
         prompt = messages(
             self.retrieved, self.goal, self.history, observation.scene_text, allowed,
-            warnings + self._unvisited(allowed) + self._heard(), self.config.limits,
+            warnings + self._unvisited(allowed) + self._goal_objects_seen() + self._heard(), self.config.limits,
             corrections=self.corrected, utterances=self.utterances,
         )
         thought = ""
@@ -181,6 +182,19 @@ class PragAgent:
         visited = {action for action, _ in self.history if action}
         fresh = [a[len("go to ") :] for a in allowed if a.startswith("go to ") and a not in visited]
         return [f"Note: not visited yet: {', '.join(fresh)}."] if fresh and len(fresh) < len([a for a in allowed if a.startswith("go to ")]) else []
+
+    def _goal_objects_seen(self) -> list[str]:
+        """Where things the goal names were last seen: small models walk past them otherwise."""
+        goal_words = set(re.findall(r"[a-z]+", self.goal.lower()))
+        seen: dict[str, str] = {}
+        place = ""
+        for action, observation in self.history[1:]:  # the reset text lists places, not finds
+            if action.startswith("go to "):
+                place = action[len("go to ") :]
+            for name, number in re.findall(r"\b([a-z]+) (\d+)\b", observation.lower()):
+                if name in goal_words and place and f"{name} {number}" != place:
+                    seen[f"{name} {number}"] = place
+        return [f"Note: seen so far: {', '.join(f'{obj} at {where}' for obj, where in seen.items())}."] if seen else []
 
     def _choose(self, prompt: list[Message], allowed: list[str], thought: str) -> Decision:
         by_form = {normalise(a): a for a in allowed}

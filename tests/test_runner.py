@@ -232,3 +232,15 @@ def test_the_spec_action_filter_hides_actions_from_the_planner(tmp_path):
         make_runner(store, config, llm).play()
     offered = llm.calls[0]["messages"][-1]["content"].split("Admissible actions: ")[1].split("\n")[0]
     assert "door" not in offered and "bin 1" in offered
+
+
+def test_the_agent_notes_where_goal_objects_were_seen():
+    from prag.envs.base import Observation
+
+    agent = PragAgent(ScriptedLLM(["go to shelf 1"]), None, Visibility(), AgentConfig(think=False))
+    start = Observation("put some newspaper on ottoman.", "You see a cabinet 1, a ottoman 1, and a shelf 1.", ["go to shelf 1"], [], "")
+    agent.reset(start)
+    agent.observe("go to shelf 1", Observation(start.goal, "On the shelf 1, you see a book 1, and a newspaper 1.", [], [], ""))
+    agent.observe("go to cabinet 1", Observation(start.goal, "The cabinet 1 is closed.", [], [], ""))
+    agent.act(start)
+    assert "Note: seen so far: newspaper 1 at shelf 1." in agent.llm.calls[0]["messages"][-1]["content"]

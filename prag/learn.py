@@ -11,13 +11,14 @@ correction (`prag.corrections`): verified if it wins, otherwise only when the pe
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from prag.corrections import Correction, add_correction, domain_of
 from prag.embed import EmbeddingCache
 from prag.envs.spec import load_spec
 from prag.errors import PragError
+from prag.interaction import CorrectionSource
 from prag.llm.base import LLM, Message
 from prag.store import Store
 from prag.transcripts import Entry, Transcript, TranscriptError, api_help, extract, from_episode, parse
@@ -31,15 +32,17 @@ SYSTEM = (
 )
 ASK_PROBLEM = (
     "Here is the transcript. The person's last words are feedback on what the robot did.\n\n{transcript}\n"
-    "What is the problem? Answer in one sentence. If nothing went wrong, answer exactly: no problem."
+    "What is the problem? Answer in one sentence."
 )
 ASK_ADVICE = "How can the robot do better next time? Answer in one sentence, without code."
 ASK_TRANSCRIPT = (
     "Now write the improved transcript: the whole interaction as it should have gone, from the "
     "person's request (the first wait_for_trigger() and its result) and observe() to the goal, in "
-    "the same console format. Use only act() with actions the environment offers, each followed "
-    "by what it returns. Reply with the transcript only."
+    "the same console format. Leave out the actions that did not help. The robot must go to a "
+    "place before it can open, take or use anything there. Use only act() with actions written as "
+    "the environment writes them, each followed by what it returns. Reply with the transcript only."
 )
+EXAMPLE = "\n\nA transcript of a similar task done well:\n{example}"
 NO_PROBLEM = re.compile(
     r"^\W*(no problem|there (is|was) no (problem|issue)|nothing (went |is )?wrong|no issues?\b|none\b)",
     re.IGNORECASE,
@@ -60,9 +63,19 @@ class Learning:
 
 
 def learn_from_interaction(
-    transcript: Transcript, llm: LLM, *, max_tokens: int = 1024, sentence_tokens: int = 80, seed: int = 0
+    transcript: Transcript,
+    llm: LLM,
+    *,
+    examples: Sequence[str] = (),
+    max_tokens: int = 1024,
+    sentence_tokens: int = 80,
+    seed: int = 0,
 ) -> Learning:
-    """Three chat turns with the improvement LLM, then the paper's discard rules."""
+    """Three chat turns with the improvement LLM, then the paper's discard rules.
+
+    `examples` are transcripts of similar tasks done well (verified corrections): they show the
+    improvement model what a good transcript and the environment's actions look like.
+    """
     statements = transcript.entries
     if (
         len(statements) < 2
@@ -71,7 +84,7 @@ def learn_from_interaction(
     ):
         return Learning(False, "learning is only done right after a person's utterance", llm.name)
     chat: list[Message] = [
-        {"role": "system", "content": SYSTEM},
+        {"role": "system", "content": SYSTEM + "".join(EXAMPLE.format(example=e.strip()) for e in examples)},
         {"role": "user", "content": ASK_PROBLEM.format(transcript=transcript.render())},
     ]
     problem = _one_line(_ask(llm, chat, sentence_tokens, seed))
@@ -114,6 +127,13 @@ def _with_request(improved: Transcript, original: Transcript) -> Transcript:
 
 
 # --- from an episode to a stored correction ----------------------------------------------------
+
+
+def _examples(store: Store, cache: EmbeddingCache, goal: str, spec_ref: str) -> list[str]:
+    """The verified correction of the episode's domain most like its goal, if there is one."""
+    source = CorrectionSource(store, cache, k=1, domain=domain_of(load_spec(spec_ref).env))
+    return [hit.correction.transcript for hit in source.retrieve([goal]) if hit.correction.verified]
+
 
 
 @dataclass(frozen=True)
@@ -164,7 +184,7 @@ def correct_episode(
             if feedback.strip()
             else source.then(Entry("learn_from_interaction"))
         )
-        learning = learn_from_interaction(given, llm, max_tokens=max_tokens)
+        learning = learn_from_interaction(given, llm, examples=_examples(store, cache, episode.goal, spec_ref), max_tokens=max_tokens)
         if not learning.kept or learning.transcript is None:
             return Outcome(None, learning, None, f"discarded: {learning.reason}")
         improved, origin = learning.transcript, "feedback"

@@ -8,15 +8,21 @@ Modes: "prag" (both terms), "goal" (goal term only: the paper's "w/o SG" ablatio
 All vectors are unit-normalised, so cosine is a dot product.
 
 The index lives in memory as matrices and scores exactly with one matrix product per term
-(benchmarks/retrieval.py gives the latency by store size). With `ann=True` it also keeps
-approximate nearest-neighbour indexes (usearch HNSW) that propose candidates, which are then
-scored exactly; a test in the style of Fagin's threshold algorithm (no episode outside the
-pool can beat the K-th candidate) decides when the pool is large enough, else exact search
-runs. The ANN option pays off on clustered real embeddings; on random vectors its recall is
-poor (see the benchmark), which is why exact search is the default.
+(benchmarks/retrieval.py gives the latency by store size). Exact search reads every scene
+vector per query (3 GB at 100k episodes x 20 steps), so it is bound by memory bandwidth.
+
+With `ann=True` it also keeps 4-bit product-quantisation codes (faiss fast scan) of every
+step's concatenated [goal; scene] vector: since [g; s_t] . [q_g; q_s] = g.q_g + s_t.q_s, the
+best step of an episode under this one inner product is its prag score, so the top steps name
+the top episodes. The codes (96 bytes a step at 384-d) propose `ann_candidates` steps, which
+are rescored exactly from the matrices; the answer is approximate only in which episodes make
+the pool (recall@5 against exact search is in the benchmark), never in the scores it returns.
+Goal mode, small visible sets and very selective visibility use exact search.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -71,9 +77,14 @@ class Hit:
 class ExperienceIndex:
     """Goal vectors of episodes and scene vectors of their steps, held in memory."""
 
-    def __init__(self, dim: int = 384, *, ann: bool = False) -> None:
+    def __init__(
+        self, dim: int = 384, *, ann: bool = False, ann_min_episodes: int = 2_000, ann_candidates: int = 6_000
+    ) -> None:
         self.dim = dim
         self.ann = ann
+        # Below ~2k visible episodes exact search takes a few ms and beats the candidate pass.
+        self.ann_min_episodes = ann_min_episodes
+        self.ann_candidates = ann_candidates
         self.last_id = 0
         self.ids = np.zeros(0, dtype=np.int64)
         self.rounds = np.zeros(0, dtype=np.int32)
@@ -89,13 +100,22 @@ class ExperienceIndex:
         self._scene_row: dict[str, int] = {}
         self._codes: dict[str, int] = {}  # run ids and sources, as small integers
         self._names: list[str] = []
-        self._ann: _AnnIndexes | None = None
+        self._ann: _StepCodes | None = None
+        self._step_episode = np.zeros(0, dtype=np.int64)  # episode (index order) of each step
 
     # --- building -------------------------------------------------------------------------
 
     @classmethod
-    def from_store(cls, store: "Store", cache: "EmbeddingCache", *, ann: bool = False) -> "ExperienceIndex":
-        index = cls(ann=ann)
+    def from_store(
+        cls,
+        store: "Store",
+        cache: "EmbeddingCache",
+        *,
+        ann: bool = False,
+        ann_min_episodes: int = 2_000,
+        ann_candidates: int = 6_000,
+    ) -> "ExperienceIndex":
+        index = cls(ann=ann, ann_min_episodes=ann_min_episodes, ann_candidates=ann_candidates)
         index.refresh(store, cache)
         return index
 
@@ -137,9 +157,10 @@ class ExperienceIndex:
         self.step_vec = np.concatenate(
             [self.step_vec, np.fromiter((self._scene_row[h] for h in rows.step_scene_hashes), dtype=np.int64)]
         )
+        self._step_episode = np.repeat(np.arange(len(self.ids)), np.diff(self.step_start))
         self.last_id = int(self.ids[-1])
         if self.ann:
-            self._extend_ann(first_new_episode, first_new_scene)
+            self._extend_ann(first_new_episode)
         return len(episode_ids)
 
     def _codes_of(self, names: list[str]) -> np.ndarray:
@@ -149,16 +170,30 @@ class ExperienceIndex:
                 self._names.append(name)
         return np.asarray([self._codes[name] for name in names], dtype=np.int32)
 
-    def _extend_ann(self, first_new_episode: int, first_new_scene: int) -> None:
+    def enable_ann(self) -> None:
+        """Build the step codes now (e.g. once a loaded store turns out large); refreshes extend them."""
+        self.ann = True
         if self._ann is None:
-            self._ann = _AnnIndexes(self.dim)
-            first_new_episode = first_new_scene = 0
-        self._ann.add(self.goals[first_new_episode:], first_new_episode, self.scenes[first_new_scene:], first_new_scene)
-        # Which episodes contain each unique scene vector (CSR), to map scene hits to episodes.
-        order = np.argsort(self.step_vec, kind="stable")
-        self._scene_owner_start = np.searchsorted(self.step_vec[order], np.arange(len(self.scenes) + 1))
-        step_episode = np.repeat(np.arange(len(self.ids)), np.diff(self.step_start))
-        self._scene_owner = step_episode[order]
+            self._extend_ann(0)
+
+    def _extend_ann(self, first_new_episode: int) -> None:
+        if self._ann is None:
+            if len(self._step_episode) < _StepCodes.MIN_TRAINING_STEPS:
+                return  # too few steps to learn codebooks from; queries stay exact until then
+            self._ann = _StepCodes(2 * self.dim, self._step_vectors(self._sample_steps()))
+            first_new_episode = 0
+        first_step = int(self.step_start[first_new_episode])
+        for lo in range(first_step, len(self._step_episode), 100_000):  # bounded copies
+            self._ann.add(self._step_vectors(np.arange(lo, min(lo + 100_000, len(self._step_episode)))))
+
+    def _sample_steps(self) -> np.ndarray:
+        n = len(self._step_episode)
+        rng = np.random.default_rng(0)  # same data, same codebooks
+        return np.sort(rng.choice(n, min(n, _StepCodes.TRAINING_STEPS), replace=False))
+
+    def _step_vectors(self, steps: np.ndarray) -> np.ndarray:
+        """[goal; scene] of the given steps, the vectors the step codes approximate."""
+        return np.hstack([self.goals[self._step_episode[steps]], self.scenes[self.step_vec[steps]]])
 
     @property
     def size(self) -> int:
@@ -193,11 +228,12 @@ class ExperienceIndex:
         if mode == "prag" and scene_vector is None:
             raise PragError("retrieval mode 'prag' needs a scene graph: give one, or use mode 'goal'")
         mask = self.visible_mask(visibility)
-        if self._ann is not None and not exact:
-            found = self._query_ann(goal_vector, scene_vector if mode == "prag" else None, k, mask)
-            if found is not None:
-                return self._hits(*found, scene_vector if mode == "prag" else None)
         candidates = np.flatnonzero(mask)
+        if self._ann is not None and mode == "prag" and not exact and len(candidates) >= self.ann_min_episodes:
+            assert scene_vector is not None
+            found = self._query_ann(goal_vector, scene_vector, k, mask, len(candidates))
+            if found is not None:
+                return self._hits(*found, k, scene_vector)
         goal_scores, scene_scores = self._score(candidates, goal_vector, scene_vector if mode == "prag" else None)
         return self._hits(candidates, goal_scores, scene_scores, k, scene_vector if mode == "prag" else None)
 
@@ -222,30 +258,26 @@ class ExperienceIndex:
         return goal_scores, np.maximum.reduceat(scene_sims, offsets)
 
     def _query_ann(
-        self, goal_vector: np.ndarray, scene_vector: np.ndarray | None, k: int, mask: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
-        """Candidates from the ANN indexes, scored exactly; None when exact search is needed."""
+        self, goal_vector: np.ndarray, scene_vector: np.ndarray, k: int, mask: np.ndarray, n_visible: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Episodes proposed by the step codes, scored exactly; None when exact search is cheaper."""
         assert self._ann is not None
-        pool = max(64, 16 * k)
-        while pool < self.size // 4:
-            goal_hits, goal_floor = self._ann.goals_near(goal_vector, pool)
-            candidates = [goal_hits]
-            floor = goal_floor
-            if scene_vector is not None:
-                scene_hits, scene_floor = self._ann.scenes_near(scene_vector, pool)
-                for row in scene_hits:
-                    candidates.append(self._scene_owner[self._scene_owner_start[row] : self._scene_owner_start[row + 1]])
-                floor += scene_floor
-            pool_episodes = np.unique(np.concatenate(candidates))
-            pool_episodes = pool_episodes[mask[pool_episodes]]
-            if len(pool_episodes) >= k:
-                goal_scores, scene_scores = self._score(pool_episodes, goal_vector, scene_vector)
-                kth = np.sort(goal_scores + scene_scores)[-k]
-                # An episode outside the pool is below both floors, so it scores under `floor`.
-                if kth >= floor:
-                    return pool_episodes, goal_scores, scene_scores, k
-            pool *= 4
-        return None
+        # Invisible steps are dropped after the search, so ask for more when few are visible.
+        pool = int(self.ann_candidates * self.size / n_visible)
+        if pool > len(self._step_episode) // 4:
+            return None
+        steps = self._ann.search(np.concatenate([goal_vector, scene_vector]), pool)
+        steps = steps[mask[self._step_episode[steps]]]
+        episodes = self._step_episode[steps]
+        sims = self.goals[episodes] @ goal_vector + self.scenes[self.step_vec[steps]] @ scene_vector
+        # Episodes ranked by their best proposed step; the first few get their full exact score.
+        order = np.argsort(-sims, kind="stable")
+        ranked, first = np.unique(episodes[order], return_index=True)
+        shortlist = ranked[np.argsort(first)][: 4 * k]
+        if len(shortlist) < k:
+            return None
+        goal_scores, scene_scores = self._score(shortlist, goal_vector, scene_vector)
+        return shortlist, goal_scores, scene_scores
 
     def _hits(
         self,
@@ -285,32 +317,48 @@ class ExperienceIndex:
         return hits
 
 
-class _AnnIndexes:
-    """HNSW indexes (usearch) over goal vectors and unique scene vectors."""
+class _StepCodes:
+    """4-bit product-quantisation codes of [goal; scene] step vectors, searched by faiss fast scan.
 
-    def __init__(self, dim: int = 384) -> None:
-        from usearch.index import Index
+    Two dimensions per sub-quantiser: on 384-d MiniLM vectors that is 96 bytes a step, and on
+    random vectors (the hard case) recall@5 of 0.96 with 6000 candidates at 100k episodes.
+    Fewer bytes (four dimensions per sub-quantiser) halved the scan time but needed pools too
+    large to rescore quickly.
+    """
 
-        # i8 halves build time against f16 at the same recall; candidates are rescored exactly.
-        self.goals = Index(ndim=dim, metric="ip", dtype="i8", connectivity=16, expansion_add=128, expansion_search=256)
-        self.scenes = Index(ndim=dim, metric="ip", dtype="i8", connectivity=16, expansion_add=128, expansion_search=256)
+    TRAINING_STEPS = 20_000  # faiss uses at most 256 points per centroid (16 here) anyway
+    MIN_TRAINING_STEPS = 1_000
 
-    def add(self, goals: np.ndarray, goal_base: int, scenes: np.ndarray, scene_base: int) -> None:
-        if len(goals):
-            self.goals.add(np.arange(goal_base, goal_base + len(goals)), goals)
-        if len(scenes):
-            self.scenes.add(np.arange(scene_base, scene_base + len(scenes)), scenes)
+    def __init__(self, dim: int, training: np.ndarray) -> None:
+        import faiss
 
-    @staticmethod
-    def _near(index: object, vector: np.ndarray, count: int) -> tuple[np.ndarray, float]:
-        matches = index.search(vector, count)  # type: ignore[attr-defined]
-        keys = np.asarray(matches.keys, dtype=np.int64)
-        # usearch's "ip" distance is 1 - dot product.
-        floor = 1.0 - float(np.max(matches.distances)) if len(keys) else -1.0
-        return keys, floor
+        self.index = faiss.IndexPQFastScan(dim, dim // 2, 4, faiss.METRIC_INNER_PRODUCT)
+        with _one_thread():
+            self.index.train(np.ascontiguousarray(training, dtype=np.float32))
 
-    def goals_near(self, vector: np.ndarray, count: int) -> tuple[np.ndarray, float]:
-        return self._near(self.goals, vector, count)
+    def add(self, vectors: np.ndarray) -> None:
+        with _one_thread():
+            self.index.add(np.ascontiguousarray(vectors, dtype=np.float32))
 
-    def scenes_near(self, vector: np.ndarray, count: int) -> tuple[np.ndarray, float]:
-        return self._near(self.scenes, vector, count)
+    def search(self, vector: np.ndarray, count: int) -> np.ndarray:
+        """Rows of (about) the `count` steps with the highest inner product with `vector`."""
+        _, rows = self.index.search(np.ascontiguousarray(vector[None, :], dtype=np.float32), count)
+        return rows[0][rows[0] >= 0]
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.index.ntotal) * int(self.index.code_size)
+
+
+@contextmanager
+def _one_thread() -> Iterator[None]:
+    """Build codes on one OpenMP thread: on a busy 2-core machine faiss's spinning worker
+    threads made training and encoding 3-4x slower (26 s against 7 s at 10k episodes)."""
+    import faiss
+
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(threads)

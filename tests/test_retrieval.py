@@ -137,14 +137,26 @@ def test_approximate_search_agrees_with_exact_search(tmp_path):
     rng = np.random.default_rng(3)
     with Store(tmp_path / "s.db") as store:
         fill(store, rng, [("r1", i % 4, 5) for i in range(1500)])
-        index = ExperienceIndex.from_store(store, EmbeddingCache(store, RefusingEncoder(dim=DIM)), ann=True)
-        assert index._ann is not None
+        cache = EmbeddingCache(store, RefusingEncoder(dim=DIM))
+        index = ExperienceIndex.from_store(store, cache, ann=True, ann_min_episodes=1000, ann_candidates=400)
+        assert index._ann is not None and index._ann.index.ntotal == 1500 * 5
+        searches = []
+        search = index._ann.search
+        index._ann.search = lambda *a: searches.append(a) or search(*a)  # count, to see the codes used
         overlap = []
         for _ in range(20):
             q = unit(rng, DIM), unit(rng, DIM)
-            approx = [h.episode_id for h in index.query(*q, k=5)]
-            exact = [h.episode_id for h in index.query(*q, k=5, exact=True)]
-            overlap.append(len(set(approx) & set(exact)) / 5)
-        assert np.mean(overlap) >= 0.95
-        visible = index.query(*q, k=5, visibility=Visibility("r1", before_round=1))
-        assert all(h.round == 0 for h in visible) and len(visible) == 5
+            approx = index.query(*q, k=5)
+            exact = {h.episode_id: h for h in index.query(*q, k=5, exact=True)}
+            overlap.append(len({h.episode_id for h in approx} & exact.keys()) / 5)
+            for hit in approx:  # whatever the pool, the scores returned are exact
+                if hit.episode_id in exact:
+                    assert hit.score == pytest.approx(exact[hit.episode_id].score, abs=1e-6)
+        assert np.mean(overlap) >= 0.95 and len(searches) == 20
+        # Visibility still holds on the approximate path (1125 visible episodes, above the minimum).
+        visible = index.query(*q, k=5, visibility=Visibility("r1", before_round=3))
+        assert all(h.round < 3 for h in visible) and len(visible) == 5 and len(searches) == 21
+        # Episodes added later get codes too.
+        fill(store, rng, [("r2", 0, 3)])
+        index.refresh(store, cache)
+        assert index._ann.index.ntotal == 1500 * 5 + 3

@@ -1,0 +1,104 @@
+"""How often an improvement LLM turns a person's feedback into a verified correction.
+
+For the failed episodes of a run (all, or the first of each task type with --per-type), a
+scripted person gives feedback: the key steps of the planner's plan for that task, in one
+sentence ("you have to open microwave 1, then take apple 1 from microwave 1, then ..."), which
+is what a person who knows the room would say. `correct_episode` runs learn_from_interaction
+with the improvement model and replays its transcript from the episode's start. Printed per
+episode: kept or discarded (why), verified, where the replay failed, seconds; then the rates.
+
+    python benchmarks/corrections.py STORE RUN --improver local:0.5b [--per-type] [--keep-unverified]
+        [--examples] [--dry]
+
+--examples loads the shipped prior transcripts into the store first (they are shown to the
+improvement model as an example of a good transcript); --dry works on a copy of the store.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from prag.corrections import domain_of
+from prag.embed import EmbeddingCache, Encoder
+from prag.envs.spec import load_spec
+from prag.learn import correct_episode
+from prag.llm import make_llm
+from prag.prior import load_prior
+from prag.store import Store
+from prag.verify import episode_spec, open_task
+
+
+def scripted_feedback(spec_ref: str, task_id: str) -> str:
+    """The planner's plan, without the walking, said as one sentence."""
+    _, _, env = open_task(spec_ref, task_id)
+    try:
+        observation = env.reset()
+        plan = getattr(env, "expert_plan", None) or observation.infos.get("policy_commands") or []
+    finally:
+        env.close()
+    steps = [step for step in plan if not step.startswith("go to ")]
+    return "you have to " + ", then ".join(steps)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("store", type=Path)
+    parser.add_argument("run")
+    parser.add_argument("--improver", default="local:0.5b")
+    parser.add_argument("--per-type", action="store_true", help="only the first failed episode of each task type")
+    parser.add_argument("--keep-unverified", action="store_true", help="store corrections whose replay failed too")
+    parser.add_argument("--examples", action="store_true", help="load the prior transcripts (examples for the improver)")
+    parser.add_argument("--dry", action="store_true", help="work on a copy of the store")
+    parser.add_argument("--max-tokens", type=int, default=1024)
+    args = parser.parse_args()
+
+    path = args.store
+    if args.dry:
+        path = Path(tempfile.mkdtemp(prefix="prag-corrections-")) / args.store.name
+        shutil.copy(args.store, path)
+    llm = make_llm(args.improver)
+    encoder = Encoder()
+    counts: Counter[str] = Counter()
+    with Store(path, create=False) as store:
+        cache = EmbeddingCache(store, encoder)
+        failed = [e for e in store.episodes(args.run) if not e.won]
+        if args.per_type:
+            types = [e.task_type for e in failed]
+            failed = [e for i, e in enumerate(failed) if e.task_type not in types[:i]]
+        if args.examples and failed:
+            load_prior(store, cache, domain=domain_of(load_spec(episode_spec(store, failed[0])).env))
+        print(f"{len(failed)} failed episodes of {args.run}; improver {llm.name}")
+        for episode in failed:
+            feedback = scripted_feedback(episode_spec(store, episode), episode.task_id)
+            start = time.perf_counter()
+            outcome = correct_episode(
+                store, episode.id, cache, feedback=feedback, llm=llm,
+                keep_unverified=lambda replay: args.keep_unverified, max_tokens=args.max_tokens,
+            )
+            seconds = time.perf_counter() - start
+            if outcome.replay is None:
+                kind = "discarded"
+            elif outcome.replay.won:
+                kind = "verified"
+            else:
+                kind = "replay failed"
+            counts[kind] += 1
+            print(f"{episode.id:>5} {episode.task_id:<36} {kind:<14} {seconds:6.1f}s  {outcome.message}")
+    total = sum(counts.values()) or 1
+    print(
+        f"\nimprover {llm.name}: {counts['verified']}/{total} verified ({counts['verified'] / total:.0%}), "
+        f"{counts['replay failed']} replay failed, {counts['discarded']} discarded by the learning rules"
+    )
+
+
+if __name__ == "__main__":
+    main()

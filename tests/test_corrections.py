@@ -162,3 +162,22 @@ def test_corrections_cli_lists_shows_and_deletes(tmp_path):
     missing = invoke("corrections", "delete", path, first)
     assert missing.exit_code == 1 and f"no correction {first}" in missing.output
     assert invoke("corrections", "list", tmp_path / "none.db").exit_code == 1
+
+
+def test_prag_query_shows_the_corrections_layer_first_with_its_scores(tmp_path):
+    path = tmp_path / "s.db"
+    with Store(path) as store:
+        cache = EmbeddingCache(store, minilm())
+        heat = add_correction(store, correction(), cache)
+        add_correction(store, correction(goal="water the plants", instructions=["water the plants"], domain="grid"), cache)
+        store.add_run(run())
+        cache.vectors([episode().goal] + [s.scene for s in episode().steps])
+        store.add_episode(episode())
+    result = invoke("query", path, "put a hot potato in the fridge", "--k", "1", "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert [(r["layer"], r.get("correction_id")) for r in rows] == [("correction", heat), ("episode", None)]
+    assert rows[0]["score"] == pytest.approx(rows[0]["interaction_score"]) and rows[0]["verified"]
+    table = invoke("query", path, "put a hot potato in the fridge", "--k", "2")
+    assert "corrections by a person" in table.output and "instr. sim" in table.output
+    assert table.output.index("corrections by a person") < table.output.index("top 2 episodes")

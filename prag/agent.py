@@ -161,7 +161,9 @@ class PragAgent:
         # As for experiences: the same set keeps its block, and the backend its cached prefix.
         if {h.correction.id for h in found} != {h.correction.id for h in self.corrected}:
             self.corrected = found
-            self.shown_corrections += [h.correction.id for h in found if h.correction.id not in self.shown_corrections]
+            self.shown_corrections += [
+                i for i in (h.correction.id for h in found) if i is not None and i not in self.shown_corrections
+            ]
 
     def _heard(self) -> list[str]:
         if not self.utterances:

@@ -64,7 +64,7 @@ class CorrectionError(PragError):
 
 
 def add_correction(
-    store: Store, correction: Correction, cache: "EmbeddingCache", *, prior_digest: str | None = None
+    store: Store, correction: Correction, cache: EmbeddingCache, *, prior_digest: str | None = None
 ) -> int:
     """Store a correction and the vectors of its instructions and scenes; returns its id.
 
@@ -104,7 +104,7 @@ def add_correction(
 def get_correction(store: Store, correction_id: int) -> Correction:
     with store.lock:
         try:
-            row = dict(store.db["corrections"].get(correction_id))
+            row = dict(store.db.table("corrections").get(correction_id))
         except NotFoundError:
             raise CorrectionError(
                 f"no correction {correction_id} in {store.path}: see `prag corrections list {store.path}`"

@@ -55,11 +55,11 @@ class Entry:
     result: str | None = None
 
     @classmethod
-    def utterance(cls, text: str) -> "Entry":
+    def utterance(cls, text: str) -> Entry:
         return cls("wait_for_trigger", (), text)
 
     @classmethod
-    def action(cls, action: str, observation: str) -> "Entry":
+    def action(cls, action: str, observation: str) -> Entry:
         return cls("act", (action,), observation)
 
     @property
@@ -89,10 +89,10 @@ class Transcript:
         """The calls without their results: what the robot and the person did, not what followed."""
         return [(e.call, e.args) for e in self.entries]
 
-    def then(self, *entries: Entry) -> "Transcript":
+    def then(self, *entries: Entry) -> Transcript:
         return Transcript(self.entries + tuple(entries))
 
-    def without_learning(self) -> "Transcript":
+    def without_learning(self) -> Transcript:
         return Transcript(tuple(e for e in self.entries if e.call != "learn_from_interaction"))
 
     def render(self, observation_chars: int | None = None) -> str:
@@ -125,7 +125,7 @@ def render(transcript: Transcript, observation_chars: int | None = None) -> str:
             if observation_chars is not None and len(text) > observation_chars:
                 text = text[: observation_chars - 3].rstrip() + "..."  # never a line of its own
             for line in text.splitlines():
-                if line.startswith(PROMPT.rstrip()) or line.startswith(CONTINUATION.rstrip()):
+                if line.startswith((PROMPT.rstrip(), CONTINUATION.rstrip())):
                     raise TranscriptError(
                         f"the result of {statement(entry)} has a line starting with '>>>' or '...', "
                         "which a console transcript cannot hold"

@@ -143,7 +143,7 @@ def test_the_agent_shows_matching_corrections_first_and_hears_the_person(tmp_pat
                 agent_.hear("the sink is in the kitchen")
             return True
 
-        steps, won, extra = play_episode(env, agent, task, 40, speak)
+        _, won, extra = play_episode(env, agent, task, 40, speak)
         env.close()
     assert won
     first = llm.calls[0]["messages"][1]["content"]

@@ -16,7 +16,7 @@ from prag.learn import correct_episode, feedback_transcript, learn_from_interact
 from prag.llm.scripted import ScriptedLLM
 from prag.runner import RunConfig, Runner, start_run
 from prag.store import Store
-from prag.transcripts import Entry, Transcript, from_episode, parse
+from prag.transcripts import Entry, from_episode, parse
 from prag.verify import open_task, replay
 from support import minilm
 from test_runner import plan_follower, plans_of, write_spec

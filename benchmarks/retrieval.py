@@ -100,7 +100,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--naive-queries", type=int, default=5)
     parser.add_argument("--ann-max", type=int, default=100_000)
-    parser.add_argument("--candidates", type=int, nargs="+", default=[1_500, 6_000, 24_000],
+    parser.add_argument("--candidates", type=int, nargs="+", default=[1_500, 3_000, 6_000, 12_000],
                         help="candidate pools (steps) to measure; prag's default is 6000")
     args = parser.parse_args()
     rng = np.random.default_rng(0)

@@ -203,7 +203,8 @@ class Store:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             # Shared by parallel episodes' threads; `lock` serialises every use.
-            self.db = sqlite_utils.Database(sqlite3.connect(self.path, check_same_thread=False))
+            # A generous busy timeout: another process (a run, a query) may hold the write lock.
+            self.db = sqlite_utils.Database(sqlite3.connect(self.path, timeout=60, check_same_thread=False))
             self._recognise()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path} cannot be read as an SQLite database ({exc})") from None
@@ -275,11 +276,13 @@ class Store:
             conn.execute("COMMIT")
 
     def _migrate(self) -> None:
-        current = self.schema_version
         for version, name, step in MIGRATIONS:
-            if version <= current:
+            if version <= self.schema_version:
                 continue
             with self.transaction() as conn:  # each migration is one transaction, recorded with it
+                # Another process may have migrated while we waited for the write lock.
+                if version <= self.schema_version:
+                    continue
                 if version == 1:
                     conn.execute("create table prag_meta (key text primary key, value text)")
                     conn.execute(

@@ -120,3 +120,15 @@ def test_duplicate_run_name_is_refused(tmp_path):
         store.add_run(run())
         with pytest.raises(StoreError, match="already"):
             store.add_run(run())
+
+
+def test_processes_creating_the_same_store_at_once_all_succeed(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "shared.db"
+    code = f"from prag.store import Store; Store({str(path)!r}).close()"
+    processes = [subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE) for _ in range(4)]
+    assert [(p.wait(), p.stderr.read()) for p in processes] == [(0, b"")] * 4
+    with Store(path) as store:
+        assert [m["version"] for m in store.migrations()] == list(range(1, SCHEMA_VERSION + 1))

@@ -11,13 +11,14 @@ The index lives in memory as matrices and scores exactly with one matrix product
 (benchmarks/retrieval.py gives the latency by store size). Exact search reads every scene
 vector per query (3 GB at 100k episodes x 20 steps), so it is bound by memory bandwidth.
 
-With `ann=True` it also keeps 4-bit product-quantisation codes (faiss fast scan) of every
+With `ann=True` (the default) it also keeps 4-bit product-quantisation codes (faiss fast scan) of every
 step's concatenated [goal; scene] vector: since [g; s_t] . [q_g; q_s] = g.q_g + s_t.q_s, the
 best step of an episode under this one inner product is its prag score, so the top steps name
 the top episodes. The codes (96 bytes a step at 384-d) propose `ann_candidates` steps, which
 are rescored exactly from the matrices; the answer is approximate only in which episodes make
 the pool (recall@5 against exact search is in the benchmark), never in the scores it returns.
-Goal mode, small visible sets and very selective visibility use exact search.
+Goal mode, small visible sets (under `ann_min_episodes`) and very selective visibility use
+exact search, so the stores of ordinary runs are always searched exactly.
 """
 from __future__ import annotations
 
@@ -78,7 +79,7 @@ class ExperienceIndex:
     """Goal vectors of episodes and scene vectors of their steps, held in memory."""
 
     def __init__(
-        self, dim: int = 384, *, ann: bool = False, ann_min_episodes: int = 2_000, ann_candidates: int = 6_000
+        self, dim: int = 384, *, ann: bool = True, ann_min_episodes: int = 2_000, ann_candidates: int = 6_000
     ) -> None:
         self.dim = dim
         self.ann = ann
@@ -111,7 +112,7 @@ class ExperienceIndex:
         store: "Store",
         cache: "EmbeddingCache",
         *,
-        ann: bool = False,
+        ann: bool = True,
         ann_min_episodes: int = 2_000,
         ann_candidates: int = 6_000,
     ) -> "ExperienceIndex":

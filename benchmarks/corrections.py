@@ -8,7 +8,7 @@ with the improvement model and replays its transcript from the episode's start. 
 episode: kept or discarded (why), verified, where the replay failed, seconds; then the rates.
 
     python benchmarks/corrections.py STORE RUN --improver local:0.5b [--per-type] [--keep-unverified]
-        [--examples] [--dry]
+        [--examples] [--attempts N] [--dry]
 
 --examples loads the shipped prior transcripts into the store first (they are shown to the
 improvement model as an example of a good transcript); --dry works on a copy of the store.
@@ -59,6 +59,7 @@ def main() -> None:
     parser.add_argument("--examples", action="store_true", help="load the prior transcripts (examples for the improver)")
     parser.add_argument("--dry", action="store_true", help="work on a copy of the store")
     parser.add_argument("--max-tokens", type=int, default=1024)
+    parser.add_argument("--attempts", type=int, default=1, help="tries per episode until a replay wins")
     args = parser.parse_args()
 
     path = args.store
@@ -83,6 +84,7 @@ def main() -> None:
             outcome = correct_episode(
                 store, episode.id, cache, feedback=feedback, llm=llm,
                 keep_unverified=lambda replay: args.keep_unverified, max_tokens=args.max_tokens,
+                attempts=args.attempts,
             )
             seconds = time.perf_counter() - start
             if outcome.replay is None:

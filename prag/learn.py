@@ -70,30 +70,26 @@ def learn_from_interaction(
     max_tokens: int = 1024,
     sentence_tokens: int = 80,
     seed: int = 0,
+    temperature: float = 0.0,
 ) -> Learning:
     """Three chat turns with the improvement LLM, then the paper's discard rules.
 
     `examples` are transcripts of similar tasks done well (verified corrections): they show the
     improvement model what a good transcript and the environment's actions look like.
     """
-    statements = transcript.entries
-    if (
-        len(statements) < 2
-        or statements[-1].call != "learn_from_interaction"
-        or not statements[-2].is_utterance
-    ):
+    if not learnable(transcript):
         return Learning(False, "learning is only done right after a person's utterance", llm.name)
     chat: list[Message] = [
         {"role": "system", "content": SYSTEM + "".join(EXAMPLE.format(example=e.strip()) for e in examples)},
         {"role": "user", "content": ASK_PROBLEM.format(transcript=transcript.render())},
     ]
-    problem = _one_line(_ask(llm, chat, sentence_tokens, seed))
+    problem = _one_line(_ask(llm, chat, sentence_tokens, seed, temperature))
     if not problem or NO_PROBLEM.match(problem):
         return Learning(False, f"the improvement model found no problem ({problem!r})", llm.name, problem)
     chat += [{"role": "assistant", "content": problem}, {"role": "user", "content": ASK_ADVICE}]
-    advice = _one_line(_ask(llm, chat, sentence_tokens, seed))
+    advice = _one_line(_ask(llm, chat, sentence_tokens, seed, temperature))
     chat += [{"role": "assistant", "content": advice}, {"role": "user", "content": ASK_TRANSCRIPT}]
-    answer = _ask(llm, chat, max_tokens, seed)
+    answer = _ask(llm, chat, max_tokens, seed, temperature)
     try:
         improved = _with_request(parse(extract(answer)).without_learning(), transcript)
     except TranscriptError as exc:
@@ -105,8 +101,14 @@ def learn_from_interaction(
     return Learning(True, "", llm.name, problem, advice, answer, improved)
 
 
-def _ask(llm: LLM, chat: list[Message], max_tokens: int, seed: int) -> str:
-    return llm.complete(chat, max_tokens=max_tokens, seed=seed).text.strip()
+def learnable(transcript: Transcript) -> bool:
+    """Whether the transcript ends with learn_from_interaction() right after a person's utterance."""
+    entries = transcript.entries
+    return len(entries) >= 2 and entries[-1].call == "learn_from_interaction" and entries[-2].is_utterance
+
+
+def _ask(llm: LLM, chat: list[Message], max_tokens: int, seed: int, temperature: float) -> str:
+    return llm.complete(chat, max_tokens=max_tokens, seed=seed, temperature=temperature).text.strip()
 
 
 def _one_line(answer: str) -> str:
@@ -127,6 +129,34 @@ def _with_request(improved: Transcript, original: Transcript) -> Transcript:
 
 
 # --- from an episode to a stored correction ----------------------------------------------------
+
+SAMPLING_TEMPERATURE = 0.8  # for attempts after the first (greedy) one
+
+
+def _learn_until_verified(
+    given: Transcript, llm: LLM, examples: list[str], spec_ref: str, task_id: str, attempts: int, max_tokens: int
+) -> tuple[Learning, Replay] | Learning:
+    """Learn and replay up to `attempts` times; the first win, else the replay that got furthest,
+    else (nothing kept) the first discarded learning."""
+    best: tuple[Learning, Replay] | None = None
+    discarded: Learning | None = None
+    for attempt in range(max(attempts, 1) if learnable(given) else 1):
+        learning = learn_from_interaction(
+            given, llm, examples=examples, max_tokens=max_tokens, seed=attempt,
+            temperature=0.0 if attempt == 0 else SAMPLING_TEMPERATURE,
+        )
+        if not learning.kept or learning.transcript is None:
+            discarded = discarded or learning
+            continue
+        replay = replay_episode_task(spec_ref, task_id, learning.transcript)
+        if best is None or replay.won or replay.actions > best[1].actions:
+            best = (learning, replay)
+        if replay.won:
+            break
+    if best is not None:
+        return best
+    assert discarded is not None
+    return discarded
 
 
 def _examples(store: Store, cache: EmbeddingCache, goal: str, spec_ref: str) -> list[str]:
@@ -161,10 +191,16 @@ def correct_episode(
     edited: Transcript | None = None,
     keep_unverified: Callable[[Replay], bool] = lambda replay: False,
     max_tokens: int = 1024,
+    attempts: int = 1,
 ) -> Outcome:
     """Turn a person's feedback (through the improvement LLM) or their own edited transcript into
     a correction of an episode: replay it from the episode's initial state, store it verified if
-    it wins, else only if `keep_unverified(replay)` says so."""
+    it wins, else only if `keep_unverified(replay)` says so.
+
+    With `attempts` > 1 the improvement model tries again (sampling, a new seed each time) until a
+    transcript wins its replay: the simulator, not the model, says when to stop. Without a win,
+    the transcript whose replay got furthest is the one kept or dropped.
+    """
     episode = store.episode(episode_id)
     spec_ref = episode_spec(store, episode)
     source = from_episode(episode)
@@ -174,6 +210,7 @@ def correct_episode(
         given = feedback_transcript(source, feedback) if feedback else source
         if _behaviour(improved) == _behaviour(source):
             return Outcome(None, None, None, "discarded: the edited transcript does what the episode did")
+        replay = replay_episode_task(spec_ref, episode.task_id, improved)
     else:
         if llm is None:
             raise PragError("learning from feedback needs an improvement LLM (or give an edited transcript)")
@@ -184,11 +221,13 @@ def correct_episode(
             if feedback.strip()
             else source.then(Entry("learn_from_interaction"))
         )
-        learning = learn_from_interaction(given, llm, examples=_examples(store, cache, episode.goal, spec_ref), max_tokens=max_tokens)
-        if not learning.kept or learning.transcript is None:
-            return Outcome(None, learning, None, f"discarded: {learning.reason}")
+        examples = _examples(store, cache, episode.goal, spec_ref)
+        tried = _learn_until_verified(given, llm, examples, spec_ref, episode.task_id, attempts, max_tokens)
+        if isinstance(tried, Learning):
+            return Outcome(None, tried, None, f"discarded: {tried.reason}")
+        learning, replay = tried
+        assert learning.transcript is not None
         improved, origin = learning.transcript, "feedback"
-    replay = replay_episode_task(spec_ref, episode.task_id, improved)
     if not replay.won and not keep_unverified(replay):
         return Outcome(None, learning, replay, f"not stored: the replay failed ({replay.note})")
     said = [episode.goal] + [u for u in improved.instructions if u != episode.goal]

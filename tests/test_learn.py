@@ -197,3 +197,24 @@ def test_prag_correct_edit_opens_the_editor_and_replays_the_persons_transcript(l
     with Store(copy) as store:
         (only,) = list_corrections(store)
         assert (only.origin, only.improvement_model, only.verified) == ("edit", "person", False)
+
+
+def test_attempts_stop_at_the_first_transcript_that_wins_its_replay(lost_episode, tmp_path):
+    path, _, episode, goal, plan = lost_episode
+    copy = tmp_path / "s.db"
+    copy.write_bytes(path.read_bytes())
+    with Store(copy) as store:
+        cache = EmbeddingCache(store, minilm())
+        losing, winning = plan_transcript(goal, plan[:-2]), plan_transcript(goal, plan)
+        llm = ScriptedLLM([PROBLEM, ADVICE, losing, PROBLEM, ADVICE, "no transcript", PROBLEM, ADVICE, winning, "unused"])
+        outcome = correct_episode(store, episode.id, cache, feedback="open the door", llm=llm, attempts=4)
+        assert outcome.stored is not None and outcome.stored.verified and len(llm.calls) == 9
+        assert outcome.stored.answer == winning.strip()
+        # Without a win, the transcript that got furthest is the one offered for keeping.
+        short, shorter = plan_transcript(goal, plan[:-1]), plan_transcript(goal, plan[:2])
+        offered = []
+        outcome = correct_episode(
+            store, episode.id, cache, feedback="open the door", llm=ScriptedLLM([PROBLEM, ADVICE, shorter, PROBLEM, ADVICE, short]),
+            attempts=2, keep_unverified=lambda r: offered.append(r.actions) or False,
+        )
+        assert outcome.stored is None and offered == [len(plan) - 1]

@@ -37,6 +37,7 @@ def correct(
         Optional[bool],
         typer.Option("--keep-unverified/--discard-unverified", help="What to do when the replay does not win (default: ask)."),
     ] = None,
+    attempts: Annotated[int, typer.Option("--attempts", min=1, help="Let the improvement LLM try up to N times until its transcript wins the replay.")] = 1,
     model: Annotated[str, typer.Option("--model", help="Sentence-embedding model: a name or a local path.")] = DEFAULT_MODEL,
 ) -> None:
     """Correct an episode: your feedback becomes a replayed, stored transcript the agent sees first.
@@ -62,7 +63,9 @@ def correct(
             outcome = correct_episode(store, episode_id, cache, feedback=feedback or "", edited=edited, keep_unverified=decide)
         else:
             said = feedback if feedback is not None else typer.prompt("Your feedback")
-            outcome = correct_episode(store, episode_id, cache, feedback=said, llm=make_llm(llm), keep_unverified=decide)
+            outcome = correct_episode(
+                store, episode_id, cache, feedback=said, llm=make_llm(llm), keep_unverified=decide, attempts=attempts
+            )
     _report(outcome)
 
 

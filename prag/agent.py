@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from prag.envs.base import Observation
 from prag.experience import Experience, ExperienceSource
@@ -25,6 +27,8 @@ from prag.interaction import CorrectionHit, CorrectionSource
 from prag.llm.base import LLM, Completion, Message
 from prag.prompt import ACT, THINK, PromptLimits, messages
 from prag.retrieval import Visibility
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -127,7 +131,7 @@ class PragAgent:
         self.usage.banned_actions += len(choices) - len(allowed)
         prompt = messages(
             self.retrieved, self.goal, self.history, observation.scene_text, allowed,
-            warnings + self._unvisited(allowed) + self._goal_objects_seen() + self._heard(), self.config.limits,
+            warnings + self._unvisited(allowed) + self._goal_objects_seen(observation) + self._heard(), self.config.limits,
             corrections=self.corrected, utterances=self.utterances,
         )
         thought = ""
@@ -149,21 +153,16 @@ class PragAgent:
         if self.experiences is None:
             return
         found = self.experiences.retrieve(self.goal, scene, self.visibility)
-        # Keep the example block (and the prompt prefix the backend has cached) while the
-        # top-K set is the same; only a new set of episodes rewrites it.
-        if {e.hit.episode_id for e in found} != {e.hit.episode_id for e in self.retrieved}:
-            self.retrieved = found
+        self.retrieved = stable_top(self.retrieved, found, lambda e: e.hit.episode_id)
 
     def _retrieve_corrections(self, scene: str) -> None:
         if self.corrections is None:
             return
         found = self.corrections.retrieve(self.instructions, scene)
-        # As for experiences: the same set keeps its block, and the backend its cached prefix.
-        if {h.correction.id for h in found} != {h.correction.id for h in self.corrected}:
-            self.corrected = found
-            self.shown_corrections += [
-                i for i in (h.correction.id for h in found) if i is not None and i not in self.shown_corrections
-            ]
+        self.corrected = stable_top(self.corrected, found, lambda h: h.correction.id)
+        self.shown_corrections += [
+            i for i in (h.correction.id for h in self.corrected) if i is not None and i not in self.shown_corrections
+        ]
 
     def _heard(self) -> list[str]:
         if not self.utterances:
@@ -185,17 +184,20 @@ class PragAgent:
         fresh = [a[len("go to ") :] for a in allowed if a.startswith("go to ") and a not in visited]
         return [f"Note: not visited yet: {', '.join(fresh)}."] if fresh and len(fresh) < len([a for a in allowed if a.startswith("go to ")]) else []
 
-    def _goal_objects_seen(self) -> list[str]:
-        """Where things the goal names were last seen: small models walk past them otherwise."""
+    def _goal_objects_seen(self, observation: Observation) -> list[str]:
+        """Where things the goal names were last seen: small models walk past them otherwise.
+        What the agent holds is no longer where it was seen, so it is left out."""
         goal_words = set(re.findall(r"[a-z]+", self.goal.lower()))
+        held = {obj for subject, relation, obj in observation.scene_triples if (subject, relation) == ("agent", "holds")}
         seen: dict[str, str] = {}
         place = ""
         for action, observation in self.history[1:]:  # the reset text lists places, not finds
             if action.startswith("go to "):
                 place = action[len("go to ") :]
             for name, number in re.findall(r"\b([a-z]+) (\d+)\b", observation.lower()):
-                if name in goal_words and place and f"{name} {number}" != place:
-                    seen[f"{name} {number}"] = place
+                thing = f"{name} {number}"
+                if name in goal_words and place and thing != place and thing not in held:
+                    seen[thing] = place
         return [f"Note: seen so far: {', '.join(f'{obj} at {where}' for obj, where in seen.items())}."] if seen else []
 
     def _choose(self, prompt: list[Message], allowed: list[str], thought: str) -> Decision:
@@ -226,6 +228,21 @@ class PragAgent:
         )
         self.usage.add(completion)
         return completion.text
+
+
+def stable_top(shown: list[T], found: list[T], key: Callable[[T], object]) -> list[T]:
+    """The new top set laid out to change the prompt (and the backend's cached prefix) least.
+
+    The same set keeps its block exactly as shown. Otherwise what stays keeps its place and
+    text, first, and what is new follows in rank order: one new episode re-costs only the
+    tokens after it, not the whole block.
+    """
+    found_keys = [key(item) for item in found]
+    if set(found_keys) == {key(item) for item in shown}:
+        return shown
+    kept = [item for item in shown if key(item) in found_keys]
+    kept_keys = {key(item) for item in kept}
+    return kept + [item for item in found if key(item) not in kept_keys]
 
 
 def _with_instruction(prompt: list[Message], instruction: str) -> list[Message]:

@@ -17,15 +17,18 @@ best step of an episode under this one inner product is its prag score, so the t
 the top episodes. The codes (96 bytes a step at 384-d) propose `ann_candidates` steps, which
 are rescored exactly from the matrices; the answer is approximate only in which episodes make
 the pool (recall@5 against exact search is in the benchmark), never in the scores it returns.
+The codes are split into one shard per core, scanned and rescored in parallel.
 Goal mode, small visible sets (under `ann_min_episodes`) and very selective visibility use
 exact search, so the stores of ordinary runs are always searched exactly.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 import numpy as np
 
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
 
 Mode = Literal["prag", "goal", "none"]
 MODES: tuple[str, ...] = ("prag", "goal", "none")
+_T = TypeVar("_T")
 
 
 def check_mode(mode: str) -> Mode:
@@ -79,13 +83,20 @@ class ExperienceIndex:
     """Goal vectors of episodes and scene vectors of their steps, held in memory."""
 
     def __init__(
-        self, dim: int = 384, *, ann: bool = True, ann_min_episodes: int = 2_000, ann_candidates: int = 6_000
+        self,
+        dim: int = 384,
+        *,
+        ann: bool = True,
+        ann_min_episodes: int = 2_000,
+        ann_candidates: int = 6_000,
+        ann_shards: int | None = None,
     ) -> None:
         self.dim = dim
         self.ann = ann
         # Below ~2k visible episodes exact search takes a few ms and beats the candidate pass.
         self.ann_min_episodes = ann_min_episodes
         self.ann_candidates = ann_candidates
+        self.ann_shards = ann_shards  # None: one per core, up to _StepCodes.MAX_SHARDS
         self.last_id = 0
         self.ids = np.zeros(0, dtype=np.int64)
         self.rounds = np.zeros(0, dtype=np.int32)
@@ -115,8 +126,9 @@ class ExperienceIndex:
         ann: bool = True,
         ann_min_episodes: int = 2_000,
         ann_candidates: int = 6_000,
+        ann_shards: int | None = None,
     ) -> "ExperienceIndex":
-        index = cls(ann=ann, ann_min_episodes=ann_min_episodes, ann_candidates=ann_candidates)
+        index = cls(ann=ann, ann_min_episodes=ann_min_episodes, ann_candidates=ann_candidates, ann_shards=ann_shards)
         index.refresh(store, cache)
         return index
 
@@ -181,11 +193,11 @@ class ExperienceIndex:
         if self._ann is None:
             if len(self._step_episode) < _StepCodes.MIN_TRAINING_STEPS:
                 return  # too few steps to learn codebooks from; queries stay exact until then
-            self._ann = _StepCodes(2 * self.dim, self._step_vectors(self._sample_steps()))
+            self._ann = _StepCodes(2 * self.dim, self._step_vectors(self._sample_steps()), self.ann_shards)
             first_new_episode = 0
         first_step = int(self.step_start[first_new_episode])
         for lo in range(first_step, len(self._step_episode), 100_000):  # bounded copies
-            self._ann.add(self._step_vectors(np.arange(lo, min(lo + 100_000, len(self._step_episode)))))
+            self._ann.add(self._step_vectors(np.arange(lo, min(lo + 100_000, len(self._step_episode)))), lo)
 
     def _sample_steps(self) -> np.ndarray:
         n = len(self._step_episode)
@@ -267,16 +279,20 @@ class ExperienceIndex:
         pool = int(self.ann_candidates * self.size / n_visible)
         if pool > len(self._step_episode) // 4:
             return None
-        steps = self._ann.search(np.concatenate([goal_vector, scene_vector]), pool)
-        steps = steps[mask[self._step_episode[steps]]]
-        episodes = self._step_episode[steps]
-        # Small products: BLAS threads only fight faiss's for the cores (15 ms against 40 at 100k).
-        with self._ann.blas.limit(limits=1, user_api="blas"):
-            sims = self.goals[episodes] @ goal_vector + self.scenes[self.step_vec[steps]] @ scene_vector
-        # Episodes ranked by their best proposed step; the first few get their full exact score.
-        order = np.argsort(-sims, kind="stable")
-        ranked, first = np.unique(episodes[order], return_index=True)
-        shortlist = ranked[np.argsort(first)][: 4 * k]
+
+        def rescore(steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # on a shard's thread
+            steps = steps[mask[self._step_episode[steps]]]
+            episodes = self._step_episode[steps]
+            sims = _dots(self.goals, goal_vector, episodes) + _dots(self.scenes, scene_vector, self.step_vec[steps])
+            return _best_episodes(episodes, sims, 4 * k)
+
+        # Each shard names its best few episodes by their best proposed step (an episode among the
+        # first 4k overall is among the first 4k of the shard holding that step); those few get
+        # their full exact score.
+        parts = self._ann.search(np.concatenate([goal_vector, scene_vector]), pool, rescore)
+        shortlist, _ = _best_episodes(
+            np.concatenate([episodes for episodes, _ in parts]), np.concatenate([sims for _, sims in parts]), 4 * k
+        )
         if len(shortlist) < k:
             return None
         goal_scores, scene_scores = self._score(shortlist, goal_vector, scene_vector)
@@ -326,34 +342,92 @@ class _StepCodes:
     Four dimensions per 4-bit sub-quantiser: 96 bytes a step for 384-d vectors; on random
     vectors (the hard case) recall@5 0.96 with 6000 candidates at 100k episodes x 20 steps.
     Two dimensions (192 bytes) reached recall 1.0 with 1500 candidates but the longer scan
-    made it ~3x slower; eight (48 bytes) needed 20000 candidates for 0.8.
+    made it ~3x slower; eight (48 bytes) needed 20000 candidates for 0.8. Fast scan's 8-bit
+    lookup tables cost nothing measurable: ranked by float PQ distances instead, 99% of a
+    3000-candidate pool is the same.
+
+    A query scans every code and faiss parallelises fast scan over queries only, so the codes
+    are split into one shard per core, step row r in shard r mod n, each scanned on its own
+    thread (faiss releases the GIL), which also rescores its share of the candidates.
     """
 
     DIMS_PER_CODE = 4
     TRAINING_STEPS = 20_000  # faiss uses at most 256 points per centroid (16 here) anyway
     MIN_TRAINING_STEPS = 1_000
+    MAX_SHARDS = 4
 
-    def __init__(self, dim: int, training: np.ndarray) -> None:
+    def __init__(self, dim: int, training: np.ndarray, shards: int | None = None) -> None:
         import faiss
-        from threadpoolctl import ThreadpoolController
 
-        self.blas = ThreadpoolController()
-        self.index = faiss.IndexPQFastScan(dim, dim // self.DIMS_PER_CODE, 4, faiss.METRIC_INNER_PRODUCT)
+        codes = faiss.IndexPQFastScan(dim, dim // self.DIMS_PER_CODE, 4, faiss.METRIC_INNER_PRODUCT)
         with _one_thread():
-            self.index.train(np.ascontiguousarray(training, dtype=np.float32))
+            codes.train(np.ascontiguousarray(training, dtype=np.float32))
+        n = shards or min(self.MAX_SHARDS, os.cpu_count() or 1)
+        self.shards = [faiss.clone_index(codes) for _ in range(n)]
+        # One OpenMP thread per worker: a single query gives a team nothing to share.
+        self._workers = ThreadPoolExecutor(
+            n, thread_name_prefix="prag-codes", initializer=faiss.omp_set_num_threads, initargs=(1,)
+        )
 
-    def add(self, vectors: np.ndarray) -> None:
+    def add(self, vectors: np.ndarray, first_row: int) -> None:
+        """Codes of step rows first_row, first_row + 1, ... (rows are added in order, once each)."""
+        n = len(self.shards)
         with _one_thread():
-            self.index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+            for s, shard in enumerate(self.shards):
+                assert shard.ntotal == (first_row - s + n - 1) // n, "step rows must be added in order"
+                shard.add(np.ascontiguousarray(vectors[(s - first_row) % n :: n], dtype=np.float32))
 
-    def search(self, vector: np.ndarray, count: int) -> np.ndarray:
-        """Rows of (about) the `count` steps with the highest inner product with `vector`."""
-        _, rows = self.index.search(np.ascontiguousarray(vector[None, :], dtype=np.float32), count)
-        return rows[0][rows[0] >= 0]
+    def search(self, vector: np.ndarray, count: int, then: Callable[[np.ndarray], _T]) -> list[_T]:
+        """`then(rows)` of each shard's share of the `count` steps with the highest inner product
+        with `vector`, run on the shard's thread; results in shard order."""
+        query = np.ascontiguousarray(vector[None, :], dtype=np.float32)
+        n = len(self.shards)
+
+        def scan(s: int) -> _T:
+            _, local = self.shards[s].search(query, -(-count // n))
+            return then(local[0][local[0] >= 0] * n + s)
+
+        return list(self._workers.map(scan, range(n)))
+
+    @property
+    def ntotal(self) -> int:
+        return sum(int(shard.ntotal) for shard in self.shards)
 
     @property
     def nbytes(self) -> int:
-        return int(self.index.ntotal) * int(self.index.code_size)
+        return self.ntotal * int(self.shards[0].code_size)
+
+
+def _best_episodes(episodes: np.ndarray, sims: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The `count` episodes whose best listed step has the highest sim, best first, with that sim
+    (ties: the step listed first). `episodes[i]` is the episode of the step of `sims[i]`."""
+    m = min(len(sims), 32 * count)  # the best few hundred steps nearly always name enough episodes
+    while True:
+        # The m best steps and any tied with the m-th, so that ties break as in a full sort.
+        top = np.flatnonzero(sims >= -np.partition(-sims, m - 1)[m - 1]) if m else np.arange(0)
+        top = top[np.lexsort((top, -sims[top]))]
+        _, first = np.unique(episodes[top], return_index=True)  # an episode's first step is its best
+        if len(first) >= count or m == len(sims):
+            best = top[np.sort(first)[:count]]
+            return episodes[best], sims[best]
+        m = len(sims)  # a few long episodes of near-identical steps fill the top: rank them all
+
+
+def _dots(matrix: np.ndarray, vector: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """matrix[rows] @ vector, reading the rows in place (numpy copies them out first: 2x slower).
+
+    Call it on a thread whose OpenMP is set to one thread (faiss would start a team for one vector)."""
+    import faiss
+
+    assert matrix.dtype == np.float32 and matrix.flags.c_contiguous
+    out = np.empty(len(rows), dtype=np.float32)
+    vector = np.ascontiguousarray(vector, dtype=np.float32)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    faiss.fvec_inner_products_by_idx(
+        faiss.swig_ptr(out), faiss.swig_ptr(vector), faiss.swig_ptr(matrix), faiss.swig_ptr(rows),
+        matrix.shape[1], 1, len(rows),
+    )
+    return out
 
 
 @contextmanager

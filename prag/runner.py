@@ -52,7 +52,9 @@ class RunConfig:
     embedding_model: str = "all-MiniLM-L6-v2"
     limit: int | None = None  # play only the first N tasks of each set (smoke tests)
     corrections: bool = True  # the corrections layer (transcripts corrected by a person) in prompts
-    corrections_k: int = 2  # corrections shown per prompt, ahead of the k episodes
+    # Corrections shown per prompt, ahead of the k episodes. One: a second slot mostly held
+    # another task type's transcript and changed with the scene, re-costing the prompt each time.
+    corrections_k: int = 1
     prior: bool = True  # the shipped human-written transcripts, as the first corrections
 
     def check(self) -> None:

@@ -172,7 +172,7 @@ def test_a_twenty_receptacle_room_is_won_by_its_plan(tmp_path: Path) -> None:
         ({"tasks_per_type": 0}, "tasks_per_type must be an integer from 1"),
         ({"task_types": ["pick_and_place"]}, "must name each type once, from: pick_and_place_simple"),
         ({"task_types": []}, "non-empty list"),
-        ({"difficulty": "trivial"}, "difficulty must be one of easy, medium, hard"),
+        ({"difficulty": "trivial"}, "difficulty must be one of tiny, easy, medium, hard"),
         ({"min_receptacles": 9, "max_receptacles": 5}, r"min_receptacles \(9\) is above max_receptacles \(5\)"),
         ({"max_receptacles": 50}, "max_receptacles must be an integer from 2 to 20"),
         ({"distractors": True}, "distractors must be an integer"),

@@ -139,7 +139,7 @@ def test_approximate_search_agrees_with_exact_search(tmp_path):
         fill(store, rng, [("r1", i % 4, 5) for i in range(1500)])
         cache = EmbeddingCache(store, RefusingEncoder(dim=DIM))
         index = ExperienceIndex.from_store(store, cache, ann=True, ann_min_episodes=1000, ann_candidates=400)
-        assert index._ann is not None and index._ann.index.ntotal == 1500 * 5
+        assert index._ann is not None and index._ann.ntotal == 1500 * 5
         searches = []
         search = index._ann.search
         index._ann.search = lambda *a: searches.append(a) or search(*a)  # count, to see the codes used
@@ -159,4 +159,4 @@ def test_approximate_search_agrees_with_exact_search(tmp_path):
         # Episodes added later get codes too.
         fill(store, rng, [("r2", 0, 3)])
         index.refresh(store, cache)
-        assert index._ann.index.ntotal == 1500 * 5 + 3
+        assert index._ann.ntotal == 1500 * 5 + 3

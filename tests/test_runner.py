@@ -244,3 +244,28 @@ def test_the_agent_notes_where_goal_objects_were_seen():
     agent.observe("go to cabinet 1", Observation(start.goal, "The cabinet 1 is closed.", [], [], ""))
     agent.act(start)
     assert "Note: seen so far: newspaper 1 at shelf 1." in agent.llm.calls[0]["messages"][-1]["content"]
+
+
+def test_the_goal_object_note_leaves_out_what_the_agent_holds():
+    from prag.envs.base import Observation
+
+    agent = PragAgent(ScriptedLLM(["go to ottoman 1"]), None, Visibility(), AgentConfig(think=False))
+    start = Observation("put some newspaper on ottoman.", "You see a ottoman 1, and a shelf 1.", ["go to ottoman 1"], [], "")
+    agent.reset(start)
+    agent.observe("go to shelf 1", Observation(start.goal, "On the shelf 1, you see a newspaper 1.", [], [], ""))
+    holding = Observation(start.goal, "You pick up the newspaper 1 from the shelf 1.", ["go to ottoman 1"],
+                          [("agent", "holds", "newspaper 1")], "agent holds newspaper 1")
+    agent.observe("take newspaper 1 from shelf 1", holding)
+    agent.act(holding)
+    assert "seen so far" not in agent.llm.calls[0]["messages"][-1]["content"]
+
+
+def test_a_changed_top_set_keeps_what_stays_in_place_so_the_cached_prefix_survives():
+    from prag.agent import stable_top
+
+    shown = [("a", "as shown"), ("b", "as shown"), ("c", "as shown")]
+    same_set = [("c", "new text"), ("a", "new text"), ("b", "new text")]
+    assert stable_top(shown, same_set, lambda item: item[0]) is shown
+    # b drops out, d comes in at rank 1: a and c keep their places and text, d goes last.
+    changed = [("d", "new"), ("c", "new"), ("a", "new")]
+    assert stable_top(shown, changed, lambda item: item[0]) == [("a", "as shown"), ("c", "as shown"), ("d", "new")]

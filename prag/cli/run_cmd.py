@@ -40,7 +40,7 @@ def run(
     limit: Annotated[Optional[int], typer.Option("--limit", help="Play only the first N tasks of the set.")] = None,
     resume: Annotated[Optional[str], typer.Option("--resume", help="Continue this interrupted run (other options are taken from it).")] = None,
     corrections: Annotated[bool, typer.Option("--corrections/--no-corrections", help="Put transcripts corrected by a person first in the prompt.")] = True,
-    corrections_k: Annotated[int, typer.Option("--corrections-k", help="Corrections retrieved into the prompt, ahead of the K episodes.")] = 2,
+    corrections_k: Annotated[int, typer.Option("--corrections-k", help="Corrections retrieved into the prompt, ahead of the K episodes.")] = 1,
     prior: Annotated[bool, typer.Option("--prior/--no-prior", help="Use the human-written transcripts shipped with prag as the first corrections.")] = True,
 ) -> None:
     """Run P-RAG's progressive rounds: round r retrieves the episodes of rounds < r."""

@@ -10,7 +10,7 @@ into `cache_dir()/alfworld-gen/<hash of params>` and reused after.
     seed = 0
     tasks_per_type = 2
     task_types = ["pick_and_place_simple", ...]   # default: all six
-    difficulty = "easy"                           # easy | medium | hard
+    difficulty = "easy"                           # tiny | easy | medium | hard
     min_receptacles = 4                           # each overrides the difficulty's value
     max_receptacles = 6
     distractors = 2
@@ -40,6 +40,8 @@ MAX_RECEPTACLES = 20
 MAX_DISTRACTORS = 30
 
 DIFFICULTIES: dict[str, RoomSize] = {
+    # Rooms of little more than the receptacles the task needs: where a 1.5B local model wins some.
+    "tiny": RoomSize(min_receptacles=2, max_receptacles=4, distractors=1),
     "easy": RoomSize(min_receptacles=4, max_receptacles=6, distractors=2),
     "medium": RoomSize(min_receptacles=8, max_receptacles=12, distractors=5),
     "hard": RoomSize(min_receptacles=14, max_receptacles=20, distractors=10),

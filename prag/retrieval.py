@@ -364,6 +364,7 @@ class _StepCodes:
             codes.train(np.ascontiguousarray(training, dtype=np.float32))
         n = shards or min(self.MAX_SHARDS, os.cpu_count() or 1)
         self.shards = [faiss.clone_index(codes) for _ in range(n)]
+        self.code_size = int(codes.sa_code_size())
         # One OpenMP thread per worker: a single query gives a team nothing to share.
         self._workers = ThreadPoolExecutor(
             n, thread_name_prefix="prag-codes", initializer=faiss.omp_set_num_threads, initargs=(1,)
@@ -395,7 +396,7 @@ class _StepCodes:
 
     @property
     def nbytes(self) -> int:
-        return self.ntotal * int(self.shards[0].code_size)
+        return self.ntotal * self.code_size
 
 
 def _best_episodes(episodes: np.ndarray, sims: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -423,7 +424,7 @@ def _dots(matrix: np.ndarray, vector: np.ndarray, rows: np.ndarray) -> np.ndarra
     out = np.empty(len(rows), dtype=np.float32)
     vector = np.ascontiguousarray(vector, dtype=np.float32)
     rows = np.ascontiguousarray(rows, dtype=np.int64)
-    faiss.fvec_inner_products_by_idx(
+    faiss.fvec_inner_products_by_idx(  # type: ignore[attr-defined]  # missing from faiss's stubs
         faiss.swig_ptr(out), faiss.swig_ptr(vector), faiss.swig_ptr(matrix), faiss.swig_ptr(rows),
         matrix.shape[1], 1, len(rows),
     )

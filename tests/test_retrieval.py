@@ -133,30 +133,139 @@ def test_ties_are_broken_by_the_older_episode(tmp_path):
         assert [h.episode_id for h in hits] == [1, 2, 3]
 
 
-def test_approximate_search_agrees_with_exact_search(tmp_path):
+# --- the approximate path (PQ codes in shards, exact rescoring) ---------------------------------
+
+TWIN_GOAL, TWIN_SCENE = np.eye(DIM, dtype=np.float32)[0], np.eye(DIM, dtype=np.float32)[1]
+
+
+def add_twins(store: Store, run_id: str, round_: int, names: list[str]) -> None:
+    """Episodes whose goal and every scene have the same vectors: exactly tied for a query of them."""
+    for name in names:
+        record = episode(run_id, round_, name, goal=f"goal {name}", scenes=tuple(f"scene {name}.{t}" for t in range(5)))
+        store.add_vectors("random-unit", {text_hash(record.goal): TWIN_GOAL} | {
+            text_hash(step.scene): TWIN_SCENE for step in record.steps})
+        store.add_episode(record)
+
+
+@pytest.fixture(scope="module")
+def large(tmp_path_factory):
+    """1803 episodes of 5 steps: run r1 (rounds 0-3, three exact twins in round 3) and run "old";
+    codes in 3 shards, used from 1000 visible episodes with 400 candidates."""
     rng = np.random.default_rng(3)
+    with Store(tmp_path_factory.mktemp("ann") / "s.db") as store:
+        fill(store, rng, [("r1", i % 4, 5) for i in range(1500)] + [("old", 0, 5)] * 300)
+        add_twins(store, "r1", 3, ["twin-a", "twin-b", "twin-c"])  # rows 9000, 9005, 9010: one per shard
+        index = ExperienceIndex.from_store(
+            store, EmbeddingCache(store, RefusingEncoder(dim=DIM)),
+            ann=True, ann_min_episodes=1000, ann_candidates=400, ann_shards=3,
+        )
+    assert index._ann is not None and index._ann.ntotal == 1803 * 5
+    return index
+
+
+def counting_searches(index, monkeypatch) -> list:
+    searches = []
+    search = index._ann.search
+    monkeypatch.setattr(index._ann, "search", lambda *a: searches.append(a) or search(*a))
+    return searches
+
+
+def test_approximate_search_agrees_with_exact_search(large, monkeypatch):
+    rng = np.random.default_rng(5)
+    searches = counting_searches(large, monkeypatch)
+    overlap = []
+    for _ in range(20):
+        q = unit(rng, DIM), unit(rng, DIM)
+        approx = large.query(*q, k=5)
+        exact = {h.episode_id: h for h in large.query(*q, k=5, exact=True)}
+        overlap.append(len({h.episode_id for h in approx} & exact.keys()) / 5)
+        for hit in approx:  # whatever the pool, the scores and best steps returned are exact
+            if hit.episode_id in exact:
+                assert hit.score == pytest.approx(exact[hit.episode_id].score, abs=1e-6)
+                assert hit.best_step == exact[hit.episode_id].best_step
+    assert np.mean(overlap) >= 0.95 and len(searches) == 20
+
+
+def test_approximate_ties_go_to_the_older_episode(large, monkeypatch):
+    searches = counting_searches(large, monkeypatch)
+    hits = large.query(TWIN_GOAL, TWIN_SCENE, k=5)
+    exact = large.query(TWIN_GOAL, TWIN_SCENE, k=5, exact=True)
+    assert len(searches) == 1
+    assert [h.task_id for h in hits[:3]] == ["twin-a", "twin-b", "twin-c"]  # spread over the shards
+    assert [h.episode_id for h in hits[:3]] == [h.episode_id for h in exact[:3]]
+    assert [h.score for h in hits[:3]] == pytest.approx([2.0] * 3) and {h.best_step for h in hits[:3]} == {0}
+
+
+def test_approximate_search_respects_visibility(large, monkeypatch):
+    rng = np.random.default_rng(6)
+    searches = counting_searches(large, monkeypatch)
+    visibility = Visibility("r1", before_round=2, include_runs=("old",))  # 1050 visible episodes
+
+    def visible(hit):
+        return hit.run_id == "old" or (hit.run_id == "r1" and hit.round < 2)
+
+    # The twins (round 3) would top this query: hidden, they must not appear.
+    hits = large.query(TWIN_GOAL, TWIN_SCENE, k=5, visibility=visibility)
+    assert len(hits) == 5 and all(visible(h) for h in hits)
+    assert not any(h.task_id.startswith("twin") for h in hits)
+    overlap = []
+    for _ in range(20):
+        q = unit(rng, DIM), unit(rng, DIM)
+        approx = large.query(*q, k=5, visibility=visibility)
+        assert len(approx) == 5 and all(visible(h) for h in approx)
+        exact = large.query(*q, k=5, visibility=visibility, exact=True)
+        overlap.append(len({h.episode_id for h in approx} & {h.episode_id for h in exact}) / 5)
+    assert np.mean(overlap) >= 0.95 and len(searches) == 21
+    # Too few visible episodes: exact search, no codes.
+    assert large.query(TWIN_GOAL, TWIN_SCENE, k=5, visibility=Visibility("r1", before_round=1)) and len(searches) == 21
+
+
+def test_codes_of_later_episodes_are_searched(tmp_path, monkeypatch):
+    rng = np.random.default_rng(7)
     with Store(tmp_path / "s.db") as store:
-        fill(store, rng, [("r1", i % 4, 5) for i in range(1500)])
+        fill(store, rng, [("r1", 0, 5)] * 210)
         cache = EmbeddingCache(store, RefusingEncoder(dim=DIM))
-        index = ExperienceIndex.from_store(store, cache, ann=True, ann_min_episodes=1000, ann_candidates=400)
-        assert index._ann is not None and index._ann.ntotal == 1500 * 5
-        searches = []
-        search = index._ann.search
-        index._ann.search = lambda *a: searches.append(a) or search(*a)  # count, to see the codes used
-        overlap = []
-        for _ in range(20):
-            q = unit(rng, DIM), unit(rng, DIM)
-            approx = index.query(*q, k=5)
-            exact = {h.episode_id: h for h in index.query(*q, k=5, exact=True)}
-            overlap.append(len({h.episode_id for h in approx} & exact.keys()) / 5)
-            for hit in approx:  # whatever the pool, the scores returned are exact
-                if hit.episode_id in exact:
-                    assert hit.score == pytest.approx(exact[hit.episode_id].score, abs=1e-6)
-        assert np.mean(overlap) >= 0.95 and len(searches) == 20
-        # Visibility still holds on the approximate path (1125 visible episodes, above the minimum).
-        visible = index.query(*q, k=5, visibility=Visibility("r1", before_round=3))
-        assert all(h.round < 3 for h in visible) and len(visible) == 5 and len(searches) == 21
-        # Episodes added later get codes too.
-        fill(store, rng, [("r2", 0, 3)])
+        index = ExperienceIndex.from_store(store, cache, ann=True, ann_min_episodes=100, ann_candidates=100, ann_shards=2)
+        assert index._ann is not None and index._ann.ntotal == 1050
+        fill(store, rng, [("r2", 0, 3)])  # odd batches shift which shard takes the next row
+        add_twins(store, "r2", 0, ["late"])
         index.refresh(store, cache)
-        assert index._ann.ntotal == 1500 * 5 + 3
+        assert index._ann.ntotal == 1050 + 3 + 5
+        searches = counting_searches(index, monkeypatch)
+        hits = index.query(TWIN_GOAL, TWIN_SCENE, k=3)
+        assert len(searches) == 1 and hits[0].task_id == "late" and hits[0].score == pytest.approx(2.0)
+
+
+def test_step_codes_keep_rows_in_order_across_shards():
+    rng = np.random.default_rng(8)
+    vectors = rng.standard_normal((1100, 16)).astype(np.float32)
+    codes = retrieval._StepCodes(16, vectors, shards=3)
+    first = 0
+    for n in (5, 1, 700, 0, 394):  # uneven batches: row r always goes to shard r mod 3
+        codes.add(vectors[first:first + n], first)
+        first += n
+    assert codes.ntotal == 1100 and codes.nbytes == 1100 * 4 * 4 // 8
+    pq = codes.shards[0].pq  # every shard has the same codebooks
+    decoded = pq.decode(pq.compute_codes(vectors))
+    for s, shard in enumerate(codes.shards):
+        assert np.allclose(shard.reconstruct_n(0, shard.ntotal), decoded[s::3])
+    rows = codes.search(vectors[0], 1100, lambda rows: rows)
+    assert sorted(np.concatenate(rows).tolist()) == list(range(1100))
+    with pytest.raises(AssertionError, match="in order"):
+        codes.add(vectors[:2], 5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(st.integers(0, 30), st.integers(0, 8)), max_size=800),
+    count=st.integers(1, 25),
+)
+def test_best_episodes_equals_a_full_sort(pairs, count):
+    """The shortlist helper ranks episodes as a stable full sort of their steps would, ties included."""
+    episodes = np.array([e for e, _ in pairs], dtype=np.int64)
+    sims = np.array([s for _, s in pairs], dtype=np.float32) / 8
+    order = np.argsort(-sims, kind="stable")
+    expected = list(dict.fromkeys(episodes[order].tolist()))[:count]
+    got, best = retrieval._best_episodes(episodes, sims, count)
+    assert got.tolist() == expected
+    assert best.tolist() == [float(sims[episodes == e].max()) for e in expected]

@@ -37,6 +37,7 @@ class AgentConfig:
     constrained: bool = True  # give the admissible set as choices when the backend enforces them
     max_reasks: int = 2
     loop_limit: int = 3  # same action, same observation this often: the action is banned
+    keep_margin: float = 0.25  # a shown example is replaced only by one scoring this much higher
     thought_tokens: int = 48
     action_tokens: int = 24
     limits: PromptLimits = field(default_factory=PromptLimits)
@@ -103,6 +104,7 @@ class PragAgent:
         self.outcomes: Counter[tuple[str, str]] = Counter()
         self.retrieved: list[Experience] = []
         self.corrected: list[CorrectionHit] = []
+        self._corrections_for = 0  # how many instructions the shown corrections were retrieved for
         self.shown_corrections: list[int] = []  # every correction that was in a prompt, in order
         self.utterances: list[tuple[int, str]] = []  # (index in history it followed, text)
         self.thoughts: list[str] = []
@@ -152,14 +154,25 @@ class PragAgent:
     def _retrieve(self, scene: str) -> None:
         if self.experiences is None:
             return
-        found = self.experiences.retrieve(self.goal, scene, self.visibility)
-        self.retrieved = stable_top(self.retrieved, found, lambda e: e.hit.episode_id)
+        k = self.experiences.k
+        ranked = self.experiences.retrieve(self.goal, scene, self.visibility, k=2 * k)
+        self.retrieved = stable_top(
+            self.retrieved, ranked, k, lambda e: e.hit.episode_id, lambda e: e.hit.score, self.config.keep_margin
+        )
 
     def _retrieve_corrections(self, scene: str) -> None:
-        if self.corrections is None:
+        """Corrections match what the person asked: they are retrieved again when the
+        instructions change (the goal, then each utterance), with the scene graph of that moment.
+        Re-ranking them by every step's scene graph swapped near-equal transcripts back and
+        forth, and each swap re-costs the whole prompt after the block."""
+        if self.corrections is None or self._corrections_for == len(self.instructions):
             return
-        found = self.corrections.retrieve(self.instructions, scene)
-        self.corrected = stable_top(self.corrected, found, lambda h: h.correction.id)
+        self._corrections_for = len(self.instructions)
+        k = self.corrections.k
+        ranked = self.corrections.retrieve(self.instructions, scene, k=2 * k)
+        self.corrected = stable_top(
+            self.corrected, ranked, k, lambda h: h.correction.id, lambda h: h.score, self.config.keep_margin
+        )
         self.shown_corrections += [
             i for i in (h.correction.id for h in self.corrected) if i is not None and i not in self.shown_corrections
         ]
@@ -230,19 +243,25 @@ class PragAgent:
         return completion.text
 
 
-def stable_top(shown: list[T], found: list[T], key: Callable[[T], object]) -> list[T]:
-    """The new top set laid out to change the prompt (and the backend's cached prefix) least.
+def stable_top(
+    shown: list[T], ranked: list[T], k: int, key: Callable[[T], object], score: Callable[[T], float], margin: float
+) -> list[T]:
+    """The top-k of `ranked` (best first, with their scores for the current query), laid out to
+    change the prompt, and the backend's cached prefix, as little as possible.
 
-    The same set keeps its block exactly as shown. Otherwise what stays keeps its place and
-    text, first, and what is new follows in rank order: one new episode re-costs only the
-    tokens after it, not the whole block.
+    A shown item stays, in its place and with its text, while it scores within `margin` of the
+    k-th best; only items that beat it by more take the freed places, in rank order after the
+    kept ones. Without this the block flipped between near-equal items as the scene changed,
+    and every flip re-costs the whole prompt after it.
     """
-    found_keys = [key(item) for item in found]
-    if set(found_keys) == {key(item) for item in shown}:
-        return shown
-    kept = [item for item in shown if key(item) in found_keys]
+    top = ranked[:k]
+    if not top:
+        return []
+    now = {key(item): score(item) for item in ranked}
+    floor = score(top[-1]) - margin
+    kept = [item for item in shown if now.get(key(item), float("-inf")) >= floor][:k]
     kept_keys = {key(item) for item in kept}
-    return kept + [item for item in found if key(item) not in kept_keys]
+    return kept + [item for item in top if key(item) not in kept_keys][: k - len(kept)]
 
 
 def _with_instruction(prompt: list[Message], instruction: str) -> list[Message]:

@@ -34,14 +34,16 @@ class ExperienceSource:
     def refresh(self) -> int:
         return self.index.refresh(self.store, self.cache) if self.mode != "none" else 0
 
-    def retrieve(self, goal: str, scene: str, visibility: Visibility) -> list[Experience]:
-        if self.mode == "none" or self.k <= 0:
+    def retrieve(self, goal: str, scene: str, visibility: Visibility, k: int | None = None) -> list[Experience]:
+        """The top `k` (default: the source's k) episodes, best first."""
+        k = self.k if k is None else k
+        if self.mode == "none" or k <= 0:
             return []
         vectors = self.cache.vectors([goal, scene] if self.mode == "prag" else [goal])
         hits = self.index.query(
             vectors[0],
             vectors[1] if self.mode == "prag" else None,
-            k=self.k,
+            k=k,
             mode=self.mode,
             visibility=visibility,
         )

@@ -260,12 +260,45 @@ def test_the_goal_object_note_leaves_out_what_the_agent_holds():
     assert "seen so far" not in agent.llm.calls[0]["messages"][-1]["content"]
 
 
-def test_a_changed_top_set_keeps_what_stays_in_place_so_the_cached_prefix_survives():
+def test_the_example_block_changes_only_for_clearly_better_examples():
     from prag.agent import stable_top
 
-    shown = [("a", "as shown"), ("b", "as shown"), ("c", "as shown")]
-    same_set = [("c", "new text"), ("a", "new text"), ("b", "new text")]
-    assert stable_top(shown, same_set, lambda item: item[0]) is shown
-    # b drops out, d comes in at rank 1: a and c keep their places and text, d goes last.
-    changed = [("d", "new"), ("c", "new"), ("a", "new")]
-    assert stable_top(shown, changed, lambda item: item[0]) == [("a", "as shown"), ("c", "as shown"), ("d", "new")]
+    def top(shown, ranked, k=2):
+        return stable_top(shown, ranked, k, lambda item: item[0], lambda item: item[1], 0.1)
+
+    shown = [("a", 1.50), ("b", 1.40)]
+    # c edges past b by less than the margin: the block (and its cached tokens) stays as shown.
+    assert top(shown, [("a", 1.52), ("c", 1.45), ("b", 1.38)]) == shown
+    # c beats b by more than the margin: b's place goes to c, a keeps its place and text.
+    assert top(shown, [("c", 1.70), ("a", 1.51), ("b", 1.20)]) == [("a", 1.50), ("c", 1.70)]
+    # A shown item no longer ranked at all is dropped; the first prompt takes the top k.
+    assert top(shown, [("d", 1.9), ("e", 1.8), ("a", 1.2)]) == [("d", 1.9), ("e", 1.8)]
+    assert top([], [("d", 1.9), ("e", 1.8), ("a", 1.2)]) == [("d", 1.9), ("e", 1.8)]
+
+
+def test_corrections_are_retrieved_again_only_when_the_person_says_something():
+    from prag.envs.base import Observation
+
+    class CountingCorrections:
+        """A stand-in corrections source that records the instructions it is asked about."""
+
+        k = 1
+
+        def __init__(self):
+            self.asked = []
+
+        def retrieve(self, instructions, scene, k=None):
+            self.asked.append(list(instructions))
+            return []
+
+    corrections = CountingCorrections()
+    agent = PragAgent(ScriptedLLM(["go to shelf 1"] * 4), None, Visibility(), AgentConfig(think=False), corrections=corrections)
+    start = Observation("put some newspaper on ottoman.", "You see a shelf 1.", ["go to shelf 1"], [], "at: middle of room")
+    agent.reset(start)
+    agent.act(start)
+    agent.observe("go to shelf 1", Observation(start.goal, "On the shelf 1, you see nothing.", [], [], "at: shelf 1"))
+    agent.act(start)
+    agent.hear("the newspaper is in the drawer")
+    agent.act(start)
+    agent.act(start)
+    assert corrections.asked == [[start.goal], [start.goal, "the newspaper is in the drawer"]]

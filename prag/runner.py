@@ -16,7 +16,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -56,6 +56,8 @@ class RunConfig:
     # another task type's transcript and changed with the scene, re-costing the prompt each time.
     corrections_k: int = 1
     prior: bool = True  # the shipped human-written transcripts, as the first corrections
+    # Start from this run's round 0 (copied), e.g. to compare retrieval modes from one round 0.
+    round0_from: str | None = None
 
     def check(self) -> None:
         check_mode(self.mode)
@@ -264,8 +266,37 @@ def start_run(store: Store, config: RunConfig, run_id: str | None = None) -> Run
         config=asdict(config),
         include_runs=list(config.include_runs),
     )
+    round0 = _round0_of(store, config) if config.round0_from else []
     store.add_run(run)
+    for episode in round0:
+        store.add_episode(replace(episode, run_id=run.id, id=None, extra={**episode.extra, "copied_from": episode.id}))
     return run
+
+
+# What round 0 depends on when it retrieves nothing of the agent's own: these must match for
+# another run's round 0 to stand for this run's (mode and k only matter from round 1 on).
+ROUND0_SETTINGS = ("spec", "llm", "max_steps", "seed", "think", "constrained", "embedding_model", "limit",
+                   "corrections", "corrections_k", "prior")
+
+
+def _round0_of(store: Store, config: RunConfig) -> list[EpisodeRecord]:
+    """The round-0 episodes of `config.round0_from`, checked to stand for a round 0 of `config`;
+    the new run gets copies of them and goes on from round 1."""
+    source = store.run(config.round0_from or "")
+    theirs = source.config
+    if config.train or theirs.get("train") or config.include_runs or theirs.get("include_runs"):
+        raise PragError("--round0-from works for self-iteration runs without --train or --include, "
+                        "whose round 0 retrieves nothing")
+    differ = [key for key in ROUND0_SETTINGS if theirs.get(key) != asdict(config)[key]]
+    if differ:
+        raise PragError(f"run {source.id} played round 0 with other settings ({', '.join(differ)}): "
+                        f"its round 0 cannot stand for this run's; give the same options")
+    episodes = [e for e in store.episodes(source.id) if e.round == 0 and e.source == "agent"]
+    expected = len(load_spec(config.spec).open().tasks()[: config.limit])
+    if len({e.task_id for e in episodes}) < expected:
+        raise PragError(f"run {source.id} has not finished round 0 ({len(episodes)} of {expected} tasks): "
+                        f"finish it first with `prag run --resume {source.id}`")
+    return episodes
 
 
 def resume_config(store: Store, run_id: str) -> tuple[RunRecord, RunConfig]:

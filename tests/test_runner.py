@@ -302,3 +302,28 @@ def test_corrections_are_retrieved_again_only_when_the_person_says_something():
     agent.act(start)
     agent.act(start)
     assert corrections.asked == [[start.goal], [start.goal, "the newspaper is in the drawer"]]
+
+
+def test_a_run_can_start_from_another_runs_round_0(tmp_path):
+    from prag.errors import PragError
+
+    spec = write_spec(tmp_path, "branch", ["throw_away_trash", "collect_toys"])
+    plans = plans_of(spec)
+    with Store(tmp_path / "s.db") as store:
+        first = make_runner(store, RunConfig(spec=spec, rounds=1, k=2, mode="prag", think=False), ScriptedLLM(plan_follower(plans)))
+        first.play()
+        llm = ScriptedLLM(plan_follower(plans))
+        branch = make_runner(store, RunConfig(spec=spec, rounds=2, k=2, mode="goal", think=False, round0_from=first.run.id), llm)
+        branch.play()
+        original = {e.task_id: e for e in store.episodes(first.run.id)}
+        episodes = list(store.episodes(branch.run.id))
+        assert [e.round for e in episodes] == [0, 0, 1, 1]
+        for copy in episodes[:2]:
+            assert copy.extra["copied_from"] == original[copy.task_id].id
+            assert [s.action for s in copy.steps] == [s.action for s in original[copy.task_id].steps]
+        # Round 0 was not played again, and round 1 retrieved the copies, not the originals.
+        assert len(llm.calls) == sum(e.n_actions for e in episodes[2:])
+        copies = {e.id for e in episodes[:2]}
+        assert all(set(e.extra["retrieved"]) <= copies for e in episodes[2:])
+        with pytest.raises(PragError, match="max_steps"):
+            start_run(store, RunConfig(spec=spec, rounds=2, mode="none", max_steps=3, round0_from=first.run.id))

@@ -42,6 +42,7 @@ def run(
     corrections: Annotated[bool, typer.Option("--corrections/--no-corrections", help="Put transcripts corrected by a person first in the prompt.")] = True,
     corrections_k: Annotated[int, typer.Option("--corrections-k", help="Corrections retrieved into the prompt, ahead of the K episodes.")] = 1,
     prior: Annotated[bool, typer.Option("--prior/--no-prior", help="Use the human-written transcripts shipped with prag as the first corrections.")] = True,
+    round0_from: Annotated[Optional[str], typer.Option("--round0-from", help="Start from this run's round 0 (same settings, another --mode or --k): compare modes from one round 0.")] = None,
 ) -> None:
     """Run P-RAG's progressive rounds: round r retrieves the episodes of rounds < r."""
     with Store(store_path) as store:
@@ -51,7 +52,7 @@ def run(
             config = RunConfig(
                 spec=spec, rounds=rounds, k=k, mode=mode, llm=llm, max_steps=max_steps, workers=workers,
                 seed=seed, train=train, include_runs=list(include or []), think=think, constrained=constrain,
-                limit=limit, corrections=corrections, corrections_k=corrections_k, prior=prior,
+                limit=limit, corrections=corrections, corrections_k=corrections_k, prior=prior, round0_from=round0_from,
             )
             run_record = start_run(store, config, name)
         log = RunLog(Path("runs") / run_record.id)

@@ -129,6 +129,7 @@ class PragAgent:
         hidden = self.config.hide_actions
         choices = [a for a in observation.admissible if not a.startswith(hidden)] or list(observation.admissible)
         warnings, banned = self._loops(choices)
+        banned |= self._undoing()
         allowed = [a for a in choices if a not in banned] or choices
         self.usage.banned_actions += len(choices) - len(allowed)
         prompt = messages(
@@ -190,6 +191,19 @@ class PragAgent:
             if count >= self.config.loop_limit:
                 banned.add(action)
         return warnings, banned
+
+    def _undoing(self) -> set[str]:
+        """The actions that would undo the last one: putting back what was just taken, closing
+        what was just opened. Never progress, and small models took them again and again."""
+        if len(self.history) < 2 or self.history[-1][0] is None:
+            return set()
+        last = self.history[-1][0]
+        taken = re.fullmatch(r"take (.+) from (.+)", last)
+        if taken:
+            thing, place = taken.groups()
+            return {f"move {thing} to {place}", f"put {thing} in/on {place}"}  # ALFWorld's two grammars
+        opened = re.fullmatch(r"open (.+)", last)
+        return {f"close {opened.group(1)}"} if opened else set()
 
     def _unvisited(self, allowed: list[str]) -> list[str]:
         """Places the agent could go to but has not been yet: the cue small models lack."""

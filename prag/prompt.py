@@ -21,8 +21,7 @@ SYSTEM = (
     "You are a household robot acting in a text world. Each turn you pick exactly one action "
     "from the list of admissible actions; nothing else can be done. Work towards the goal step by "
     "step: find the object, take it, change it if the goal asks (heat, cool, clean, use a lamp), "
-    "and put it where the goal says ('move X to Y' puts the X you hold in or on Y). Receptacles may "
-    "be closed: open them to see inside. "
+    "and put it where the goal says. Receptacles may be closed: open them to see inside. "
     "Do not repeat an action that changed nothing."
 )
 THINK = "Think in one short sentence about what to do next. Reply with the sentence only."

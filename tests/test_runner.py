@@ -327,3 +327,23 @@ def test_a_run_can_start_from_another_runs_round_0(tmp_path):
         assert all(set(e.extra["retrieved"]) <= copies for e in episodes[2:])
         with pytest.raises(PragError, match="max_steps"):
             start_run(store, RunConfig(spec=spec, rounds=2, mode="none", max_steps=3, round0_from=first.run.id))
+
+
+def offered(llm) -> str:
+    """The admissible actions the last prompt offered."""
+    return llm.calls[-1]["messages"][-1]["content"].split("Admissible actions: ")[1].split("\n")[0]
+
+
+def test_the_agent_is_not_offered_to_undo_its_last_action():
+    from prag.envs.base import Observation
+
+    llm = ScriptedLLM(["go to ottoman 1"] * 2)
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(think=False))
+    start = Observation("put some newspaper on ottoman.", "You see a ottoman 1, and a shelf 1.", [], [], "")
+    agent.reset(start)
+    agent.observe("take newspaper 1 from shelf 1", Observation(start.goal, "You pick up the newspaper 1 from the shelf 1.", [], [], ""))
+    agent.act(Observation(start.goal, "", ["go to ottoman 1", "move newspaper 1 to shelf 1", "take book 1 from shelf 1"], [], ""))
+    assert offered(llm) == "go to ottoman 1; take book 1 from shelf 1"
+    agent.observe("open drawer 1", Observation(start.goal, "You open the drawer 1.", [], [], ""))
+    agent.act(Observation(start.goal, "", ["close drawer 1", "go to ottoman 1"], [], ""))
+    assert offered(llm) == "go to ottoman 1"

@@ -12,6 +12,8 @@ episode: kept or discarded (why), verified, where the replay failed, seconds; th
 
 --examples loads the shipped prior transcripts into the store first (they are shown to the
 improvement model as an example of a good transcript); --dry works on a copy of the store.
+--person-edits: the scripted person writes the transcript themselves, as `prag correct --edit`
+lets a person do: the planner's plan, every action, replayed and stored like any edit.
 """
 from __future__ import annotations
 
@@ -34,19 +36,28 @@ from prag.learn import correct_episode
 from prag.llm import make_llm
 from prag.prior import load_prior
 from prag.store import Store
+from prag.transcripts import Entry, Transcript
 from prag.verify import episode_spec, open_task
 
 
-def scripted_feedback(spec_ref: str, task_id: str) -> str:
-    """The planner's plan, without the walking, said as one sentence."""
+def planner_plan(spec_ref: str, task_id: str) -> list[str]:
     _, _, env = open_task(spec_ref, task_id)
     try:
         observation = env.reset()
-        plan = getattr(env, "expert_plan", None) or observation.infos.get("policy_commands") or []
+        return list(getattr(env, "expert_plan", None) or observation.infos.get("policy_commands") or [])
     finally:
         env.close()
-    steps = [step for step in plan if not step.startswith("go to ")]
-    return "you have to " + ", then ".join(steps)
+
+
+def scripted_feedback(plan: list[str]) -> str:
+    """The planner's plan, without the walking, said as one sentence."""
+    return "you have to " + ", then ".join(step for step in plan if not step.startswith("go to "))
+
+
+def scripted_edit(goal: str, plan: list[str]) -> Transcript:
+    """The transcript a person who knows the room writes: the goal, then the plan's actions
+    (the replay fills in what happens)."""
+    return Transcript((Entry.utterance(goal),) + tuple(Entry.action(step, "") for step in plan))
 
 
 def main() -> None:
@@ -60,13 +71,14 @@ def main() -> None:
     parser.add_argument("--dry", action="store_true", help="work on a copy of the store")
     parser.add_argument("--max-tokens", type=int, default=1024)
     parser.add_argument("--attempts", type=int, default=1, help="tries per episode until a replay wins")
+    parser.add_argument("--person-edits", action="store_true", help="the person writes the transcript (the plan)")
     args = parser.parse_args()
 
     path = args.store
     if args.dry:
         path = Path(tempfile.mkdtemp(prefix="prag-corrections-")) / args.store.name
         shutil.copy(args.store, path)
-    llm = make_llm(args.improver)
+    llm = None if args.person_edits else make_llm(args.improver)
     encoder = Encoder()
     counts: Counter[str] = Counter()
     with Store(path, create=False) as store:
@@ -77,12 +89,14 @@ def main() -> None:
             failed = [e for i, e in enumerate(failed) if e.task_type not in types[:i]]
         if args.examples and failed:
             load_prior(store, cache, domain=domain_of(load_spec(episode_spec(store, failed[0])).env))
-        print(f"{len(failed)} failed episodes of {args.run}; improver {llm.name}")
+        author = "the person (edits)" if llm is None else f"improver {llm.name}"
+        print(f"{len(failed)} failed episodes of {args.run}; {author}")
         for episode in failed:
-            feedback = scripted_feedback(episode_spec(store, episode), episode.task_id)
+            plan = planner_plan(episode_spec(store, episode), episode.task_id)
             start = time.perf_counter()
             outcome = correct_episode(
-                store, episode.id, cache, feedback=feedback, llm=llm,
+                store, episode.id, cache, feedback=scripted_feedback(plan), llm=llm,
+                edited=scripted_edit(episode.goal, plan) if llm is None else None,
                 keep_unverified=lambda replay: args.keep_unverified, max_tokens=args.max_tokens,
                 attempts=args.attempts,
             )
@@ -97,7 +111,7 @@ def main() -> None:
             print(f"{episode.id:>5} {episode.task_id:<36} {kind:<14} {seconds:6.1f}s  {outcome.message}")
     total = sum(counts.values()) or 1
     print(
-        f"\nimprover {llm.name}: {counts['verified']}/{total} verified ({counts['verified'] / total:.0%}), "
+        f"\n{author}: {counts['verified']}/{total} verified ({counts['verified'] / total:.0%}), "
         f"{counts['replay failed']} replay failed, {counts['discarded']} discarded by the learning rules"
     )
 

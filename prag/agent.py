@@ -76,6 +76,8 @@ def normalise(answer: str) -> str:
     for prefix in ("Action:", "action:", ">"):
         if line.startswith(prefix):
             line = line[len(prefix) :]
+    # The prompt lists actions sharing a verb folded ("go to: a, b"); models answer in that form.
+    line = re.sub(r"^\s*(\w+(?: to)?):\s+", r"\1 ", line)
     return " ".join(line.strip().strip("`\"'").rstrip(".").split()).lower()
 
 

@@ -347,3 +347,13 @@ def test_the_agent_is_not_offered_to_undo_its_last_action():
     agent.observe("open drawer 1", Observation(start.goal, "You open the drawer 1.", [], [], ""))
     agent.act(Observation(start.goal, "", ["close drawer 1", "go to ottoman 1"], [], ""))
     assert offered(llm) == "go to ottoman 1"
+
+
+def test_answers_in_the_prompts_folded_form_are_the_action_they_name():
+    from prag.agent import normalise
+
+    assert normalise("go to: shelf 1") == normalise("go to shelf 1") == "go to shelf 1"
+    assert normalise("take: apple 1 from fridge 1") == "take apple 1 from fridge 1"
+    # Only our own notation is undone: other answers stay what they are, and are re-asked.
+    assert normalise("go to shelf") == "go to shelf"
+    assert normalise("Action: open drawer 1.") == "open drawer 1"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -32,6 +33,13 @@ def plan_transcript(goal: str, plan: list[str], say: str | None = None) -> str:
     for action in plan:
         lines += [f'>>> act("{action}")', "It works."]
     return "\n".join(lines) + "\n"
+
+
+def store_copy(path: Path, directory: Path) -> Path:
+    """A copy of the module's store that a test may write to."""
+    copy = directory / "s.db"
+    copy.write_bytes(path.read_bytes())
+    return copy
 
 
 @pytest.fixture(scope="module")
@@ -125,8 +133,7 @@ def test_replay_verifies_a_winning_transcript_and_says_where_a_losing_one_fails(
 
 def test_a_correction_from_feedback_is_stored_verified_with_its_provenance(lost_episode, tmp_path):
     path, _, episode, goal, plan = lost_episode
-    copy = tmp_path / "s.db"
-    copy.write_bytes(path.read_bytes())
+    copy = store_copy(path, tmp_path)
     with Store(copy) as store:
         cache = EmbeddingCache(store, minilm())
         llm = ScriptedLLM([PROBLEM, ADVICE, plan_transcript(goal, plan)], name="scripted-improver")
@@ -159,8 +166,7 @@ def invoke(*args: str, input: str | None = None, env: dict | None = None):
 
 def test_prag_correct_asks_for_feedback_and_stores_the_correction(lost_episode, tmp_path, monkeypatch):
     path, _, episode, goal, plan = lost_episode
-    copy = tmp_path / "s.db"
-    copy.write_bytes(path.read_bytes())
+    copy = store_copy(path, tmp_path)
     improver = ScriptedLLM([PROBLEM, ADVICE, plan_transcript(goal, plan)])
     monkeypatch.setattr(correct_cmd, "make_llm", lambda spec: improver)
     result = invoke("correct", copy, episode.id, "--llm", "local:0.5b", input="open the door first\n")
@@ -178,8 +184,7 @@ def test_prag_correct_asks_for_feedback_and_stores_the_correction(lost_episode, 
 
 def test_prag_correct_edit_opens_the_editor_and_replays_the_persons_transcript(lost_episode, tmp_path):
     path, _, episode, goal, plan = lost_episode
-    copy = tmp_path / "s.db"
-    copy.write_bytes(path.read_bytes())
+    copy = store_copy(path, tmp_path)
     fixed = tmp_path / "fixed.txt"
     fixed.write_text(plan_transcript(goal, plan[:-1]))
     editor = tmp_path / "editor.py"
@@ -201,8 +206,7 @@ def test_prag_correct_edit_opens_the_editor_and_replays_the_persons_transcript(l
 
 def test_attempts_stop_at_the_first_transcript_that_wins_its_replay(lost_episode, tmp_path):
     path, _, episode, goal, plan = lost_episode
-    copy = tmp_path / "s.db"
-    copy.write_bytes(path.read_bytes())
+    copy = store_copy(path, tmp_path)
     with Store(copy) as store:
         cache = EmbeddingCache(store, minilm())
         losing, winning = plan_transcript(goal, plan[:-2]), plan_transcript(goal, plan)

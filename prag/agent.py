@@ -220,10 +220,10 @@ class PragAgent:
         held = {obj for subject, relation, obj in observation.scene_triples if (subject, relation) == ("agent", "holds")}
         seen: dict[str, str] = {}
         place = ""
-        for action, observation in self.history[1:]:  # the reset text lists places, not finds
+        for action, text in self.history[1:]:  # the reset text lists places, not finds
             if action.startswith("go to "):
                 place = action[len("go to ") :]
-            for name, number in re.findall(r"\b([a-z]+) (\d+)\b", observation.lower()):
+            for name, number in re.findall(r"\b([a-z]+) (\d+)\b", text.lower()):
                 thing = f"{name} {number}"
                 if name in goal_words and place and thing != place and thing not in held:
                     seen[thing] = place

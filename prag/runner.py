@@ -287,7 +287,8 @@ def _round0_of(store: Store, config: RunConfig) -> list[EpisodeRecord]:
     if config.train or theirs.get("train") or config.include_runs or theirs.get("include_runs"):
         raise PragError("--round0-from works for self-iteration runs without --train or --include, "
                         "whose round 0 retrieves nothing")
-    differ = [key for key in ROUND0_SETTINGS if theirs.get(key) != asdict(config)[key]]
+    ours = asdict(config)
+    differ = [key for key in ROUND0_SETTINGS if theirs.get(key) != ours[key]]
     if differ:
         raise PragError(f"run {source.id} played round 0 with other settings ({', '.join(differ)}): "
                         f"its round 0 cannot stand for this run's; give the same options")

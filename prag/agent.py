@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from prag.envs.base import Observation
-from prag.experience import Experience, ExperienceSource
+from prag.experience import Experience, ExperienceSource, never_opened, where_things_were
 from prag.interaction import CorrectionHit, CorrectionSource
 from prag.llm.base import LLM, Completion, Message
 from prag.prompt import ACT, THINK, PromptLimits, messages
@@ -103,6 +103,7 @@ class PragAgent:
     def reset(self, observation: Observation) -> None:
         self.goal = observation.goal
         self.history: list[tuple[str | None, str]] = [(None, observation.text)]
+        self.scenes = [observation.scene_text]
         self.outcomes: Counter[tuple[str, str]] = Counter()
         self.retrieved: list[Experience] = []
         self.corrected: list[CorrectionHit] = []
@@ -123,6 +124,7 @@ class PragAgent:
 
     def observe(self, action: str, observation: Observation) -> None:
         self.history.append((action, observation.text))
+        self.scenes.append(observation.scene_text)
         self.outcomes[(action, observation.text)] += 1
 
     def act(self, observation: Observation) -> Decision:
@@ -136,7 +138,8 @@ class PragAgent:
         self.usage.banned_actions += len(choices) - len(allowed)
         prompt = messages(
             self.retrieved, self.goal, self.history, observation.scene_text, allowed,
-            warnings + self._unvisited(allowed) + self._goal_objects_seen(observation) + self._heard(), self.config.limits,
+            warnings + self._unvisited(allowed) + self._goal_objects_seen(observation) + self._not_opened(observation)
+            + self._seen_in_past_attempts(observation) + self._heard(), self.config.limits,
             corrections=self.corrected, utterances=self.utterances,
         )
         thought = ""
@@ -217,7 +220,7 @@ class PragAgent:
         """Where things the goal names were last seen: small models walk past them otherwise.
         What the agent holds is no longer where it was seen, so it is left out."""
         goal_words = set(re.findall(r"[a-z]+", self.goal.lower()))
-        held = {obj for subject, relation, obj in observation.scene_triples if (subject, relation) == ("agent", "holds")}
+        held = _held(observation)
         seen: dict[str, str] = {}
         place = ""
         for action, text in self.history[1:]:  # the reset text lists places, not finds
@@ -228,6 +231,28 @@ class PragAgent:
                 if name in goal_words and place and thing != place and thing not in held:
                     seen[thing] = place
         return [f"Note: seen so far: {', '.join(f'{obj} at {where}' for obj, where in seen.items())}."] if seen else []
+
+    def _not_opened(self, observation: Observation) -> list[str]:
+        """Closed places not opened yet, while the hands are free: the 1.5B model walked past
+        the closed safe that held its goal object for 17 steps."""
+        closed = never_opened(self.scenes)
+        return [f"Note: closed, not opened yet: {', '.join(closed)}."] if closed and not _held(observation) else []
+
+    def _seen_in_past_attempts(self, observation: Observation) -> list[str]:
+        """Where goal objects were in retrieved attempts at this same task (same goal, same first
+        observation, so the same room): P-RAG's use of failed episodes, said where the model looks."""
+        goal_words = set(re.findall(r"[a-z]+", self.goal.lower()))
+        held = _held(observation)
+        places: dict[str, str] = {}
+        for experience in self.retrieved:
+            episode = experience.episode
+            if episode.goal != self.goal or episode.steps[0].observation != self.history[0][1]:
+                continue
+            for thing, place in where_things_were(episode).items():
+                if thing.split(" ")[0] in goal_words and thing not in held:
+                    places.setdefault(thing, place)
+        listed = "; ".join(f"{thing} was {place}" for thing, place in places.items())
+        return [f"Note: in your past attempts at this same task, {listed}."] if places else []
 
     def _choose(self, prompt: list[Message], allowed: list[str], thought: str) -> Decision:
         by_form = {normalise(a): a for a in allowed}
@@ -278,6 +303,10 @@ def stable_top(
     kept = [item for item in shown if now.get(key(item), float("-inf")) >= floor][:k]
     kept_keys = {key(item) for item in kept}
     return kept + [item for item in top if key(item) not in kept_keys][: k - len(kept)]
+
+
+def _held(observation: Observation) -> set[str]:
+    return {obj for subject, relation, obj in observation.scene_triples if (subject, relation) == ("agent", "holds")}
 
 
 def _with_instruction(prompt: list[Message], instruction: str) -> list[Message]:

@@ -1,9 +1,11 @@
 """The agent's view of the store: the top-K past episodes for its goal and current scene graph."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from prag.embed import EmbeddingCache
+from prag.envs.base import placed_in_scene
 from prag.records import EpisodeRecord
 from prag.retrieval import ExperienceIndex, Hit, Mode, Visibility
 from prag.store import Store
@@ -13,6 +15,30 @@ from prag.store import Store
 class Experience:
     hit: Hit
     episode: EpisodeRecord
+
+
+def where_things_were(episode: EpisodeRecord) -> dict[str, str]:
+    """Each thing the episode's scene graphs showed in or on a place, where it was first seen:
+    in a replay of the same task, that is where it still starts."""
+    places: dict[str, str] = {}
+    for step in episode.steps:
+        for thing, relation, place in placed_in_scene(step.scene):
+            places.setdefault(thing, f"{relation} {place}")
+    return places
+
+
+def never_opened(scenes: Iterable[str]) -> list[str]:
+    """The places scene graphs showed closed and never open, in the order first seen."""
+    closed: dict[str, None] = {}
+    opened: set[str] = set()
+    for scene in scenes:
+        for line in scene.splitlines():
+            thing, _, state = line.rpartition(" is ")
+            if state == "closed":
+                closed.setdefault(thing)
+            elif state == "open":
+                opened.add(thing)
+    return [place for place in closed if place not in opened]
 
 
 class ExperienceSource:

@@ -9,12 +9,14 @@ Messages, most stable first:
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from prag.experience import Experience
+from prag.experience import Experience, never_opened, where_things_were
 from prag.interaction import CorrectionHit
 from prag.llm.base import Message
+from prag.records import EpisodeRecord
 from prag.transcripts import Transcript, parse
 
 SYSTEM = (
@@ -41,25 +43,39 @@ def clip(text: str, limit: int) -> str:
 
 
 def experience_block(experiences: Sequence[Experience], limits: PromptLimits) -> str:
+    """The retrieved episodes: a success step by step, to copy; a failure as what it found
+    and what it kept doing, to learn from without paying for its every step."""
     parts = [
         "Past attempts at similar tasks, from your own experience. Follow what worked in the "
-        "successful ones; avoid what the failed ones did."
+        "successful ones; in the failed ones, use where things were and avoid what they repeated."
     ]
     for number, experience in enumerate(experiences, start=1):
         episode, hit = experience.episode, experience.hit
-        outcome = "SUCCESS (goal reached)" if episode.won else "FAILURE (goal not reached)"
+        acted = [step for step in episode.steps if step.action is not None]
+        outcome = "SUCCESS (goal reached)" if episode.won else f"FAILURE (goal not reached in {len(acted)} steps)"
         lines = [f"## Attempt {number}: {outcome}", f"Goal: {episode.goal}"]
         if hit.best_step is not None:
             scene = episode.steps[min(hit.best_step, len(episode.steps) - 1)].scene
-            lines.append(f"Scene graph most like yours (step {hit.best_step}): {clip(scene, 300)}")
+            lines.append(f"Scene graph most like yours (step {hit.best_step}): {clip('; '.join(scene.splitlines()), 300)}")
         lines.append(clip(episode.steps[0].observation, limits.observation_chars))
-        acted = [step for step in episode.steps if step.action is not None]
-        for step in acted[: limits.example_steps]:
-            lines.append(f"> {step.action}\n{clip(step.observation, limits.observation_chars)}")
-        if len(acted) > limits.example_steps:
-            lines.append(f"... ({len(acted) - limits.example_steps} more steps)")
+        if episode.won:
+            for step in acted[: limits.example_steps]:
+                lines.append(f"> {step.action}\n{clip(step.observation, limits.observation_chars)}")
+            if len(acted) > limits.example_steps:
+                lines.append(f"... ({len(acted) - limits.example_steps} more steps)")
+        else:
+            lines += _failure_summary(episode)
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
+
+
+def _failure_summary(episode: EpisodeRecord) -> list[str]:
+    places = where_things_were(episode)
+    done = Counter(step.action for step in episode.steps if step.action is not None)
+    closed = never_opened(step.scene for step in episode.steps)
+    lines = [f"Where things were: {'; '.join(f'{thing} {place}' for thing, place in places.items())}."] if places else []
+    lines += [f"Never opened: {', '.join(closed)}."] if closed else []
+    return lines + ["Its actions (times done): " + ", ".join(f"{action} ({count})" for action, count in done.items())]
 
 
 def correction_block(corrections: Sequence[CorrectionHit], limits: PromptLimits) -> str:

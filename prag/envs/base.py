@@ -6,6 +6,7 @@ success is `Observation.won`, the environment's own win signal, never `done`
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -69,3 +70,18 @@ def scene_text_from_triples(location: str | None, triples: list[Triple]) -> str:
     """
     head = [f"at: {location}"] if location else []
     return "\n".join(head + [f"{s} {r} {o}" for s, r, o in sorted(set(triples))])
+
+
+_PLACED = re.compile(r"(?P<thing>.+?) (?P<relation>in|on) (?P<place>.+)")
+
+
+def placed_in_scene(scene: str) -> list[tuple[str, str, str]]:
+    """The (thing, "in" or "on", place) lines of a scene graph's text form, in order.
+
+    Read back from the stored text, so past episodes of any environment can say where things were.
+    """
+    return [
+        (match["thing"], match["relation"], match["place"])
+        for line in scene.splitlines()
+        if (match := _PLACED.fullmatch(line)) and match["thing"] != "agent"
+    ]

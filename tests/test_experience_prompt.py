@@ -1,0 +1,95 @@
+"""How retrieved episodes reach the model: a success step by step; a failure as where things were,
+what stayed closed and what it kept doing; and, for an attempt at the very same task, where the
+goal objects were, said next to the actions."""
+from __future__ import annotations
+
+from prag.agent import AgentConfig, PragAgent
+from prag.envs.base import Observation
+from prag.experience import Experience
+from prag.llm.scripted import ScriptedLLM
+from prag.prompt import PromptLimits, experience_block
+from prag.records import EpisodeRecord, StepRecord
+from prag.retrieval import Hit, Visibility
+
+GOAL = "look at keychain under the desklamp."
+ROOM = "You are in the middle of a room. You see a safe 1, a sidetable 1, and a fridge 1."
+
+
+def lost_episode(goal: str = GOAL, room: str = ROOM) -> EpisodeRecord:
+    """A failed attempt: it saw the lamp, opened the safe once, looped between two places."""
+    steps = [
+        StepRecord(0, None, room, "at: middle of room"),
+        StepRecord(1, "go to sidetable 1", "On the sidetable 1, you see a desklamp 1.", "at: sidetable 1\ndesklamp 1 on sidetable 1"),
+        StepRecord(2, "go to fridge 1", "The fridge 1 is closed.", "at: fridge 1\nfridge 1 is closed"),
+        StepRecord(3, "go to safe 1", "The safe 1 is closed.", "at: safe 1\nsafe 1 is closed"),
+        StepRecord(4, "open safe 1", "In it, you see a keychain 1.", "at: safe 1\nkeychain 1 in safe 1\nsafe 1 is open"),
+        StepRecord(5, "take keychain 1 from safe 1", "You pick up the keychain 1.", "at: safe 1\nagent holds keychain 1\nsafe 1 is open"),
+        StepRecord(6, "go to fridge 1", "The fridge 1 is closed.", "at: fridge 1\nagent holds keychain 1\nfridge 1 is closed"),
+        StepRecord(7, "go to safe 1", "Nothing here.", "at: safe 1\nagent holds keychain 1\nsafe 1 is open"),
+    ]
+    return EpisodeRecord("r", 0, "look-1", "look_at_obj_in_light", goal, False, steps, id=7)
+
+
+def hit(episode: EpisodeRecord) -> Hit:
+    return Hit(episode.id, episode.run_id, episode.round, episode.task_id, episode.task_type, episode.goal, episode.won,
+               1.0, 1.0, 0.0, None)
+
+
+def test_a_failure_is_shown_as_where_things_were_and_what_it_repeated():
+    episode = lost_episode()
+    block = experience_block([Experience(hit(episode), episode)], PromptLimits())
+    assert "FAILURE (goal not reached in 7 steps)" in block
+    assert "Where things were: desklamp 1 on sidetable 1; keychain 1 in safe 1." in block
+    assert "Never opened: fridge 1." in block
+    assert "go to fridge 1 (2), go to safe 1 (2), open safe 1 (1)" in block
+    assert "Nothing here." not in block  # a failure's observations are not paid for
+
+
+def test_a_success_is_shown_step_by_step():
+    episode = lost_episode()
+    episode.won = True
+    block = experience_block([Experience(hit(episode), episode)], PromptLimits(example_steps=3))
+    assert "SUCCESS" in block and "> open safe 1" not in block and "... (4 more steps)" in block
+    assert "> go to safe 1\nThe safe 1 is closed." in block and "Where things were" not in block
+
+
+class OneEpisode:
+    """A stand-in experience source that retrieves the same episode every time."""
+
+    k = 1
+
+    def __init__(self, episode: EpisodeRecord) -> None:
+        self.episode = episode
+
+    def retrieve(self, goal, scene, visibility, k=None):
+        return [Experience(hit(self.episode), self.episode)]
+
+
+def last_prompt(past: EpisodeRecord, now: Observation) -> str:
+    agent = PragAgent(ScriptedLLM(lambda messages: now.admissible[0]), OneEpisode(past), Visibility(), AgentConfig(think=False))
+    agent.reset(now)
+    agent.act(now)
+    return agent.llm.calls[-1]["messages"][-1]["content"]
+
+
+def test_a_past_attempt_at_the_same_task_says_where_the_goal_objects_were():
+    start = Observation(GOAL, ROOM, ["go to safe 1"], [], "at: middle of room")
+    assert "Note: in your past attempts at this same task, desklamp 1 was on sidetable 1; keychain 1 was in safe 1." in last_prompt(lost_episode(), start)
+    # Another room, or another goal: its places say nothing about this one.
+    other_room = Observation(GOAL, ROOM.replace("safe 1", "safe 2"), ["go to safe 2"], [], "at: middle of room")
+    assert "past attempts" not in last_prompt(lost_episode(), other_room)
+    assert "past attempts" not in last_prompt(lost_episode(goal="look at watch under the desklamp."), start)
+
+
+def test_closed_places_are_pointed_out_while_the_hands_are_free():
+    agent = PragAgent(ScriptedLLM(["go to safe 1"] * 2), None, Visibility(), AgentConfig(think=False))
+    start = Observation(GOAL, ROOM, ["go to safe 1"], [], "at: middle of room")
+    agent.reset(start)
+    agent.observe("go to fridge 1", Observation(GOAL, "The fridge 1 is closed.", [], [], "at: fridge 1\nfridge 1 is closed"))
+    agent.observe("go to safe 1", Observation(GOAL, "The safe 1 is closed.", [], [], "at: safe 1\nsafe 1 is closed"))
+    agent.observe("open safe 1", Observation(GOAL, "In it, you see a keychain 1.", [], [], "at: safe 1\nsafe 1 is open"))
+    agent.act(start)
+    assert "Note: closed, not opened yet: fridge 1." in agent.llm.calls[-1]["messages"][-1]["content"]
+    holding = Observation(GOAL, "", ["go to safe 1"], [("agent", "holds", "keychain 1")], "agent holds keychain 1")
+    agent.act(holding)
+    assert "not opened yet" not in agent.llm.calls[-1]["messages"][-1]["content"]

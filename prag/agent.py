@@ -5,8 +5,8 @@ the LLM (optionally a one-sentence thought first, ReAct-style); check the answer
 admissible actions. A backend that can constrain decoding is given the admissible set as
 choices, so its answer is valid by construction; otherwise an invalid answer is sent back
 with the error (bounded re-asks) and never mapped to a different action. The same action
-giving the same observation again is pointed out to the model, and after `loop_limit`
-repeats that action is taken out of the choices.
+giving the same observation again is pointed out to the model, and an action already taken
+`loop_limit` times from the same observation and scene graph is not offered there again.
 
 With a corrections source, the transcripts a person corrected that match the history's
 instructions (the goal and what the person said) and the scene graph come first in the prompt.
@@ -36,7 +36,10 @@ class AgentConfig:
     think: bool = True  # a one-sentence thought before each action (ReAct-style)
     constrained: bool = True  # give the admissible set as choices when the backend enforces them
     max_reasks: int = 2
-    loop_limit: int = 3  # same action, same observation this often: the action is banned
+    # An action taken this often from the same observation and scene graph is not offered there
+    # again: the environment would answer the same. The 1.5B model otherwise went round three or
+    # four places for its 20 steps, walking past the closed safe that held its goal object.
+    loop_limit: int = 1
     keep_margin: float = 0.25  # a shown example is replaced only by one scoring this much higher
     thought_tokens: int = 48
     action_tokens: int = 24
@@ -104,7 +107,8 @@ class PragAgent:
         self.goal = observation.goal
         self.history: list[tuple[str | None, str]] = [(None, observation.text)]
         self.scenes = [observation.scene_text]
-        self.outcomes: Counter[tuple[str, str]] = Counter()
+        self.outcomes: Counter[tuple[str, str, str]] = Counter()  # (action, observation, scene) after it
+        self.tried: Counter[tuple[str, str, str]] = Counter()  # (observation, scene, action) from there
         self.retrieved: list[Experience] = []
         self.corrected: list[CorrectionHit] = []
         self._corrections_for = 0  # how many instructions the shown corrections were retrieved for
@@ -123,18 +127,21 @@ class PragAgent:
         return [self.goal] + [text for _, text in self.utterances]
 
     def observe(self, action: str, observation: Observation) -> None:
+        self.tried[(self.history[-1][1], self.scenes[-1], action)] += 1
         self.history.append((action, observation.text))
         self.scenes.append(observation.scene_text)
-        self.outcomes[(action, observation.text)] += 1
+        # The scene graph tells apart visits that look alike but differ (going back holding something).
+        self.outcomes[(action, observation.text, observation.scene_text)] += 1
 
     def act(self, observation: Observation) -> Decision:
         self._retrieve(observation.scene_text)
         self._retrieve_corrections(observation.scene_text)
         hidden = self.config.hide_actions
         choices = [a for a in observation.admissible if not a.startswith(hidden)] or list(observation.admissible)
-        warnings, banned = self._loops(choices)
-        banned |= self._undoing()
-        allowed = [a for a in choices if a not in banned] or choices
+        warnings = self._loops()
+        tried = {action: self.tried[(observation.text, observation.scene_text, action)] for action in choices}
+        banned = {action for action, count in tried.items() if count >= self.config.loop_limit} | self._undoing()
+        allowed = [a for a in choices if a not in banned] or _least_tried(tried)
         self.usage.banned_actions += len(choices) - len(allowed)
         prompt = messages(
             self.retrieved, self.goal, self.history, observation.scene_text, allowed,
@@ -188,14 +195,13 @@ class PragAgent:
             return []
         return [f'Note: the person told you: "{self.utterances[-1][1]}". Do what they say.']
 
-    def _loops(self, choices: list[str]) -> tuple[list[str], set[str]]:
-        warnings, banned = [], set()
-        for (action, _), count in self.outcomes.items():
-            if count >= 2:
-                warnings.append(f"Warning: you did '{action}' {count} times and nothing changed; do something else.")
-            if count >= self.config.loop_limit:
-                banned.add(action)
-        return warnings, banned
+    def _loops(self) -> list[str]:
+        """Warnings for actions that changed nothing (same observation, same scene graph)."""
+        return [
+            f"Warning: you did '{action}' {count} times and nothing changed; do something else."
+            for (action, _, _), count in self.outcomes.items()
+            if count >= 2
+        ]
 
     def _undoing(self) -> set[str]:
         """The actions that would undo the last one: putting back what was just taken, closing
@@ -303,6 +309,12 @@ def stable_top(
     kept = [item for item in shown if now.get(key(item), float("-inf")) >= floor][:k]
     kept_keys = {key(item) for item in kept}
     return kept + [item for item in top if key(item) not in kept_keys][: k - len(kept)]
+
+
+def _least_tried(tried: dict[str, int]) -> list[str]:
+    """When every choice is banned: the ones tried least from here, so that the ban still steers."""
+    fewest = min(tried.values())
+    return [action for action, count in tried.items() if count == fewest]
 
 
 def _held(observation: Observation) -> set[str]:

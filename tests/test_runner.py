@@ -223,6 +223,32 @@ def test_resume_after_a_real_kill_plays_each_task_once_per_round(tmp_path):
             resume_config(store, "victim")
 
 
+def test_an_action_taken_from_the_same_state_is_not_offered_there_again():
+    from prag.envs.base import Observation
+
+    goal = "put some newspaper on ottoman."
+    here = Observation(goal, "You arrive at safe 1. The safe 1 is closed.", ["go to shelf 1", "go to ottoman 1", "open safe 1"], [], "at: safe 1")
+    shelf = Observation(goal, "You arrive at shelf 1.", ["go to safe 1", "go to ottoman 1"], [], "at: shelf 1")
+    agent = PragAgent(ScriptedLLM(lambda messages: "open safe 1"), None, Visibility(), AgentConfig(think=False))
+    agent.reset(here)
+    agent.observe("go to shelf 1", shelf)
+    agent.observe("go to safe 1", here)
+    agent.act(here)
+    assert offered(agent.llm) == "go to ottoman 1; open safe 1"  # shelf 1 was left for from here
+    # Holding something is another state: going to the shelf is new from there.
+    holding = Observation(goal, here.text, here.admissible, [("agent", "holds", "newspaper 1")], "at: safe 1\nagent holds newspaper 1")
+    agent.act(holding)
+    assert offered(agent.llm) == "go to: shelf 1, ottoman 1; open safe 1"
+    # Every choice tried from here: the least tried ones stay, so the ban still steers.
+    for action in ["go to ottoman 1", "open safe 1"]:
+        agent.observe(action, shelf)
+        agent.observe("go to safe 1", here)
+    agent.observe("go to shelf 1", shelf)
+    agent.observe("go to safe 1", here)
+    agent.act(here)
+    assert offered(agent.llm) == "go to ottoman 1; open safe 1"
+
+
 def test_the_spec_action_filter_hides_actions_from_the_planner(tmp_path):
     spec = write_spec(tmp_path, "hide", ["throw_away_trash"], max_steps=1, hide=["go to door"])
     assert load_spec(spec).hide_actions == ("go to door",)

@@ -126,6 +126,10 @@ class PragAgent:
         """What the person asked, oldest first: the goal, then their utterances."""
         return [self.goal] + [text for _, text in self.utterances]
 
+    @property
+    def goal_words(self) -> set[str]:
+        return set(re.findall(r"[a-z]+", self.goal.lower()))
+
     def observe(self, action: str, observation: Observation) -> None:
         self.tried[(self.history[-1][1], self.scenes[-1], action)] += 1
         self.history.append((action, observation.text))
@@ -225,7 +229,6 @@ class PragAgent:
     def _goal_objects_seen(self, observation: Observation) -> list[str]:
         """Where things the goal names were last seen: small models walk past them otherwise.
         What the agent holds is no longer where it was seen, so it is left out."""
-        goal_words = set(re.findall(r"[a-z]+", self.goal.lower()))
         held = _held(observation)
         seen: dict[str, str] = {}
         place = ""
@@ -234,7 +237,7 @@ class PragAgent:
                 place = action[len("go to ") :]
             for name, number in re.findall(r"\b([a-z]+) (\d+)\b", text.lower()):
                 thing = f"{name} {number}"
-                if name in goal_words and place and thing != place and thing not in held:
+                if name in self.goal_words and place and thing != place and thing not in held:
                     seen[thing] = place
         return [f"Note: seen so far: {', '.join(f'{obj} at {where}' for obj, where in seen.items())}."] if seen else []
 
@@ -247,7 +250,6 @@ class PragAgent:
     def _seen_in_past_attempts(self, observation: Observation) -> list[str]:
         """Where goal objects were in retrieved attempts at this same task (same goal, same first
         observation, so the same room): P-RAG's use of failed episodes, said where the model looks."""
-        goal_words = set(re.findall(r"[a-z]+", self.goal.lower()))
         held = _held(observation)
         places: dict[str, str] = {}
         for experience in self.retrieved:
@@ -255,7 +257,7 @@ class PragAgent:
             if episode.goal != self.goal or episode.steps[0].observation != self.history[0][1]:
                 continue
             for thing, place in where_things_were(episode).items():
-                if thing.split(" ")[0] in goal_words and thing not in held:
+                if thing.split(" ")[0] in self.goal_words and thing not in held:
                     places.setdefault(thing, place)
         listed = "; ".join(f"{thing} was {place}" for thing, place in places.items())
         return [f"Note: in your past attempts at this same task, {listed}."] if places else []

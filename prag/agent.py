@@ -147,10 +147,11 @@ class PragAgent:
         banned = {action for action, count in tried.items() if count >= self.config.loop_limit} | self._undoing()
         allowed = [a for a in choices if a not in banned] or _least_tried(tried)
         self.usage.banned_actions += len(choices) - len(allowed)
+        held = _held(observation)
         prompt = messages(
             self.retrieved, self.goal, self.history, observation.scene_text, allowed,
-            warnings + self._unvisited(allowed) + self._goal_objects_seen(observation) + self._not_opened(observation)
-            + self._seen_in_past_attempts(observation) + self._heard(), self.config.limits,
+            warnings + self._unvisited(allowed) + self._goal_objects_seen(held) + self._not_opened(held)
+            + self._seen_in_past_attempts(held) + self._heard(), self.config.limits,
             corrections=self.corrected, utterances=self.utterances,
         )
         thought = ""
@@ -226,10 +227,9 @@ class PragAgent:
         fresh = [a[len("go to ") :] for a in allowed if a.startswith("go to ") and a not in visited]
         return [f"Note: not visited yet: {', '.join(fresh)}."] if fresh and len(fresh) < len([a for a in allowed if a.startswith("go to ")]) else []
 
-    def _goal_objects_seen(self, observation: Observation) -> list[str]:
+    def _goal_objects_seen(self, held: set[str]) -> list[str]:
         """Where things the goal names were last seen: small models walk past them otherwise.
         What the agent holds is no longer where it was seen, so it is left out."""
-        held = _held(observation)
         seen: dict[str, str] = {}
         place = ""
         for action, text in self.history[1:]:  # the reset text lists places, not finds
@@ -241,16 +241,15 @@ class PragAgent:
                     seen[thing] = place
         return [f"Note: seen so far: {', '.join(f'{obj} at {where}' for obj, where in seen.items())}."] if seen else []
 
-    def _not_opened(self, observation: Observation) -> list[str]:
+    def _not_opened(self, held: set[str]) -> list[str]:
         """Closed places not opened yet, while the hands are free: the 1.5B model walked past
         the closed safe that held its goal object for 17 steps."""
         closed = never_opened(self.scenes)
-        return [f"Note: closed, not opened yet: {', '.join(closed)}."] if closed and not _held(observation) else []
+        return [f"Note: closed, not opened yet: {', '.join(closed)}."] if closed and not held else []
 
-    def _seen_in_past_attempts(self, observation: Observation) -> list[str]:
+    def _seen_in_past_attempts(self, held: set[str]) -> list[str]:
         """Where goal objects were in retrieved attempts at this same task (same goal, same first
         observation, so the same room): P-RAG's use of failed episodes, said where the model looks."""
-        held = _held(observation)
         places: dict[str, str] = {}
         for experience in self.retrieved:
             episode = experience.episode

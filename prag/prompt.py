@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from prag.experience import Experience, never_opened, where_things_were
 from prag.interaction import CorrectionHit
 from prag.llm.base import Message
-from prag.records import EpisodeRecord
+from prag.records import EpisodeRecord, StepRecord
 from prag.transcripts import Transcript, parse
 
 SYSTEM = (
@@ -64,14 +64,14 @@ def experience_block(experiences: Sequence[Experience], limits: PromptLimits) ->
             if len(acted) > limits.example_steps:
                 lines.append(f"... ({len(acted) - limits.example_steps} more steps)")
         else:
-            lines += _failure_summary(episode)
+            lines += _failure_summary(episode, acted)
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
 
 
-def _failure_summary(episode: EpisodeRecord) -> list[str]:
+def _failure_summary(episode: EpisodeRecord, acted: Sequence[StepRecord]) -> list[str]:
     places = where_things_were(episode)
-    done = Counter(step.action for step in episode.steps if step.action is not None)
+    done = Counter(step.action for step in acted)
     closed = never_opened(step.scene for step in episode.steps)
     lines = [f"Where things were: {'; '.join(f'{thing} {place}' for thing, place in places.items())}."] if places else []
     lines += [f"Never opened: {', '.join(closed)}."] if closed else []

@@ -29,15 +29,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from prag.corrections import domain_of
-from prag.embed import EmbeddingCache, Encoder
+from prag.corrections.learn import correct_episode
+from prag.corrections.prior import load_prior
+from prag.corrections.replay import episode_spec, open_task
+from prag.corrections.transcripts import Entry, Transcript
+from prag.envs.registry import domain_of
 from prag.envs.spec import load_spec
-from prag.learn import correct_episode
 from prag.llm import make_llm
-from prag.prior import load_prior
+from prag.retrieval.embed import EmbeddingCache, Encoder
 from prag.store import Store
-from prag.transcripts import Entry, Transcript
-from prag.verify import episode_spec, open_task
 
 
 def planner_plan(spec_ref: str, task_id: str) -> list[str]:

@@ -49,8 +49,8 @@ def seconds(fn: Callable[..., Any], *args: Any) -> tuple[float, Any]:
 
 
 def generation(out: Path, seeds: int) -> None:
-    from prag.envs.alfworld import TASK_TYPES
-    from prag.envs.alfworld_gen import DIFFICULTIES, generate_game
+    from prag.envs.alfworld.env import TASK_TYPES
+    from prag.envs.alfworld.gen import DIFFICULTIES, generate_game
 
     print(f"\nALFWorld game generation (seconds per kept game, seeds 0..{seeds - 1} per type; "
           "retries = seeds whose game its plan did not win)")
@@ -156,7 +156,7 @@ def alfworld_real(n_tasks: int, scratch: Path) -> None:
     if not VALID_SEEN.is_file():
         print(f"{'alfworld valid_seen':<20} skipped: no {VALID_SEEN} (the shared real ALFWorld data)")
         return
-    from prag.envs.alfworld import from_params
+    from prag.envs.alfworld.env import from_params
 
     with tarfile.open(VALID_SEEN) as archive:
         archive.extractall(scratch, filter="data")

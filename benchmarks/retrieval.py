@@ -29,10 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
-from prag.embed import EmbeddingCache, Encoder, text_hash
-from prag.records import EpisodeRecord, RunRecord, StepRecord
-from prag.retrieval import ExperienceIndex
+from prag.retrieval.embed import EmbeddingCache, Encoder, text_hash
+from prag.retrieval.index import ExperienceIndex
 from prag.store import Store
+from prag.store.records import EpisodeRecord, RunRecord, StepRecord
 
 DIM, STEPS, K = 384, 20, 5
 MODEL = "random-unit"

@@ -5,9 +5,9 @@ from functools import cache
 
 import numpy as np
 
-from prag.embed import EmbeddingCache, Encoder, text_hash
-from prag.records import EpisodeRecord, RunRecord, StepRecord
+from prag.retrieval.embed import EmbeddingCache, Encoder, text_hash
 from prag.store import Store
+from prag.store.records import EpisodeRecord, RunRecord, StepRecord
 
 
 @cache

@@ -9,8 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from prag.envs.alfworld import TASK_TYPES, AlfworldEnv, AlfworldTaskSource, Selection, find_games, select_games
-from prag.envs.alfworld_graph import START, current_location, named_entities, scene_graph
+from prag.envs.alfworld.env import (
+    TASK_TYPES,
+    AlfworldEnv,
+    AlfworldTaskSource,
+    Selection,
+    find_games,
+    select_games,
+)
+from prag.envs.alfworld.graph import (
+    START,
+    current_location,
+    named_entities,
+    scene_graph,
+)
 from prag.envs.base import Environment
 from prag.errors import PragError
 

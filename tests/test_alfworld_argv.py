@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from prag.envs.alfworld import AlfworldTaskSource
-from prag.envs.alfworld_gen import generate_game
+from prag.envs.alfworld.env import AlfworldTaskSource
+from prag.envs.alfworld.gen import generate_game
 from prag.envs.base import Task
 
 

@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from prag.envs import alfworld_gen
-from prag.envs.alfworld import TASK_TYPES, AlfworldTaskSource
-from prag.envs.alfworld_gen import (
+from prag.envs.alfworld import gen as alfworld_gen
+from prag.envs.alfworld.env import TASK_TYPES, AlfworldTaskSource
+from prag.envs.alfworld.gen import (
     DIFFICULTIES,
     GenParams,
     generate_game,
     parse_params,
     task_set,
 )
-from prag.envs.alfworld_rooms import is_openable
-from prag.envs.alfworld_scene import RoomSize, sample_scene
+from prag.envs.alfworld.rooms import is_openable
+from prag.envs.alfworld.scene import RoomSize, sample_scene
 from prag.envs.base import Task
 from prag.envs.registry import factory
 from prag.envs.spec import load_spec
@@ -105,7 +105,7 @@ def test_wrong_actions_do_not_win(games: dict[str, Path], task_type: str) -> Non
 
 def test_same_seed_gives_byte_identical_files_in_any_process(tmp_path: Path) -> None:
     code = (
-        "import sys; from pathlib import Path; from prag.envs.alfworld_gen import generate_game;"
+        "import sys; from pathlib import Path; from prag.envs.alfworld.gen import generate_game;"
         "generate_game('pick_heat_then_place_in_recep', 5, Path(sys.argv[1]))"
     )
     env = {**os.environ, "PYTHONHASHSEED": "123"}

@@ -6,13 +6,13 @@ import json
 
 import matplotlib.image
 import pytest
+from support import episode, run
 from typer.testing import CliRunner
 
 from prag.cli import _register, app
-from prag.plot import success_figure
-from prag.report import compare
+from prag.run.plot import success_figure
+from prag.run.report import compare
 from prag.store import Store
-from support import episode, run
 
 _register()
 runner = CliRunner()

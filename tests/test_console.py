@@ -7,17 +7,17 @@ import io
 
 import pytest
 from rich.console import Console
+from support import minilm
+from test_learn import ADVICE, PROBLEM, plan_transcript
+from test_runner import plan_follower, plans_of, write_spec
 from typer.testing import CliRunner
 
 import prag.cli.console_cmd as console_cmd
 from prag.cli import _register, app
 from prag.cli.console_cmd import ConsoleSession
-from prag.corrections import list_corrections
 from prag.llm.scripted import ScriptedLLM
 from prag.store import Store
-from support import minilm
-from test_learn import ADVICE, PROBLEM, plan_transcript
-from test_runner import plan_follower, plans_of, write_spec
+from prag.store.corrections import list_corrections
 
 _register()
 

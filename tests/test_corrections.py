@@ -6,18 +6,25 @@ from __future__ import annotations
 import json
 
 import pytest
+from support import episode, minilm, run
 from typer.testing import CliRunner
 
-import prag.store as store_module
+import prag.store.database as store_module
 from prag.cli import _register, app
-from prag.corrections import Correction, CorrectionError, add_correction, delete_correction, get_correction, list_corrections
-from prag.embed import EmbeddingCache, text_hash
+from prag.corrections.prior import load_prior, prior_dir, prior_transcripts
+from prag.corrections.replay import open_task, replay
+from prag.corrections.transcripts import parse
 from prag.envs.spec import load_spec
-from prag.prior import load_prior, prior_dir, prior_transcripts
+from prag.retrieval.embed import EmbeddingCache, text_hash
 from prag.store import Store
-from prag.transcripts import parse
-from prag.verify import open_task, replay
-from support import episode, minilm, run
+from prag.store.corrections import (
+    Correction,
+    CorrectionError,
+    add_correction,
+    delete_correction,
+    get_correction,
+    list_corrections,
+)
 
 _register()
 
@@ -101,14 +108,14 @@ def test_every_prior_transcript_wins_when_replayed_on_its_own_task():
         assert result.won, f"{prior.name}: {result.note}"
         assert result.actions == len(transcript.actions)  # nothing after the win
         types[load_spec(str(prior.spec_path)).env].add(task.task_type)
-    from prag.envs.alfworld import TASK_TYPES
+    from prag.envs.alfworld.env import TASK_TYPES
     from prag.envs.grid import TASKS
 
     assert types == {"alfworld-gen": set(TASK_TYPES), "grid": set(TASKS)}
 
 
 def test_prior_transcripts_are_written_on_games_no_shipped_task_set_evaluates():
-    from prag.envs.alfworld_gen import parse_params
+    from prag.envs.alfworld.gen import parse_params
     from prag.envs.spec import list_specs
 
     prior_specs = {path.stem: load_spec(str(path)) for path in prior_dir().glob("*.toml")}

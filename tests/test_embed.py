@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import numpy as np
-
-from prag.embed import EmbeddingCache, Encoder
-from prag.store import Store
 from support import minilm
+
+from prag.retrieval.embed import EmbeddingCache, Encoder
+from prag.store import Store
 
 
 class CountingEncoder(Encoder):

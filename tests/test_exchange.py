@@ -6,11 +6,11 @@ import json
 
 import numpy as np
 import pytest
+from support import add_random_episode, run
 
 from prag.errors import PragError
-from prag.exchange import export_lines, import_lines, write_export
 from prag.store import Store
-from support import add_random_episode, run
+from prag.store.exchange import export_lines, import_lines, write_export
 
 
 def filled_store(path):

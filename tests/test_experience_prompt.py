@@ -3,13 +3,13 @@ what stayed closed and what it kept doing; and, for an attempt at the very same 
 goal objects were, said next to the actions."""
 from __future__ import annotations
 
-from prag.agent import AgentConfig, PragAgent
+from prag.agent.agent import AgentConfig, PragAgent
+from prag.agent.prompt import PromptLimits, experience_block
 from prag.envs.base import Observation
-from prag.experience import Experience
 from prag.llm.scripted import ScriptedLLM
-from prag.prompt import PromptLimits, experience_block
-from prag.records import EpisodeRecord, StepRecord
-from prag.retrieval import Hit, Visibility
+from prag.retrieval.episodes import Experience
+from prag.retrieval.index import Hit, Visibility
+from prag.store.records import EpisodeRecord, StepRecord
 
 GOAL = "look at keychain under the desklamp."
 ROOM = "You are in the middle of a room. You see a safe 1, a sidetable 1, and a fridge 1."

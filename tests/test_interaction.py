@@ -5,20 +5,24 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from prag.agent import AgentConfig, PragAgent
-from prag.corrections import Correction, add_correction
-from prag.embed import EmbeddingCache, Encoder
-from prag.envs.spec import load_spec
-from prag.experience import Experience, ExperienceSource
-from prag.interaction import CorrectionSource, decayed_query, recent_instructions
-from prag.llm.scripted import ScriptedLLM
-from prag.prompt import PromptLimits, messages
-from prag.prior import load_prior
-from prag.retrieval import Hit, Visibility
-from prag.runner import play_episode
-from prag.store import Store
 from support import episode, minilm, run
+
+from prag.agent.agent import AgentConfig, PragAgent
+from prag.agent.prompt import PromptLimits, messages
+from prag.corrections.prior import load_prior
+from prag.envs.spec import load_spec
+from prag.llm.scripted import ScriptedLLM
+from prag.retrieval.corrections import (
+    CorrectionSource,
+    decayed_query,
+    recent_instructions,
+)
+from prag.retrieval.embed import EmbeddingCache, Encoder
+from prag.retrieval.episodes import Experience, ExperienceSource
+from prag.retrieval.index import Hit, Visibility
+from prag.run.runner import play_episode
+from prag.store import Store
+from prag.store.corrections import Correction, add_correction
 
 E = np.eye(4, dtype=np.float32)
 VECTORS = {
@@ -88,7 +92,7 @@ def test_corrections_are_filtered_by_domain_and_prior_and_deletions_show_after_r
     assert {h.correction.id for h in source.retrieve(["goal"])} == {mine.id, prior.id}
     no_prior = CorrectionSource(store, cache, k=5, domain="alfworld", prior=False)
     assert [h.correction.id for h in no_prior.retrieve(["goal"])] == [mine.id]
-    from prag.corrections import delete_correction
+    from prag.store.corrections import delete_correction
 
     delete_correction(store, mine.id)
     assert no_prior.refresh() == 0 and no_prior.retrieve(["goal"]) == []

@@ -7,20 +7,25 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from support import minilm
+from test_runner import plan_follower, plans_of, write_spec
 from typer.testing import CliRunner
 
 import prag.cli.correct_cmd as correct_cmd
 from prag.cli import _register, app
-from prag.corrections import list_corrections
-from prag.embed import EmbeddingCache
-from prag.learn import correct_episode, feedback_transcript, learn_from_interaction
+from prag.corrections.learn import (
+    correct_episode,
+    feedback_transcript,
+    learn_from_interaction,
+)
+from prag.corrections.replay import open_task, replay
+from prag.corrections.transcripts import Entry, from_episode, parse
 from prag.llm.scripted import ScriptedLLM
-from prag.runner import RunConfig, Runner, start_run
+from prag.retrieval.embed import EmbeddingCache
+from prag.run.config import RunConfig
+from prag.run.runner import Runner, start_run
 from prag.store import Store
-from prag.transcripts import Entry, from_episode, parse
-from prag.verify import open_task, replay
-from support import minilm
-from test_runner import plan_follower, plans_of, write_spec
+from prag.store.corrections import list_corrections
 
 _register()
 

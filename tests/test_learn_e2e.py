@@ -12,17 +12,17 @@ from __future__ import annotations
 import re
 
 import pytest
+from support import minilm
+from test_end_to_end import model_parts_installed
 from typer.testing import CliRunner
 
 from prag.cli import _register, app
-from prag.corrections import list_corrections
-from prag.embed import EmbeddingCache
-from prag.prior import load_prior
+from prag.corrections.prior import load_prior
+from prag.corrections.replay import replay_episode_task
+from prag.corrections.transcripts import parse
+from prag.retrieval.embed import EmbeddingCache
 from prag.store import Store
-from prag.transcripts import parse
-from prag.verify import replay_episode_task
-from support import minilm
-from test_end_to_end import model_parts_installed
+from prag.store.corrections import list_corrections
 
 _register()
 

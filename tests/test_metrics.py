@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from prag.metrics import EpisodeOutcome, round_metrics, spl_term, transitions
+from prag.run.metrics import EpisodeOutcome, round_metrics, spl_term, transitions
 
 
 def outcome(task_id: str, task_type: str, won: bool, taken: int, shortest: int | None, *,

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from prag import retrieval
-from prag.embed import EmbeddingCache, text_hash
-from prag.errors import PragError
-from prag.retrieval import ExperienceIndex, Visibility
-from prag.store import Store
 from support import RefusingEncoder, episode, run, unit
+
+from prag.errors import PragError
+from prag.retrieval import index as retrieval
+from prag.retrieval.embed import EmbeddingCache, text_hash
+from prag.retrieval.index import ExperienceIndex, Visibility
+from prag.store import Store
 
 DIM = 8
 _unique = itertools.count()

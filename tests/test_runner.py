@@ -15,16 +15,15 @@ import time
 from pathlib import Path
 
 import pytest
-
-from prag.agent import AgentConfig, PragAgent
-from prag.embed import EmbeddingCache
-from prag.envs.spec import load_spec
-from prag.experience import ExperienceSource
-from prag.llm.scripted import ScriptedLLM
-from prag.retrieval import Visibility
-from prag.runner import RunConfig, Runner, play_episode, start_run
-from prag.store import Store
 from support import minilm
+
+from prag.agent.agent import AgentConfig, PragAgent
+from prag.envs.spec import load_spec
+from prag.llm.scripted import ScriptedLLM
+from prag.retrieval.index import Visibility
+from prag.run.config import RunConfig
+from prag.run.runner import Runner, play_episode, start_run
+from prag.store import Store
 
 SPEC = """
 name = "{name}"
@@ -181,7 +180,8 @@ def test_resume_after_a_real_kill_plays_each_task_once_per_round(tmp_path):
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_runner import plan_follower, plans_of
         from prag.llm.scripted import ScriptedLLM
-        from prag.runner import RunConfig, Runner, start_run
+        from prag.run.config import RunConfig
+        from prag.run.runner import Runner, start_run
         from prag.store import Store
         from support import minilm
         plans = plans_of({spec!r})
@@ -212,7 +212,7 @@ def test_resume_after_a_real_kill_plays_each_task_once_per_round(tmp_path):
     with Store(tmp_path / "s.db") as store:
         killed_at = store.count("episodes")
         assert 5 <= killed_at < 8 and store.run("victim").status == "running"
-        from prag.runner import resume_config
+        from prag.run.runner import resume_config
 
         run, config = resume_config(store, "victim")
         Runner(store, run, config, ScriptedLLM(plan_follower(plans_of(spec))), minilm()).play()
@@ -287,7 +287,7 @@ def test_the_goal_object_note_leaves_out_what_the_agent_holds():
 
 
 def test_the_example_block_changes_only_for_clearly_better_examples():
-    from prag.agent import stable_top
+    from prag.agent.agent import stable_top
 
     def top(shown, ranked, k=2):
         return stable_top(shown, ranked, k, lambda item: item[0], lambda item: item[1], 0.1)
@@ -376,7 +376,7 @@ def test_the_agent_is_not_offered_to_undo_its_last_action():
 
 
 def test_answers_in_the_prompts_folded_form_are_the_action_they_name():
-    from prag.agent import normalise
+    from prag.agent.agent import normalise
 
     assert normalise("go to: shelf 1") == normalise("go to shelf 1") == "go to shelf 1"
     assert normalise("take: apple 1 from fridge 1") == "take apple 1 from fridge 1"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from prag.envs.alfworld import TASK_TYPES
+from prag.envs.alfworld.env import TASK_TYPES
 from prag.envs.registry import FAMILIES
 from prag.envs.spec import list_specs, load_spec
 from prag.errors import SpecError

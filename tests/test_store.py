@@ -6,12 +6,13 @@ import sqlite3
 
 import numpy as np
 import pytest
-
-from prag.embed import text_hash
-from prag.errors import StoreError
-from prag.records import StepRecord
-from prag.store import SCHEMA_VERSION, Store
 from support import episode, run
+
+from prag.errors import StoreError
+from prag.retrieval.embed import text_hash
+from prag.store import Store
+from prag.store.schema import SCHEMA_VERSION
+from prag.store.records import StepRecord
 
 
 def file_digest(path) -> str:

@@ -4,12 +4,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from support import episode, minilm, run
 from typer.testing import CliRunner
 
 from prag.cli import _register, app
-from prag.embed import EmbeddingCache
+from prag.retrieval.embed import EmbeddingCache
 from prag.store import Store
-from support import episode, minilm, run
 
 _register()
 runner = CliRunner()

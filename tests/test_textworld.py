@@ -9,16 +9,16 @@ import pytest
 import textworld
 from textworld.logic import Proposition, Variable
 
-from prag.envs import textworld_games
 from prag.envs.base import Environment
 from prag.envs.spec import load_spec
-from prag.envs.textworld_env import (
+from prag.envs.textworld import games as textworld_games
+from prag.envs.textworld.env import (
     TextworldEnv,
     TextworldTasks,
     from_params,
     visible_scene,
 )
-from prag.envs.textworld_games import GameSpec, build_game
+from prag.envs.textworld.games import GameSpec, build_game
 from prag.errors import SpecError
 
 REPO = Path(__file__).resolve().parents[1]

@@ -10,8 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prag.records import EpisodeRecord, StepRecord
-from prag.transcripts import Entry, Transcript, TranscriptError, extract, from_episode, parse, render
+from prag.corrections.transcripts import (
+    Entry,
+    Transcript,
+    TranscriptError,
+    extract,
+    from_episode,
+    parse,
+    render,
+)
+from prag.store.records import EpisodeRecord, StepRecord
 
 EPISODE_TEXT = '''>>> wait_for_trigger()
 {'type': 'dialog', 'text': 'put a candle in shelf.'}

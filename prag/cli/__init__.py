@@ -13,7 +13,14 @@ app = typer.Typer(
 
 def _register() -> None:
     # Each module adds its commands to `app`; imported here so `prag --help` lists them all.
-    from prag.cli import compare_cmd, console_cmd, correct_cmd, envs_cmd, run_cmd, store_cmd  # noqa: F401
+    from prag.cli import (  # noqa: F401
+        compare_cmd,
+        console_cmd,
+        correct_cmd,
+        envs_cmd,
+        run_cmd,
+        store_cmd,
+    )
 
 
 def main() -> None:

@@ -9,8 +9,8 @@ import typer
 
 from prag.cli import app
 from prag.cli.common import console, guarded
-from prag.report import compare as compare_runs
-from prag.report import tables
+from prag.run.report import compare as compare_runs
+from prag.run.report import tables
 from prag.store import Store
 
 
@@ -26,7 +26,9 @@ def compare(
     with Store(store_path, create=False) as store:
         comparison = compare_runs(store, runs or [])
     if plot is not None:
-        from prag.plot import write_success_plot  # matplotlib loads only when a plot is asked for
+        from prag.run.plot import (
+            write_success_plot,  # matplotlib loads only when a plot is asked for
+        )
 
         write_success_plot(comparison, plot)
     if as_json:

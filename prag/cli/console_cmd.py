@@ -18,20 +18,21 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from prag.agent import PragAgent
+from prag.agent.agent import PragAgent
 from prag.cli import app
 from prag.cli.common import console, guarded
 from prag.cli.run_cmd import DEFAULT_STORE
-from prag.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
+from prag.corrections.learn import Outcome, correct_episode
+from prag.corrections.replay import Replay
+from prag.corrections.transcripts import Entry, statement
 from prag.envs.base import Observation
 from prag.envs.spec import load_spec
 from prag.errors import PragError
-from prag.learn import Outcome, correct_episode
 from prag.llm import LLM, SPEC_HELP, make_llm
-from prag.runner import Phase, RunConfig, Runner, start_run
+from prag.retrieval.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
+from prag.run.config import RunConfig
+from prag.run.runner import Phase, Runner, start_run
 from prag.store import Store
-from prag.transcripts import Entry, statement
-from prag.verify import Replay
 
 LEARN, QUIT = "learn", "quit"
 ReadLine = Callable[[str], Optional[str]]  # shows a prompt, returns the line (None at end of input)

@@ -13,13 +13,18 @@ from rich.table import Table
 
 from prag.cli import app
 from prag.cli.common import console, guarded
-from prag.corrections import Correction, delete_correction, get_correction, list_corrections
-from prag.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
-from prag.learn import Outcome, correct_episode
+from prag.corrections.learn import Outcome, correct_episode
+from prag.corrections.replay import Replay
+from prag.corrections.transcripts import from_episode, parse
 from prag.llm import SPEC_HELP, make_llm
+from prag.retrieval.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
 from prag.store import Store
-from prag.transcripts import from_episode, parse
-from prag.verify import Replay
+from prag.store.corrections import (
+    Correction,
+    delete_correction,
+    get_correction,
+    list_corrections,
+)
 
 StoreArg = Annotated[Path, typer.Argument(help="Path of the experience store (SQLite file).")]
 EDIT_HEADER = "# Fix the transcript below and save; lines starting with # are ignored.\n"

@@ -6,15 +6,22 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from prag.cli import app
 from prag.cli.common import console, err_console, guarded
-from prag.embed import Encoder
 from prag.llm import SPEC_HELP, make_llm
-from prag.runner import RunConfig, RunLog, Runner, resume_config, start_run
-from prag.stats import store_stats
+from prag.retrieval.embed import Encoder
+from prag.run.config import RunConfig
+from prag.run.runner import RunLog, Runner, resume_config, start_run
 from prag.store import Store
+from prag.store.stats import store_stats
 
 DEFAULT_SPEC = "alfworld-mini"
 DEFAULT_STORE = Path("stores/default.db")

@@ -12,13 +12,13 @@ from rich.table import Table
 
 from prag.cli import app
 from prag.cli.common import console, guarded
-from prag.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
 from prag.errors import PragError
-from prag.exchange import import_lines, write_export
-from prag.interaction import CorrectionHit, CorrectionSource
-from prag.retrieval import ExperienceIndex, Visibility, check_mode
-from prag.stats import store_stats
+from prag.retrieval.corrections import CorrectionHit, CorrectionSource
+from prag.retrieval.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
+from prag.retrieval.index import ExperienceIndex, Visibility, check_mode
 from prag.store import Store
+from prag.store.exchange import import_lines, write_export
+from prag.store.stats import store_stats
 
 StoreArg = Annotated[Path, typer.Argument(help="Path of the experience store (SQLite file).")]
 ModelOpt = Annotated[str, typer.Option("--model", help="Sentence-embedding model: a name or a local path.")]

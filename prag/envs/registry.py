@@ -15,11 +15,20 @@ from prag.errors import SpecError
 # family name -> "module:factory"; a factory takes (params, spec_dir) and returns a TaskSource,
 # raising SpecError with a message that says what to fix.
 FAMILIES: dict[str, str] = {
-    "alfworld": "prag.envs.alfworld:from_params",
-    "alfworld-gen": "prag.envs.alfworld_gen:from_params",
-    "textworld": "prag.envs.textworld_env:from_params",
+    "alfworld": "prag.envs.alfworld.env:from_params",
+    "alfworld-gen": "prag.envs.alfworld.gen:from_params",
+    "textworld": "prag.envs.textworld.env:from_params",
     "grid": "prag.envs.grid:from_params",
 }
+
+# Families whose actions read alike share examples; other families' corrections would mislead.
+DOMAINS = {"alfworld": "alfworld", "alfworld-gen": "alfworld", "grid": "grid", "textworld": "textworld"}
+
+
+def domain_of(family: str) -> str:
+    """The action vocabulary a family shares with others: corrections are matched within it."""
+    return DOMAINS.get(family, family)
+
 
 Factory = Callable[[dict[str, Any], Path], TaskSource]
 

@@ -7,13 +7,14 @@ closed. Rooms are fully visible from inside (the agent sees its whole room, not 
 cone): that is the visibility the scene graph and the admissible actions use.
 
 A task subclasses `HouseholdEnv`, puts its furniture and items in `populate()`, and says
-its goal (`goal_text`, `goal_reached`) and how its solver plays it (`solve`). Everything
+its goal (`goal_text`, `goal_reached`); a task also says how its solver plays it (`solve`, on
+`prag.envs.grid.solver.SolvableTask`: the world itself does not know its oracle). Everything
 random comes from minigrid's `np_random`, so `reset(seed=s)` always builds the same house.
 """
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from minigrid.core.mission import MissionSpace
@@ -31,9 +32,6 @@ from prag.envs.grid.objects import (
     cell_of,
 )
 from prag.errors import PragError
-
-if TYPE_CHECKING:
-    from prag.envs.grid.solver import Planner
 
 Cell = tuple[int, int]
 
@@ -174,10 +172,6 @@ class HouseholdEnv(RoomGrid):
         raise NotImplementedError
 
     def goal_reached(self) -> bool:
-        raise NotImplementedError
-
-    def solve(self, planner: Planner) -> None:
-        """Play the task to its goal through the planner's high-level actions (subclasses)."""
         raise NotImplementedError
 
     # ---------------------------------------------------------------- queries

@@ -109,7 +109,15 @@ class Planner:
         self.do(f"drop {item.name} {to.kind.holds} {to.name}")
 
 
-def find_plan(task_cls: type[HouseholdEnv], seed: int, room_size: int) -> list[str]:
+class SolvableTask(HouseholdEnv):
+    """A household task that says how its solver plays it: every registered grid task is one."""
+
+    def solve(self, planner: Planner) -> None:
+        """Play the task to its goal through the planner's high-level actions (subclasses)."""
+        raise NotImplementedError
+
+
+def find_plan(task_cls: type[SolvableTask], seed: int, room_size: int) -> list[str]:
     """The solver's plan for one task instance, played to the goal on a fresh copy."""
     world = task_cls(room_size=room_size)
     world.reset(seed=seed)

@@ -2,13 +2,13 @@
 put it away in the cabinet, and leave the sink turned off."""
 from __future__ import annotations
 
-from prag.envs.grid.house import HouseholdEnv, listing
-from prag.envs.grid.solver import Planner
+from prag.envs.grid.house import listing
+from prag.envs.grid.solver import Planner, SolvableTask
 
 DISHES = ("plate", "cup")
 
 
-class WashDishes(HouseholdEnv):
+class WashDishes(SolvableTask):
     task_name = "wash_dishes"
     mission_text = "wash the dishes and put them away"
     room_names = ("kitchen", "dining room")

@@ -2,13 +2,13 @@
 with it, and close the fridge."""
 from __future__ import annotations
 
-from prag.envs.grid.house import HouseholdEnv, listing
-from prag.envs.grid.solver import Planner
+from prag.envs.grid.house import listing
+from prag.envs.grid.solver import Planner, SolvableTask
 
 GROCERIES = ("apple", "milk", "cheese", "bread", "butter", "eggs")
 
 
-class PutAwayGroceries(HouseholdEnv):
+class PutAwayGroceries(SolvableTask):
     task_name = "put_away_groceries"
     mission_text = "put the groceries away in the fridge"
     room_names = ("kitchen", "living room")

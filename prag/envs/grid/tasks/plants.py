@@ -2,11 +2,10 @@
 one plant), water every plant, and leave the sink turned off."""
 from __future__ import annotations
 
-from prag.envs.grid.house import HouseholdEnv
-from prag.envs.grid.solver import Planner
+from prag.envs.grid.solver import Planner, SolvableTask
 
 
-class WaterPlants(HouseholdEnv):
+class WaterPlants(SolvableTask):
     task_name = "water_plants"
     mission_text = "water the plants"
     room_names = ("kitchen", "living room", "bedroom")

@@ -2,13 +2,13 @@
 the toy box."""
 from __future__ import annotations
 
-from prag.envs.grid.house import HouseholdEnv, listing
-from prag.envs.grid.solver import Planner
+from prag.envs.grid.house import listing
+from prag.envs.grid.solver import Planner, SolvableTask
 
 TOYS = ("ball", "teddy bear", "toy car", "block")
 
 
-class CollectToys(HouseholdEnv):
+class CollectToys(SolvableTask):
     task_name = "collect_toys"
     mission_text = "collect the toys into the box"
     room_names = ("bedroom", "playroom")

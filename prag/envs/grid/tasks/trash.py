@@ -2,13 +2,13 @@
 kitchen bin, and nothing that is not trash."""
 from __future__ import annotations
 
-from prag.envs.grid.house import HouseholdEnv, listing
-from prag.envs.grid.solver import Planner
+from prag.envs.grid.house import listing
+from prag.envs.grid.solver import Planner, SolvableTask
 
 TRASH = ("soda can", "newspaper", "banana peel", "bottle")
 
 
-class ThrowAwayTrash(HouseholdEnv):
+class ThrowAwayTrash(SolvableTask):
     task_name = "throw_away_trash"
     mission_text = "throw all the trash into the bin"
     room_names = ("kitchen", "living room", "bedroom", "bathroom")

@@ -21,12 +21,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from prag.agent.prompt import ACT, THINK, PromptLimits, messages
 from prag.envs.base import Observation
-from prag.experience import Experience, ExperienceSource, never_opened, where_things_were
-from prag.interaction import CorrectionHit, CorrectionSource
 from prag.llm.base import LLM, Completion, Message
-from prag.prompt import ACT, THINK, PromptLimits, messages
-from prag.retrieval import Visibility
+from prag.retrieval.corrections import CorrectionHit, CorrectionSource
+from prag.retrieval.episodes import (
+    Experience,
+    ExperienceSource,
+    never_opened,
+    where_things_were,
+)
+from prag.retrieval.index import Visibility
 
 T = TypeVar("T")
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from prag.embed import EmbeddingCache
 from prag.envs.base import placed_in_scene
-from prag.records import EpisodeRecord
-from prag.retrieval import ExperienceIndex, Hit, Mode, Visibility
+from prag.retrieval.embed import EmbeddingCache
+from prag.retrieval.index import ExperienceIndex, Hit, Mode, Visibility
 from prag.store import Store
+from prag.store.records import EpisodeRecord
 
 
 @dataclass(frozen=True)

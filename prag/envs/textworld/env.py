@@ -23,7 +23,7 @@ import textworld
 from textworld.logic import Proposition, Variable
 
 from prag.envs.base import Observation, Task, Triple, scene_text_from_triples
-from prag.envs.textworld_games import (
+from prag.envs.textworld.games import (
     GameSpec,
     check_settings,
     ensure_game,

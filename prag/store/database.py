@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -20,7 +20,8 @@ import numpy as np
 import sqlite_utils
 
 from prag.errors import StoreError
-from prag.records import EpisodeRecord, RunRecord, StepRecord
+from prag.store.records import EpisodeRecord, RunRecord, StepRecord, text_hash
+from prag.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 FORMAT = "prag-experience-store"
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -28,116 +29,6 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _v1(db: sqlite_utils.Database) -> None:
-    db["runs"].create(
-        {
-            "id": str,
-            "spec": str,
-            "llm": str,
-            "mode": str,
-            "k": int,
-            "rounds": int,
-            "config": str,
-            "include_runs": str,
-            "status": str,
-            "created_at": str,
-            "finished_at": str,
-        },
-        pk="id",
-    )
-    db["episodes"].create(
-        {
-            "id": int,
-            "run_id": str,
-            "round": int,
-            "task_id": str,
-            "task_type": str,
-            "seed": int,
-            "goal": str,
-            "goal_hash": str,
-            "won": int,
-            "n_steps": int,
-            "shortest_path": int,
-            "source": str,
-            "llm_calls": int,
-            "prompt_tokens": int,
-            "cached_tokens": int,
-            "completion_tokens": int,
-            "reasks": int,
-            "seconds": float,
-            "llm_seconds": float,
-            "extra": str,
-            "created_at": str,
-        },
-        pk="id",
-        foreign_keys=[("run_id", "runs", "id")],
-        not_null={"run_id", "round", "task_id", "goal", "won", "n_steps", "source"},
-    )
-    db["episodes"].create_index(["run_id", "round", "task_id", "source"], unique=True)
-    db["steps"].create(
-        {
-            "episode_id": int,
-            "t": int,
-            "action": str,
-            "observation": str,
-            "scene": str,
-            "scene_hash": str,
-        },
-        pk=("episode_id", "t"),
-        foreign_keys=[("episode_id", "episodes", "id")],
-        not_null={"observation", "scene"},
-    )
-    db["embeddings"].create(
-        {"model": str, "hash": str, "dim": int, "vector": bytes},
-        pk=("model", "hash"),
-        not_null={"dim", "vector"},
-    )
-    db["embedding_counts"].create({"model": str, "encoded": int, "hits": int}, pk="model")
-
-
-def _v2(db: sqlite_utils.Database) -> None:
-    # The corrections layer (prag.corrections): console transcripts corrected by a person, with
-    # where they came from. Instruction and scene vectors live in `embeddings`, by text hash.
-    db["corrections"].create(
-        {
-            "id": int,
-            "origin": str,  # prior | feedback | edit
-            "name": str,  # prior transcripts: "<prior spec>/<task id>"
-            "source_episode": int,
-            "domain": str,  # action vocabulary: alfworld | grid | textworld
-            "spec": str,
-            "task_id": str,
-            "task_type": str,
-            "goal": str,
-            "instructions": str,  # JSON list: the goal, then the person's utterances
-            "feedback": str,
-            "improvement_model": str,
-            "problem": str,
-            "advice": str,
-            "answer": str,  # the improvement model's third answer, as it came
-            "input_transcript": str,
-            "transcript": str,
-            "verified": int,
-            "verify_note": str,
-            "scenes": str,  # JSON list: the scene graph at every replayed step
-            "created_at": str,
-        },
-        pk="id",
-        foreign_keys=[("source_episode", "episodes", "id")],
-        not_null={"origin", "domain", "goal", "instructions", "transcript", "verified", "scenes"},
-    )
-    # Prior transcripts loaded once: a deleted one is not loaded again.
-    db["prior_loads"].create({"name": str, "digest": str, "loaded_at": str}, pk="name")
-
-
-# Append-only: a released migration is never edited, only followed by a new one.
-MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
-    (1, "runs, episodes, steps, embeddings", _v1),
-    (2, "corrections, prior_loads", _v2),
-]
-SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
 @dataclass(frozen=True)
@@ -335,10 +226,8 @@ class Store:
         """Write an episode with all its steps in one transaction; returns its id.
 
         The goal and scene hashes refer to rows of `embeddings`; vectors are written by the
-        embedding cache (`prag.embed.EmbeddingCache`) before the episode.
+        embedding cache (`prag.retrieval.embed.EmbeddingCache`) before the episode.
         """
-        from prag.embed import text_hash
-
         if not episode.steps or episode.steps[0].t != 0:
             raise StoreError(f"episode {episode.task_id!r} has no reset step (t = 0); nothing stored")
         row = {

@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from prag.errors import PragError
-from prag.report import Comparison
+from prag.run.report import Comparison
 
 
 def _label_below(y: float, others: list[float], tie_before: bool) -> bool:

@@ -5,8 +5,14 @@ the t-th action and what followed it, so an episode of n actions has n + 1 step 
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+
+def text_hash(text: str) -> str:
+    """The key of a text's embedding: episodes refer to their goal's and scenes' vectors by it."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass

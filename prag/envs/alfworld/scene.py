@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from alfworld.gen import goal_library
 
-from prag.envs.alfworld_rooms import (
+from prag.envs.alfworld.rooms import (
     APPLIANCE,
     BASIN_FIXTURE,
     LAMP,

@@ -20,10 +20,9 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from prag.embed import text_hash
 from prag.errors import PragError
-from prag.records import EpisodeRecord, RunRecord
 from prag.store import Store
+from prag.store.records import EpisodeRecord, RunRecord, text_hash
 
 
 def export_lines(store: Store, run_id: str | None = None) -> Iterator[str]:

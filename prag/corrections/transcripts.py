@@ -26,7 +26,7 @@ import ast
 from dataclasses import dataclass, field
 
 from prag.errors import PragError
-from prag.records import EpisodeRecord
+from prag.store.records import EpisodeRecord
 
 PROMPT = ">>> "
 CONTINUATION = "... "

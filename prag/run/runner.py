@@ -16,55 +16,24 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from prag.agent import AgentConfig, PragAgent
-from prag.corrections import domain_of
-from prag.embed import EmbeddingCache, Encoder
+from prag.agent.agent import AgentConfig, PragAgent
+from prag.corrections.prior import load_prior
 from prag.envs.base import Environment, Observation, Task, TaskSource
+from prag.envs.registry import domain_of
 from prag.envs.spec import TaskSetSpec, load_spec
 from prag.errors import PragError
-from prag.experience import ExperienceSource
-from prag.interaction import CorrectionSource
 from prag.llm.base import LLM
-from prag.prior import load_prior
-from prag.records import EpisodeRecord, RunRecord, StepRecord
-from prag.retrieval import Visibility, check_mode
+from prag.retrieval.corrections import CorrectionSource
+from prag.retrieval.embed import EmbeddingCache, Encoder
+from prag.retrieval.episodes import ExperienceSource
+from prag.retrieval.index import Visibility, check_mode
+from prag.run.config import ROUND0_SETTINGS, RunConfig
 from prag.store import Store
-
-
-@dataclass
-class RunConfig:
-    spec: str
-    rounds: int = 3
-    k: int = 3
-    mode: str = "prag"
-    llm: str = "local"
-    max_steps: int | None = None  # default: the spec's
-    workers: int = 1
-    seed: int = 0
-    train: str | None = None  # iterate on this spec, then evaluate `spec` once with the store frozen
-    include_runs: list[str] = field(default_factory=list)
-    think: bool = False
-    constrained: bool = True
-    embedding_model: str = "all-MiniLM-L6-v2"
-    limit: int | None = None  # play only the first N tasks of each set (smoke tests)
-    corrections: bool = True  # the corrections layer (transcripts corrected by a person) in prompts
-    # Corrections shown per prompt, ahead of the k episodes. One: a second slot mostly held
-    # another task type's transcript and changed with the scene, re-costing the prompt each time.
-    corrections_k: int = 1
-    prior: bool = True  # the shipped human-written transcripts, as the first corrections
-    # Start from this run's round 0 (copied), e.g. to compare retrieval modes from one round 0.
-    round0_from: str | None = None
-
-    def check(self) -> None:
-        check_mode(self.mode)
-        if self.rounds < 1:
-            raise PragError("--rounds must be at least 1")
-        if self.k < 0 or self.workers < 1 or self.corrections_k < 0:
-            raise PragError("--k and --corrections-k must be 0 or more and --workers at least 1")
+from prag.store.records import EpisodeRecord, RunRecord, StepRecord
 
 
 @dataclass(frozen=True)
@@ -271,12 +240,6 @@ def start_run(store: Store, config: RunConfig, run_id: str | None = None) -> Run
     for episode in round0:
         store.add_episode(replace(episode, run_id=run.id, id=None, extra={**episode.extra, "copied_from": episode.id}))
     return run
-
-
-# What round 0 depends on when it retrieves nothing of the agent's own: these must match for
-# another run's round 0 to stand for this run's (mode and k only matter from round 1 on).
-ROUND0_SETTINGS = ("spec", "llm", "max_steps", "seed", "think", "constrained", "embedding_model", "limit",
-                   "corrections", "corrections_k", "prior")
 
 
 def _round0_of(store: Store, config: RunConfig) -> list[EpisodeRecord]:

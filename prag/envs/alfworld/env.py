@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prag.envs.alfworld_graph import Fact, scene_graph
+from prag.envs.alfworld.graph import Fact, scene_graph
 from prag.envs.base import Observation, Task, scene_text_from_triples
 from prag.errors import PragError, SpecError
 

@@ -6,7 +6,6 @@ model name and the sha256 of the text, and never encodes the same text twice.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -18,16 +17,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from prag.errors import PragError
+from prag.store.records import text_hash
 
 if TYPE_CHECKING:
     from prag.store import Store
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 DIM = 384
-
-
-def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def packaged_model_path() -> Path:

@@ -25,9 +25,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from prag.envs.alfworld import TASK_TYPES, AlfworldEnv, AlfworldTaskSource
-from prag.envs.alfworld_pddl import game_data, problem_text, task_dir_name, traj_data
-from prag.envs.alfworld_scene import RoomSize, sample_scene
+from prag.envs.alfworld.env import TASK_TYPES, AlfworldEnv, AlfworldTaskSource
+from prag.envs.alfworld.pddl import game_data, problem_text, task_dir_name, traj_data
+from prag.envs.alfworld.scene import RoomSize, sample_scene
 from prag.envs.base import Task
 from prag.errors import PragError, SpecError
 from prag.paths import cache_dir

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from prag.corrections.transcripts import Entry, Transcript
 from prag.envs.base import Environment, Task
 from prag.envs.spec import TaskSetSpec, load_spec
 from prag.errors import PragError
-from prag.prompt import clip
-from prag.records import EpisodeRecord
 from prag.store import Store
-from prag.transcripts import Entry, Transcript
+from prag.store.records import EpisodeRecord
+from prag.text import clip
 
 
 @dataclass(frozen=True)

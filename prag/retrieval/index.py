@@ -35,7 +35,7 @@ import numpy as np
 from prag.errors import PragError
 
 if TYPE_CHECKING:
-    from prag.embed import EmbeddingCache
+    from prag.retrieval.embed import EmbeddingCache
     from prag.store import Store
 
 Mode = Literal["prag", "goal", "none"]

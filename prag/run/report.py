@@ -1,7 +1,7 @@
 """Comparing runs of a store: round-over-round figures, per task type, and transitions.
 
 `compare(store, run_ids)` reads the agent episodes of the runs and computes their metrics
-(`prag.metrics`); the result renders as rich tables or as a JSON-ready dict.
+(`prag.run.metrics`); the result renders as rich tables or as a JSON-ready dict.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 from rich.table import Table
 
 from prag.errors import PragError
-from prag.metrics import (
+from prag.run.metrics import (
     OUTCOME_COLUMNS,
     EpisodeOutcome,
     RoundMetrics,
@@ -20,8 +20,8 @@ from prag.metrics import (
     round_metrics,
     transitions,
 )
-from prag.records import RunRecord
 from prag.store import Store
+from prag.store.records import RunRecord
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from prag.experience import Experience, never_opened, where_things_were
-from prag.interaction import CorrectionHit
+from prag.corrections.transcripts import Transcript, parse
 from prag.llm.base import Message
-from prag.records import EpisodeRecord, StepRecord
-from prag.transcripts import Transcript, parse
+from prag.retrieval.corrections import CorrectionHit
+from prag.retrieval.episodes import Experience, never_opened, where_things_were
+from prag.store.records import EpisodeRecord, StepRecord
+from prag.text import clip
 
 SYSTEM = (
     "You are a household robot acting in a text world. Each turn you pick exactly one action "
@@ -35,11 +36,6 @@ class PromptLimits:
     example_steps: int = 20  # actions shown per retrieved episode
     observation_chars: int = 200  # observation text kept per step (examples and history)
     correction_steps: int = 30  # actions shown per correction
-
-
-def clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def experience_block(experiences: Sequence[Experience], limits: PromptLimits) -> str:

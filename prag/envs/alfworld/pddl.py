@@ -13,7 +13,7 @@ from typing import Any
 import alfworld
 from alfworld.gen import constants, goal_library
 
-from prag.envs.alfworld_rooms import (
+from prag.envs.alfworld.rooms import (
     LAMP,
     can_contain,
     has_property,
@@ -21,7 +21,7 @@ from prag.envs.alfworld_rooms import (
     object_types,
     receptacle_types,
 )
-from prag.envs.alfworld_scene import Scene
+from prag.envs.alfworld.scene import Scene
 
 AGENT = "agent1"
 # The property facts of an object, after ALFRED's VAL_ACTION_OBJECTS table.

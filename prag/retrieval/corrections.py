@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from prag.corrections import Correction, list_corrections
-from prag.embed import EmbeddingCache
+from prag.retrieval.embed import EmbeddingCache
 from prag.store import Store
+from prag.store.corrections import Correction, list_corrections
 
 GAMMA = 0.6
 N_INSTRUCTIONS = 3

@@ -1,34 +1,33 @@
 """The corrections layer of a store: console transcripts corrected by a person, with provenance.
 
-A correction is an improved transcript of a task (`prag.transcripts`), where it came from
+A correction is an improved transcript of a task (`prag.corrections.transcripts`), where it came from
 (a shipped prior transcript, a person's feedback turned into a transcript by the improvement
 LLM, or a person's own edit), the improvement model's three answers, and whether replaying it
-in the environment won (`prag.verify`). Its instructions (the goal and the person's
+in the environment won (`prag.corrections.replay`). Its instructions (the goal and the person's
 utterances) and the scene graphs of its replay are embedded into the store's `embeddings`
-table, so that retrieval (`prag.interaction`) never encodes them again. Deleting is the only
+table, so that retrieval (`prag.retrieval.corrections`) never encodes them again. Deleting is the only
 way a correction goes away.
 """
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sqlite_utils.db import NotFoundError
 
 from prag.errors import PragError
-from prag.store import Store, now
+from prag.store.database import Store, now
 
-if TYPE_CHECKING:
-    from prag.embed import EmbeddingCache
+
+class Embedder(Protocol):
+    """Writes the vectors of texts into the store (the embedding cache does)."""
+
+    def vectors(self, texts: Sequence[str]) -> Any: ...
+
 
 ORIGINS = ("prior", "feedback", "edit")
-# Families whose actions read alike share examples; other families' corrections would mislead.
-DOMAINS = {"alfworld": "alfworld", "alfworld-gen": "alfworld", "grid": "grid", "textworld": "textworld"}
-
-
-def domain_of(family: str) -> str:
-    return DOMAINS.get(family, family)
 
 
 @dataclass
@@ -64,7 +63,7 @@ class CorrectionError(PragError):
 
 
 def add_correction(
-    store: Store, correction: Correction, cache: EmbeddingCache, *, prior_digest: str | None = None
+    store: Store, correction: Correction, cache: Embedder, *, prior_digest: str | None = None
 ) -> int:
     """Store a correction and the vectors of its instructions and scenes; returns its id.
 

@@ -5,8 +5,8 @@ The improvement LLM reads the console transcript, which ends with the person's f
 how to do better next time, in one sentence without code; the improved transcript. The result
 is discarded when learning was not called right after a person's utterance, when the first
 answer finds no problem, when the improved transcript is unreadable, and when it does what the
-input did. A kept transcript is replayed in the environment (`prag.verify`) and stored as a
-correction (`prag.corrections`): verified if it wins, otherwise only when the person agrees.
+input did. A kept transcript is replayed in the environment (`prag.corrections.replay`) and stored as a
+correction (`prag.store.corrections`): verified if it wins, otherwise only when the person agrees.
 """
 from __future__ import annotations
 
@@ -14,15 +14,24 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from prag.corrections import Correction, add_correction, domain_of
-from prag.embed import EmbeddingCache
+from prag.corrections.replay import Replay, episode_spec, replay_episode_task
+from prag.corrections.transcripts import (
+    Entry,
+    Transcript,
+    TranscriptError,
+    api_help,
+    extract,
+    from_episode,
+    parse,
+)
+from prag.envs.registry import domain_of
 from prag.envs.spec import load_spec
 from prag.errors import PragError
-from prag.interaction import CorrectionSource
 from prag.llm.base import LLM, Message
+from prag.retrieval.corrections import CorrectionSource
+from prag.retrieval.embed import EmbeddingCache
 from prag.store import Store
-from prag.transcripts import Entry, Transcript, TranscriptError, api_help, extract, from_episode, parse
-from prag.verify import Replay, episode_spec, replay_episode_task
+from prag.store.corrections import Correction, add_correction
 
 SYSTEM = (
     "You improve the behaviour of a household robot. Its interactions with a person are recorded "

@@ -7,7 +7,7 @@ transcripts written by people for this project, in `prag/data/prior/`:
                                         (other seeds and room sizes than any evaluation set)
     prag/data/prior/<set>/<task id>.txt one console transcript per task of that set
 
-Loading replays each transcript on its task (`prag.verify`): it is stored verified only if it
+Loading replays each transcript on its task (`prag.corrections.replay`): it is stored verified only if it
 wins, with the scene graphs of the replay for retrieval. Each one is loaded into a store once;
 a deleted prior transcript stays deleted.
 """
@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from prag.corrections import Correction, add_correction, domain_of, prior_loaded
-from prag.embed import EmbeddingCache
+from prag.corrections.replay import open_task, replay
+from prag.corrections.transcripts import parse
+from prag.envs.registry import domain_of
 from prag.envs.spec import load_spec
+from prag.retrieval.embed import EmbeddingCache
 from prag.store import Store
-from prag.transcripts import parse
-from prag.verify import open_task, replay
+from prag.store.corrections import Correction, add_correction, prior_loaded
 
 
 @dataclass(frozen=True)

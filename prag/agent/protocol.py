@@ -1,0 +1,67 @@
+"""The Agent interface the runner plays (after TextWorld's `Agent`): reset / act / observe / finish.
+
+The runner knows agents only through this protocol: it resets the agent with the first
+observation, asks it for a `Decision` each step, tells it what the action led to, and at the
+end takes its `Trace`, what the store keeps of the episode beyond its steps.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from prag.envs.base import Observation
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One step's choice: the action, the thought behind it (ReAct), and who chose it."""
+
+    action: str
+    thought: str = ""
+    valid: bool = True  # False: no admissible answer came back; sent as it was
+    source: str = "llm"  # who chose the action: llm | plan | correction | search | person
+
+
+@dataclass
+class Usage:
+    """What the episode cost in LLM calls and tokens."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    llm_seconds: float = 0.0
+    reasks: int = 0
+    invalid_actions: int = 0
+    banned_actions: int = 0
+
+
+@dataclass
+class Trace:
+    """What an agent reports of a finished episode, besides its steps: the runner stores it."""
+
+    goal: str
+    usage: Usage
+    retrieved: list[int] = field(default_factory=list)  # ids of the episodes in the last prompt
+    extra: dict[str, Any] = field(default_factory=dict)  # thoughts, corrections shown, utterances, ...
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Plays one episode at a time."""
+
+    def reset(self, observation: Observation) -> None:
+        """Start an episode from its first observation."""
+        ...
+
+    def act(self, observation: Observation) -> Decision:
+        """The next action for this observation."""
+        ...
+
+    def observe(self, action: str, observation: Observation) -> None:
+        """What the action led to."""
+        ...
+
+    def finish(self) -> Trace:
+        """End the episode and report what the store keeps of it."""
+        ...

@@ -137,6 +137,12 @@ def stats(
     for name, count in figures.vectors.items():
         cache = figures.cache.get(name, {"encoded": 0, "hits": 0})
         summary.add_row(f"vectors ({name})", f"{count} stored, {cache['encoded']} encoded, {cache['hits']} cache hits")
+    for name, answers in figures.answers.items():
+        summary.add_row(
+            f"LLM answers ({name})",
+            f"{answers['rows']} stored, {answers['hits']} cache hits, {answers['misses']} misses, "
+            f"{answers['saved_seconds']:.0f} s of model time saved",
+        )
     summary.add_row("database size", f"{figures.db_bytes / 1024:.0f} KB")
     summary.add_row("schema version", str(figures.schema_version))
     console.print(summary)

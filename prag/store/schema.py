@@ -112,9 +112,31 @@ def _v2(db: sqlite_utils.Database) -> None:
     db["prior_loads"].create({"name": str, "digest": str, "loaded_at": str}, pk="name")
 
 
+def _v5(db: sqlite_utils.Database) -> None:
+    # The LLM answer cache (prag.store.answers): greedy answers by a hash of (model, prompt, decoding
+    # settings). The prompt is not kept, so a row stays small.
+    db["answers"].create(
+        {
+            "key": str,
+            "model": str,
+            "text": str,
+            "prompt_tokens": int,
+            "completion_tokens": int,
+            "seconds": float,  # what the model took when it first answered
+            "created_at": str,
+        },
+        pk="key",
+        not_null={"model", "text", "prompt_tokens", "completion_tokens", "seconds"},
+    )
+    db["answer_counts"].create(
+        {"model": str, "hits": int, "misses": int, "saved_seconds": float}, pk="model"
+    )
+
+
 # Append-only: a released migration is never edited, only followed by a new one.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, episodes, steps, embeddings", _v1),
     (2, "corrections, prior_loads", _v2),
+    (5, "answers, answer_counts", _v5),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from prag.store import Store
+from prag.store.answers import answer_stats
 
 
 @dataclass
@@ -34,6 +35,7 @@ class StoreStats:
     cache: dict[str, dict[str, int]]  # model -> encoded / hits
     db_bytes: int
     corrections: int = 0
+    answers: dict[str, dict[str, float]] = field(default_factory=dict)  # model -> rows / hits / misses / saved_seconds
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -75,5 +77,6 @@ def store_stats(store: Store) -> StoreStats:
         bytes_per_episode=text_bytes / episodes if episodes else 0.0,
         vectors=dict(db.execute("select model, count(*) from embeddings group by model").fetchall()),
         cache=store.embedding_counts(),
+        answers=answer_stats(store),
         db_bytes=size,
     )

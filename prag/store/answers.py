@@ -1,0 +1,175 @@
+"""The LLM answer cache: greedy answers kept in the store, so an answered prompt never runs again.
+
+A prompt a model has already answered with greedy decoding (temperature 0) is answered from the
+store without running the model (KIT kept such a cache); a re-run of an identical round costs no
+model time. `cached(llm, store)` wraps any `LLM` in it.
+
+The key is a SHA-256 of the model's name, whether it enforces `choices`, the full messages,
+max_tokens, stop, choices and the temperature. The seed is left out: only greedy answers are
+stored, and greedy decoding never reads the seed, so runs with another `--seed` share answers.
+Sampled calls (temperature > 0) always run the model and are neither stored nor counted. Only the
+key and the answer are kept, not the prompt, and an answer longer than `MAX_ANSWER_CHARS` is not
+kept at all: an entry is a few hundred bytes.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass
+
+from prag.llm.base import LLM, Completion, Message
+from prag.store.database import Store, now
+
+MAX_ANSWER_CHARS = 4096  # an action or a plan is far shorter; longer answers are not worth a row
+
+
+def answer_key(
+    model: str,
+    constrained: bool,
+    messages: list[Message],
+    *,
+    max_tokens: int,
+    stop: list[str] | None,
+    choices: list[str] | None,
+    temperature: float,
+) -> str:
+    """The cache key of one call: everything that decides a greedy answer, hashed."""
+    settings = {
+        "model": model,
+        "constrained": constrained,
+        "messages": [[m["role"], m["content"]] for m in messages],
+        "max_tokens": max_tokens,
+        "stop": list(stop or []),
+        "choices": None if choices is None else list(choices),  # order kept: a reordering misses
+        "temperature": float(temperature),
+    }
+    text = json.dumps(settings, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CachedAnswer:
+    """A stored answer and what it cost the model when it was first computed."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+
+
+class AnswerCache:
+    """The store's `answers` table: answers by key, with hits and misses counted per model."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def get(self, key: str) -> CachedAnswer | None:
+        """The stored answer for `key`, if any (counts nothing)."""
+        with self.store.lock:
+            row = self.store.db.execute(
+                "select text, prompt_tokens, completion_tokens, seconds from answers where key = ?", [key]
+            ).fetchone()
+        return CachedAnswer(*row) if row else None
+
+    def put(self, key: str, model: str, completion: Completion) -> None:
+        """Count a miss (the model ran) and keep its answer, unless it is too long to keep."""
+        with self.store.transaction() as conn:
+            if len(completion.text) <= MAX_ANSWER_CHARS:
+                # Two threads that missed on the same prompt both ran the model; the first row stays.
+                conn.execute(
+                    "insert or ignore into answers "
+                    "(key, model, text, prompt_tokens, completion_tokens, seconds, created_at) "
+                    "values (?, ?, ?, ?, ?, ?, ?)",
+                    [key, model, completion.text, completion.prompt_tokens,
+                     completion.completion_tokens, completion.seconds, now()],
+                )
+            _count(conn, model, hits=0, misses=1, saved_seconds=0.0)
+
+    def count_hit(self, model: str, answer: CachedAnswer) -> None:
+        """Count an answer served from the store, and the model time it saved."""
+        with self.store.transaction() as conn:
+            _count(conn, model, hits=1, misses=0, saved_seconds=answer.seconds)
+
+
+def _count(conn: sqlite3.Connection, model: str, *, hits: int, misses: int, saved_seconds: float) -> None:
+    conn.execute(
+        "insert into answer_counts (model, hits, misses, saved_seconds) values (?, ?, ?, ?) "
+        "on conflict(model) do update set hits = hits + excluded.hits, "
+        "misses = misses + excluded.misses, saved_seconds = saved_seconds + excluded.saved_seconds",
+        [model, hits, misses, saved_seconds],
+    )
+
+
+def answer_stats(store: Store) -> dict[str, dict[str, float]]:
+    """Per model: answers stored, hits, misses and the model seconds the hits saved."""
+    with store.lock:
+        rows = dict(store.db.execute("select model, count(*) from answers group by model").fetchall())
+        counts = {
+            model: {"hits": hits, "misses": misses, "saved_seconds": saved}
+            for model, hits, misses, saved in store.db.execute(
+                "select model, hits, misses, saved_seconds from answer_counts"
+            )
+        }
+    never = {"hits": 0, "misses": 0, "saved_seconds": 0.0}
+    return {
+        model: {"rows": rows.get(model, 0), **counts.get(model, never)}
+        for model in sorted(rows.keys() | counts.keys())
+    }
+
+
+class CachedLLM:
+    """An `LLM` that answers greedy calls from the store's answer cache and asks `inner` otherwise.
+
+    Safe for parallel episodes' threads: every read and write goes through the store's lock.
+    """
+
+    def __init__(self, inner: LLM, store: Store) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.answers = AnswerCache(store)
+
+    @property
+    def supports_choices(self) -> bool:
+        """Whether `choices` is enforced: the wrapped model's."""
+        return self.inner.supports_choices
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        max_tokens: int = 64,
+        stop: list[str] | None = None,
+        choices: list[str] | None = None,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> Completion:
+        def ask() -> Completion:
+            return self.inner.complete(
+                messages, max_tokens=max_tokens, stop=stop, choices=choices, temperature=temperature, seed=seed
+            )
+
+        if temperature != 0:
+            return ask()  # a sample is meant to differ from the last one
+        key = answer_key(
+            self.name, self.supports_choices, messages,
+            max_tokens=max_tokens, stop=stop, choices=choices, temperature=temperature,
+        )
+        hit = self.answers.get(key)
+        if hit is None:
+            completion = ask()
+            self.answers.put(key, self.name, completion)
+            return completion
+        self.answers.count_hit(self.name, hit)
+        return Completion(
+            text=hit.text,
+            prompt_tokens=hit.prompt_tokens,
+            cached_tokens=hit.prompt_tokens,
+            completion_tokens=hit.completion_tokens,
+            seconds=0.0,
+        )
+
+
+def cached(llm: LLM, store: Store) -> LLM:
+    """`llm` with the answer cache of `store` in front of it."""
+    return CachedLLM(llm, store)

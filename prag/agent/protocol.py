@@ -20,6 +20,8 @@ class Decision:
     thought: str = ""
     valid: bool = True  # False: no admissible answer came back; sent as it was
     source: str = "llm"  # who chose the action: llm | plan | correction | search | person
+    asked: bool = True  # the mediator asked the LLM this step (When2Ask's y_t = Ask)
+    same_plan: bool = False  # it asked, and the answer was the plan's next step anyway (penalised)
 
 
 @dataclass

@@ -1,0 +1,167 @@
+"""Plans: sequences of actions the actor follows without asking the LLM, and where they came from.
+
+A plan comes from the LLM's answer, from a retrieved successful episode, from a person's
+correction, or from a person. One taken from experience is adapted to the present task: when
+the goals differ, the kinds of things the source goal names are re-bound, in the order the goal
+names them, to the kinds the present goal names ("heat an apple and put it on the countertop"
+serves "heat a potato and put it in diningtable": apple -> potato, countertop -> diningtable).
+Instance numbers are not known in advance: a re-bound entity matches any number of its kind
+when the step's turn comes (`resolve`). In self-iteration the same task's own success needs
+no re-binding.
+
+Re-binding reads object names through the environment family's `Domain` (`entities`, `kind`),
+so it works for every family.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+# Goal words that carry no kind of thing: articles, counts and the link words of goal templates.
+# "in" and "on" are interchangeable ("put it in diningtable" / "put it on the countertop").
+FILLER = {"a", "an", "the", "some", "two", "it", "them", "and", "then", "in", "on", "into", "onto", "of"}
+
+
+class Names(Protocol):
+    """What plans need of a Domain: how object names look in actions and text."""
+
+    def entities(self, text: str) -> list[str]:
+        """The names of things and places in a text, in order (ALFWorld: "apple 1")."""
+        ...
+
+    def kind(self, entity: str) -> str:
+        """The kind of an entity ("apple 1" -> "apple")."""
+        ...
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A sequence of actions, where it came from, and the bindings it was adapted with."""
+
+    steps: tuple[str, ...]
+    source: str  # llm | episode | correction | person
+    origin: int | None = None  # the episode's or correction's id
+    bindings: tuple[tuple[str, str], ...] = ()  # (kind in the source, kind here)
+    goal: str = ""  # the goal the plan was made for
+
+    @property
+    def rebound(self) -> frozenset[str]:
+        """The kinds this plan took from another task: their instance numbers are unknown here."""
+        return frozenset(new for old, new in self.bindings if old != new)
+
+
+@dataclass
+class Follower:
+    """The actor's place in a plan: which step comes next."""
+
+    plan: Plan
+    next: int = 0
+    skipped: list[int] = field(default_factory=list)
+
+    @property
+    def left(self) -> int:
+        return len(self.plan.steps) - self.next
+
+    def upcoming(self, admissible: Sequence[str], names: Names) -> tuple[int, str] | None:
+        """The next plan step that can be taken now, as (index, admissible action): the next step
+        itself, or, when it cannot, the first later one that can (an earlier step that no longer
+        applies, e.g. opening what is open, is passed over)."""
+        for index in range(self.next, len(self.plan.steps)):
+            action = resolve(self.plan.steps[index], admissible, names, self.plan.rebound)
+            if action is not None:
+                return index, action
+        return None
+
+    def advance(self, index: int) -> None:
+        self.skipped += list(range(self.next, index))
+        self.next = index + 1
+
+    def taken(self, action: str, names: Names) -> None:
+        """Someone else (the LLM) took `action`: if it is a step of the plan ahead, the plan
+        goes on after it."""
+        for index in range(self.next, len(self.plan.steps)):
+            if resolve(self.plan.steps[index], [action], names, self.plan.rebound) == action:
+                self.advance(index)
+                return
+
+
+def goal_kinds(goal: str) -> list[str]:
+    """The words of a goal that can name kinds of things, in order."""
+    return [word for word in re.findall(r"[a-z]+", goal.lower()) if word not in FILLER]
+
+
+def bind_goals(source_goal: str, present_goal: str, source_kinds: set[str]) -> dict[str, str] | None:
+    """Kind -> kind re-binding from a source goal to the present one, or None when the two goals
+    are not the same template (their other words differ, or they differ in length).
+
+    `source_kinds` are the kinds that occur in the source's actions: only those goal words are
+    things to re-bind; every other word must be equal in both goals.
+    """
+    old, new = goal_kinds(source_goal), goal_kinds(present_goal)
+    if len(old) != len(new):
+        return None
+    binding: dict[str, str] = {}
+    for a, b in zip(old, new):
+        if a in source_kinds:
+            if binding.setdefault(a, b) != b:
+                return None
+        elif a != b:
+            return None
+    return binding
+
+
+def adapt(
+    actions: Sequence[str], source_goal: str, present_goal: str, names: Names, source: str, origin: int | None = None
+) -> Plan | None:
+    """A plan for the present goal from the actions that reached `source_goal`, or None when
+    the tasks do not match."""
+    if source_goal == present_goal:
+        return Plan(tuple(actions), source, origin, (), present_goal)
+    kinds = {names.kind(entity) for action in actions for entity in names.entities(action)}
+    binding = bind_goals(source_goal, present_goal, kinds)
+    if binding is None:
+        return None
+    steps = tuple(rebind(action, binding, names) for action in actions)
+    return Plan(steps, source, origin, tuple(sorted(binding.items())), present_goal)
+
+
+def rebind(action: str, binding: dict[str, str], names: Names) -> str:
+    """The action with each entity of a re-bound kind renamed to the new kind (same number)."""
+    out = action
+    for entity in names.entities(action):
+        kind = names.kind(entity)
+        if kind in binding and binding[kind] != kind:
+            out = re.sub(rf"\b{re.escape(entity)}\b", binding[kind] + entity[len(kind) :], out)
+    return out
+
+
+def resolve(step: str, admissible: Sequence[str], names: Names, rebound: frozenset[str] = frozenset()) -> str | None:
+    """The admissible action a plan step stands for now, or None.
+
+    The step itself when admissible; otherwise, for a step naming re-bound kinds, the one
+    admissible action of the same shape in which those entities may carry other numbers.
+    Ambiguity (two such actions) is None: the mediator then decides.
+    """
+    if step in admissible:
+        return step
+    if not rebound:
+        return None
+    pattern = _shape(step, names, rebound)
+    if pattern is None:
+        return None
+    matches = [action for action in admissible if pattern.fullmatch(action)]
+    return matches[0] if len(matches) == 1 else None
+
+
+def _shape(step: str, names: Names, rebound: frozenset[str]) -> re.Pattern[str] | None:
+    """A pattern for `step` with the numbers of re-bound entities free."""
+    entities = [e for e in names.entities(step) if names.kind(e) in rebound]
+    if not entities:
+        return None
+    pattern = re.escape(step)
+    for entity in entities:
+        kind = names.kind(entity)
+        pattern = pattern.replace(re.escape(entity), re.escape(kind) + r"(?:\ \d+)?", 1)
+    return re.compile(pattern)

@@ -15,3 +15,7 @@ class StoreError(PragError):
 
 class LLMError(PragError):
     """An LLM backend is missing, unreachable or answered unusably."""
+
+
+class ConfigError(PragError):
+    """A run's recorded settings cannot be read by this prag."""

@@ -38,7 +38,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class AgentConfig:
-    think: bool = True  # a one-sentence thought before each action (ReAct-style)
+    think: bool = False  # a one-sentence thought before each action (ReAct-style)
     constrained: bool = True  # give the admissible set as choices when the backend enforces them
     max_reasks: int = 2
     # An action taken this often from the same observation and scene graph is not offered there

@@ -133,10 +133,29 @@ def _v5(db: sqlite_utils.Database) -> None:
     )
 
 
+def _v3(db: sqlite_utils.Database) -> None:
+    # A prior transcript is one correction: two runs starting at once on a new store each loaded
+    # the prior (12 rows for 6 transcripts). Keep the first copy, then let the key refuse another.
+    db.execute(
+        "delete from corrections where origin = 'prior' and id not in "
+        "(select min(id) from corrections where origin = 'prior' group by name)"
+    )
+    db.execute("create unique index corrections_prior_name on corrections (name) where origin = 'prior'")
+    # Who plays a running run (prag.store.claims): host, pid and the process's start time, and
+    # when it last stored an episode; a run whose process is gone shows as stale.
+    for column, kind in (("claim_host", "text"), ("claim_pid", "integer"), ("claim_started", "text"),
+                         ("heartbeat_at", "text")):
+        db.execute(f"alter table runs add column {column} {kind}")
+    # Deleting an episode keeps the vectors other rows still use: look them up by hash.
+    db.execute("create index steps_scene_hash on steps (scene_hash)")
+    db.execute("create index episodes_goal_hash on episodes (goal_hash)")
+
+
 # Append-only: a released migration is never edited, only followed by a new one.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, episodes, steps, embeddings", _v1),
     (2, "corrections, prior_loads", _v2),
+    (3, "one row per prior transcript, run claims, hash indexes", _v3),
     (5, "answers, answer_counts", _v5),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -2,11 +2,13 @@
 
 An environment plays one task. `reset()` and `step()` both return an `Observation`;
 success is `Observation.won`, the environment's own win signal, never `done`
-(which is also true when a step cap is hit).
+(which is also true when a step cap is hit). Step caps and action filters are wrappers
+(`prag.envs.wrappers`), applied where a spec opens its environments.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -35,6 +37,7 @@ class Observation:
     won: bool = False
     done: bool = False
     infos: dict[str, Any] = field(default_factory=dict)
+    location: str | None = None  # the scene graph's key node: where the agent is
 
 
 @runtime_checkable
@@ -52,6 +55,11 @@ class Environment(Protocol):
 
     def step(self, action: str) -> Observation: ...
 
+    def oracle_plan(self) -> list[str]:
+        """A winning plan from the start, known after `reset()`: for checks, SPL and oracle
+        baselines, never shown to an agent."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -63,25 +71,36 @@ class TaskSource(Protocol):
     def make(self, task: Task) -> Environment: ...
 
 
-def scene_text_from_triples(location: str | None, triples: list[Triple]) -> str:
+def canonical(triples: Iterable[Triple]) -> list[Triple]:
+    """A scene graph's triples in their one stored order: sorted, without repeats."""
+    return sorted(set(triples))
+
+
+def scene_text_from_triples(location: str | None, triples: Iterable[Triple]) -> str:
     """The canonical text form of a scene graph: key node first, then one triple per line.
 
     Sorted so that the same scene always embeds to the same text (and the cache hits).
     """
     head = [f"at: {location}"] if location else []
-    return "\n".join(head + [f"{s} {r} {o}" for s, r, o in sorted(set(triples))])
+    return "\n".join(head + [f"{s} {r} {o}" for s, r, o in canonical(triples)])
 
 
-_PLACED = re.compile(r"(?P<thing>.+?) (?P<relation>in|on) (?P<place>.+)")
+# The relations of every family's scene graphs (ALFWorld, TextWorld, the grid), to split a text
+# line back into its triple; a line with none of them splits at its last two spaces.
+_LINE = re.compile(
+    r"(?P<s>.+?) (?P<r>in|on|at|is|holds|needs|inside|onTop|inRoom|nextTo|leadsTo|faces|(?:north|south|east|west) of)"
+    r" (?P<o>.+)|(?P<s2>.+) (?P<r2>\S+) (?P<o2>\S+)"
+)
 
 
-def placed_in_scene(scene: str) -> list[tuple[str, str, str]]:
-    """The (thing, "in" or "on", place) lines of a scene graph's text form, in order.
-
-    Read back from the stored text, so past episodes of any environment can say where things were.
-    """
-    return [
-        (match["thing"], match["relation"], match["place"])
-        for line in scene.splitlines()
-        if (match := _PLACED.fullmatch(line)) and match["thing"] != "agent"
-    ]
+def scene_from_text(text: str) -> tuple[str | None, list[Triple]]:
+    """The key node and triples of a scene graph's text form: only for stores written before
+    triples were kept (migration 4); everything else reads the triples themselves."""
+    location, triples = None, []
+    for line in text.splitlines():
+        if line.startswith("at: ") and location is None and not triples:
+            location = line[len("at: ") :]
+        elif match := _LINE.fullmatch(line):
+            s, r, o = (match["s"], match["r"], match["o"]) if match["s"] else (match["s2"], match["r2"], match["o2"])
+            triples.append((s, r, o))
+    return location, triples

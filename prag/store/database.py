@@ -246,10 +246,11 @@ class Store:
             with self.transaction() as conn:
                 episode_id = _insert(conn, "episodes", row)
                 conn.executemany(
-                    "insert into steps (episode_id, t, action, observation, scene, scene_hash) "
-                    "values (?, ?, ?, ?, ?, ?)",
+                    "insert into steps (episode_id, t, action, observation, scene, scene_hash, graph) "
+                    "values (?, ?, ?, ?, ?, ?, ?)",
                     [
-                        (episode_id, s.t, s.action, s.observation, s.scene, text_hash(s.scene))
+                        (episode_id, s.t, s.action, s.observation, s.scene, text_hash(s.scene),
+                         json.dumps({"location": s.location, "triples": s.triples}))
                         for s in episode.steps
                     ],
                 )
@@ -293,7 +294,7 @@ class Store:
 
     def _episode_from_row(self, row: dict[str, Any]) -> EpisodeRecord:
         steps = [
-            StepRecord(t=s["t"], action=s["action"], observation=s["observation"], scene=s["scene"])
+            StepRecord(s["t"], s["action"], s["observation"], s["scene"], **json.loads(s["graph"]))
             for s in self.db["steps"].rows_where("episode_id = ?", [row["id"]], order_by="t")
         ]
         for derived in ("goal_hash", "n_steps", "created_at"):

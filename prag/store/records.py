@@ -2,12 +2,16 @@
 
 Step t = 0 is the reset: no action, the first observation and scene graph. Step t >= 1 holds
 the t-th action and what followed it, so an episode of n actions has n + 1 step records.
+A step keeps its scene graph twice: as text (what is embedded) and as its key node and triples
+(what readers of where things were use).
 """
 from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from prag.envs.base import Observation, Triple, canonical
 
 
 def text_hash(text: str) -> str:
@@ -17,10 +21,23 @@ def text_hash(text: str) -> str:
 
 @dataclass
 class StepRecord:
+    """One step of an episode: the action, what followed, and the scene graph after it."""
+
     t: int
     action: str | None
     observation: str
-    scene: str
+    scene: str  # the scene graph's text form, as embedded
+    location: str | None = None  # the scene graph's key node
+    triples: list[Triple] = field(default_factory=list)  # in canonical order (sorted, no repeats)
+
+    def __post_init__(self) -> None:
+        self.triples = [tuple(triple) for triple in self.triples]  # type: ignore[misc]  # JSON gives lists
+
+    @classmethod
+    def of(cls, t: int, action: str | None, observation: Observation) -> "StepRecord":
+        """The record of step t: `action` (None at the reset) and the observation it led to."""
+        return cls(t, action, observation.text, observation.scene_text, observation.location,
+                   canonical(observation.scene_triples))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

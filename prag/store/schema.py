@@ -5,9 +5,12 @@ which ran and when.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import sqlite_utils
+
+from prag.envs.base import scene_from_text
 
 
 def _v1(db: sqlite_utils.Database) -> None:
@@ -151,11 +154,24 @@ def _v3(db: sqlite_utils.Database) -> None:
     db.execute("create index episodes_goal_hash on episodes (goal_hash)")
 
 
+def _v4(db: sqlite_utils.Database) -> None:
+    # Scene graphs as data: each step's key node and triples as JSON ({"location", "triples"}), read
+    # by where-things-were and never-opened instead of re-parsing the text. Older rows get them from
+    # their text, once.
+    db.execute("alter table steps add column graph text")
+    rows = db.execute("select scene_hash, min(scene) from steps group by scene_hash").fetchall()
+    for scene_hash, scene in rows:  # by hash: indexed since migration 3
+        location, triples = scene_from_text(scene)
+        graph = json.dumps({"location": location, "triples": triples})
+        db.execute("update steps set graph = ? where scene_hash = ?", [graph, scene_hash])
+
+
 # Append-only: a released migration is never edited, only followed by a new one.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, episodes, steps, embeddings", _v1),
     (2, "corrections, prior_loads", _v2),
     (3, "one row per prior transcript, run claims, hash indexes", _v3),
+    (4, "scene graphs as triples (steps.graph)", _v4),
     (5, "answers, answer_counts", _v5),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -6,17 +6,40 @@ from pathlib import Path
 from typing import Any
 
 from prag.errors import LLMError
-from prag.llm.base import LLM, Completion, Message
+from prag.llm.base import DEFAULT_RETRIES, DEFAULT_TIMEOUT, LLM, Completion, Message
+from prag.llm.retrying import WaitCallback
 
-__all__ = ["LLM", "SPEC_HELP", "Completion", "Message", "make_llm"]
+__all__ = [
+    "DEFAULT_RETRIES",
+    "DEFAULT_TIMEOUT",
+    "LLM",
+    "SPEC_HELP",
+    "Completion",
+    "Message",
+    "WaitCallback",
+    "make_llm",
+]
 
 SPEC_HELP = "local (Qwen2.5-Coder 1.5B), local:0.5b, local:/path/model.gguf or openai:MODEL"
 
 
-def make_llm(spec: str, **options: Any) -> LLM:
+def make_llm(
+    spec: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    retries: int = DEFAULT_RETRIES,
+    on_wait: WaitCallback | None = None,
+    **options: Any,
+) -> LLM:
     """The backend a `--llm` spec names; `options` go to its constructor.
 
-    local: n_ctx, n_threads, seed. openai: base_url, api_key, timeout, max_retries, constraint.
+    For a server (openai:MODEL): `timeout` is the seconds one request may take, `retries` how
+    many times a request that timed out, found no server, got 408/409/429/5xx or a reply that is
+    not a chat completion is sent again (so a call gives up after about (retries + 1) * timeout
+    seconds), and `on_wait(seconds, attempt)` is told while a call waits (`prag.llm.retrying`;
+    also settable later as the backend's `on_wait` attribute). A local model has no server and
+    ignores the three. Other options: local: n_ctx, n_threads, seed; openai: base_url, api_key,
+    constraint.
     """
     kind, _, arg = spec.partition(":")
     if kind == "local":
@@ -33,5 +56,5 @@ def make_llm(spec: str, **options: Any) -> LLM:
     if kind == "openai":
         from prag.llm.openai_backend import OpenAILLM
 
-        return OpenAILLM(arg, **options)
+        return OpenAILLM(arg, timeout=timeout, retries=retries, on_wait=on_wait, **options)
     raise LLMError(f"Unknown LLM {spec!r}: use {SPEC_HELP}.")

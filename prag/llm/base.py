@@ -13,6 +13,14 @@ from typing import Protocol, runtime_checkable
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": ...}
 
+DEFAULT_TIMEOUT = 60.0  # seconds one request to a server may take
+DEFAULT_RETRIES = 2  # further requests after a timeout, a refused connection, 429/5xx or junk
+# A generous ceiling on characters per generated token, so a server that ignores max_tokens
+# cannot hand back megabytes; real answers average about four.
+_CHARS_PER_TOKEN = 16
+# Room for what models wrap around a chosen action ("Action: ", quotes, a full stop).
+_CHOICE_DECORATION = 16
+
 
 @dataclass(frozen=True)
 class Completion:
@@ -70,3 +78,11 @@ def _gbnf_literal(text: str) -> str:
 def choice_token_budget(choices: Sequence[str], max_tokens: int) -> int:
     """Enough new tokens to finish the longest choice (a token is at least one character)."""
     return max(max_tokens, max(len(c) for c in choices) + 1)
+
+
+def answer_limit(choices: Sequence[str] | None, max_tokens: int) -> int:
+    """The most characters a backend returns for a request: the longest choice (and its
+    decoration), or `_CHARS_PER_TOKEN` per requested token."""
+    if choices:
+        return max(len(c) for c in choices) + _CHOICE_DECORATION
+    return max(max_tokens, 1) * _CHARS_PER_TOKEN

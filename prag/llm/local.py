@@ -9,6 +9,7 @@ llama.cpp the token list, so we know exactly which tokens it will reuse and can 
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from functools import lru_cache
@@ -18,7 +19,13 @@ from typing import Any
 import numpy as np
 
 from prag.errors import LLMError
-from prag.llm.base import Completion, Message, choice_grammar, choice_token_budget
+from prag.llm.base import (
+    Completion,
+    Message,
+    answer_limit,
+    choice_grammar,
+    choice_token_budget,
+)
 
 
 def _llama_cpp() -> Any:
@@ -60,7 +67,8 @@ class LocalLLM:
         llama_cpp = _llama_cpp()
         threads = n_threads or default_threads()
         try:
-            self._llama = llama_cpp.Llama(
+            self._llama = _load(
+                llama_cpp,
                 model_path=str(model_path),
                 n_ctx=n_ctx,
                 n_threads=threads,
@@ -100,6 +108,7 @@ class LocalLLM:
         seed: int = 0,
     ) -> Completion:
         grammar = self._grammar(tuple(choices)) if choices else None
+        limit = answer_limit(choices, max_tokens)
         if choices:
             max_tokens = choice_token_budget(choices, max_tokens)
         formatted = self._formatter(messages=messages)
@@ -126,7 +135,7 @@ class LocalLLM:
         choice = (result.get("choices") or [{}])[0]
         usage = result.get("usage") or {}
         return Completion(
-            text=choice.get("text") or "",
+            text=(choice.get("text") or "")[:limit],
             prompt_tokens=usage.get("prompt_tokens", len(tokens)),
             cached_tokens=cached,
             completion_tokens=usage.get("completion_tokens", 0),
@@ -144,6 +153,31 @@ class LocalLLM:
 
     def close(self) -> None:
         self._llama.close()
+
+
+def _load(llama_cpp: Any, **params: Any) -> Any:
+    """`llama_cpp.Llama(**params)`, with a Ctrl-C during the load raised once it returns.
+
+    While the model loads, a SIGINT's Python handler runs inside llama.cpp's log callback,
+    where ctypes drops the KeyboardInterrupt: the load, and the run, went on. So the signal is
+    only noted then, and delivered again to the caller's handler once the load is done (about
+    a second for the shipped models). Handlers can be set only in the main thread; elsewhere
+    the load runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return llama_cpp.Llama(**params)
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    llama = None
+    try:
+        llama = llama_cpp.Llama(**params)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            if llama is not None:
+                llama.close()
+            signal.raise_signal(signal.SIGINT)
+    return llama
 
 
 def _chat_formatter(llama: Any, llama_cpp: Any, model_path: Path) -> Any:

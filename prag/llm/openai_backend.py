@@ -1,32 +1,58 @@
 """Any OpenAI-compatible chat server through the `openai` client: OpenAI, vLLM, llama.cpp, Ollama.
 
-Retries with exponential backoff on connection errors, timeouts, rate limits and 5xx are the
-client's own (`max_retries`; it also honours Retry-After). Constrained choice is not part of the
-OpenAI API, so it is sent the way the server understands it: a GBNF `grammar` for llama.cpp
-servers, `structured_outputs.choice` / `guided_choice` for vLLM, nothing for the rest (OpenAI
-rejects unknown fields). "auto" tells them apart by the `owned_by` field of /models.
+Each request may take `timeout` seconds; after a timeout, a refused connection, 408/409/429,
+5xx or a reply that is not a chat completion it is sent again, up to `retries` more times, with
+backoff (and Retry-After when the server gives one); then an `LLMError` says what the server
+answered and what to do. The reply is read as a stream and bounded (`prag.llm.reply`), so a
+server that ignores `max_tokens` cannot hand back more than an answer can be.
+
+Constrained choice is not part of the OpenAI API, so it is sent the way the server understands
+it: a GBNF `grammar` for llama.cpp servers, `structured_outputs.choice` / `guided_choice` for
+vLLM, nothing for the rest (OpenAI rejects unknown fields). "auto" tells them apart by the
+`owned_by` field of /models.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 import time
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 import openai
 
 from prag.errors import LLMError
-from prag.llm.base import Completion, Message, choice_grammar, choice_token_budget
+from prag.llm.base import (
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT,
+    Completion,
+    Message,
+    answer_limit,
+    choice_grammar,
+    choice_token_budget,
+)
+from prag.llm.reply import BadReply, Reply, body_limit, parse_reply, read_body
+from prag.llm.retrying import WaitCallback, backoff, retrying
+from prag.text import clip
+
+T = TypeVar("T")
 
 Constraint = Literal["auto", "grammar", "vllm", "none"]
 _DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # `owned_by` of /models entries: llama-cpp-python's server says "me", llama.cpp's "llamacpp".
 _OWNERS: dict[str, Constraint] = {"me": "grammar", "llamacpp": "grammar", "vllm": "vllm"}
+_TRANSIENT_STATUS = {408, 409, 429}
 
 
 class OpenAILLM:
-    """A model behind an OpenAI-compatible endpoint."""
+    """A model behind an OpenAI-compatible endpoint.
+
+    `timeout`: seconds one request may take; `retries`: how many times a failed request is sent
+    again; `on_wait(seconds, attempt)`: told while a call waits (see `prag.llm.retrying`); it may
+    be set after construction, e.g. once a progress bar exists.
+    """
 
     def __init__(
         self,
@@ -34,14 +60,19 @@ class OpenAILLM:
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        timeout: float = 120.0,
-        max_retries: int = 4,
+        timeout: float = DEFAULT_TIMEOUT,
+        retries: int = DEFAULT_RETRIES,
+        on_wait: WaitCallback | None = None,
         constraint: Constraint = "auto",
     ) -> None:
         if not model:
             raise LLMError("Name the model: --llm openai:MODEL (for example openai:gpt-4o-mini).")
         if constraint not in ("auto", "grammar", "vllm", "none"):
             raise LLMError(f"constraint must be auto, grammar, vllm or none, not {constraint!r}")
+        if not timeout > 0:
+            raise LLMError(f"The LLM timeout must be a positive number of seconds, not {timeout!r}.")
+        if not (isinstance(retries, int) and retries >= 0):
+            raise LLMError(f"The LLM retries must be a whole number, 0 or more, not {retries!r}.")
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or _DEFAULT_BASE_URL).rstrip(
             "/"
         )
@@ -49,14 +80,18 @@ class OpenAILLM:
         if not key:
             if self.base_url == _DEFAULT_BASE_URL:
                 raise LLMError(
-                    "No API key for OpenAI: set OPENAI_API_KEY, or point OPENAI_BASE_URL "
-                    "(--base-url) at another OpenAI-compatible server."
+                    "No API key for OpenAI: set OPENAI_API_KEY, or set OPENAI_BASE_URL to another "
+                    "OpenAI-compatible server."
                 )
             key = "not-needed"  # local servers ignore it, but the client insists on one
         self.name = f"openai:{model}"
         self.model = model
+        self.timeout = float(timeout)
+        self.retries = retries
+        self.on_wait = on_wait
+        # Retries are ours (`retrying`): they also cover junk replies and report each attempt.
         self._client = openai.OpenAI(
-            api_key=key, base_url=self.base_url, timeout=timeout, max_retries=max_retries
+            api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=0
         )
         self._constraint: Constraint | None = None if constraint == "auto" else constraint
         self._lock = threading.Lock()
@@ -75,11 +110,16 @@ class OpenAILLM:
 
     def _detect_constraint(self) -> Constraint:
         try:
-            owners = {getattr(m, "owned_by", None) for m in self._client.models.list()}
-        except openai.APIStatusError:  # a server without /models: send no constraint
-            return "none"
+            models = self._retrying(lambda: list(self._client.models.list()))
+        except openai.APIStatusError as exc:
+            if _transient(exc):
+                raise self._error(exc) from None
+            return "none"  # a server without /models: send no constraint
         except openai.APIError as exc:
             raise self._error(exc) from None
+        except (AttributeError, TypeError, ValueError):
+            return "none"  # /models answered something else than a model list
+        owners = {getattr(m, "owned_by", None) for m in models}
         return next((_OWNERS[o] for o in owners if o in _OWNERS), "none")
 
     def complete(
@@ -102,61 +142,117 @@ class OpenAILLM:
                 # 0.12); each version ignores the field it does not know.
                 extra["structured_outputs"] = {"choice": list(choices)}
                 extra["guided_choice"] = list(choices)
+        request = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "seed": seed,
+            "stop": stop or None,
+            "extra_body": extra or None,
+        }
+        limit = answer_limit(choices, max_tokens)
         start = time.perf_counter()
         try:
-            response = self._client.chat.completions.create(
-                model=self.model,
-                messages=messages,  # type: ignore[arg-type]
-                max_tokens=max_tokens,
-                temperature=temperature,
-                seed=seed,
-                stop=stop or None,
-                extra_body=extra or None,
-            )
-        except openai.APIError as exc:
+            reply = self._retrying(lambda: self._ask(request, limit, constrained=bool(extra)))
+        except (openai.APIError, BadReply, TimeoutError) as exc:
             raise self._error(exc) from None
-        seconds = time.perf_counter() - start
-        return _completion(response, seconds)
+        return Completion(
+            text=reply.text,
+            prompt_tokens=reply.prompt_tokens,
+            cached_tokens=reply.cached_tokens,
+            completion_tokens=reply.completion_tokens,
+            seconds=time.perf_counter() - start,
+        )
 
-    def _error(self, exc: openai.APIError) -> LLMError:
-        """What went wrong, with where and what to do (the client has already retried)."""
+    def _ask(self, request: dict[str, Any], limit: int, *, constrained: bool) -> Reply:
+        """One request, its reply read within the timeout and the byte bound, then checked."""
+        deadline = time.monotonic() + self.timeout
+        create = self._client.chat.completions.with_streaming_response.create
+        with create(**request) as response:
+            try:
+                body = read_body(
+                    response.iter_bytes(),
+                    declared=response.headers.get("content-length"),
+                    limit=body_limit(limit),
+                    deadline=deadline,
+                )
+            except _http_errors() as exc:
+                raise BadReply(f"a reply that broke off ({type(exc).__name__})", b"") from None
+        return parse_reply(body, text_limit=limit, constrained=constrained)
+
+    def _retrying(self, call: Callable[[], T]) -> T:
+        return retrying(call, retries=self.retries, pause=_pause, on_wait=self.on_wait)
+
+    def _error(self, exc: Exception) -> LLMError:
+        """What went wrong, with where and what to do (retries are spent when it is transient)."""
         where = f"The LLM server at {self.base_url}"
-        if isinstance(exc, openai.APITimeoutError):
+        tries = f"{self.retries + 1} time{'s' if self.retries else ''}"
+        more = "--llm-retries sets how many times prag asks again"
+        if isinstance(exc, (openai.APITimeoutError, TimeoutError)):
             return LLMError(
-                f"{where} did not answer in time: check that it is up and not overloaded, "
-                f"or raise the timeout."
+                f"{where} did not answer within {self.timeout:g} s ({tries}): check that it is up "
+                f"and not overloaded, or allow it longer with --llm-timeout; {more}."
             )
         if isinstance(exc, openai.APIConnectionError):
             return LLMError(
-                f"Cannot reach the LLM server at {self.base_url} ({exc.__cause__ or exc}): start "
-                f"the server, or set --base-url / OPENAI_BASE_URL to where it listens."
+                f"Cannot reach the LLM server at {self.base_url} ({exc.__cause__ or exc}; tried "
+                f"{tries}): start the server, or set OPENAI_BASE_URL to where it listens."
+            )
+        if isinstance(exc, BadReply):
+            return LLMError(
+                f"{where} sent no usable answer ({tries}); last it sent {exc}. Check that "
+                f"OPENAI_BASE_URL points at an OpenAI-compatible API (it usually ends in /v1) "
+                f"and that the server works; {more}."
             )
         if isinstance(exc, openai.AuthenticationError):
-            return LLMError(f"{where} refused the API key: set OPENAI_API_KEY or --api-key.")
+            return LLMError(f"{where} refused the API key: set OPENAI_API_KEY to a key it accepts.")
         if isinstance(exc, openai.NotFoundError):
             return LLMError(
-                f"{where} answered 404 for model {self.model!r}: check the model name and the "
-                f"base URL (it usually ends in /v1). {_detail(exc)}"
+                f"{where} answered 404 for model {self.model!r}: check the model name in "
+                f"--llm openai:MODEL and OPENAI_BASE_URL (it usually ends in /v1). {_detail(exc)}"
             )
         status = getattr(exc, "status_code", "an error")
+        if isinstance(exc, openai.APIStatusError) and _transient(exc):
+            return LLMError(
+                f"{where} answered {status} ({tries}): {_detail(exc)}. Wait until it recovers; "
+                f"{more}."
+            )
         return LLMError(f"{where} answered {status}: {_detail(exc)}")
 
 
+def _pause(exc: Exception, retry: int) -> float | None:
+    """Seconds before retry number `retry` after `exc`, or None when asking again cannot help."""
+    if isinstance(exc, (BadReply, TimeoutError, openai.APIConnectionError)):
+        return backoff(retry)  # APITimeoutError is an APIConnectionError
+    if isinstance(exc, openai.APIStatusError) and _transient(exc):
+        return max(backoff(retry), _retry_after(exc))
+    return None
+
+
+def _transient(exc: openai.APIStatusError) -> bool:
+    return exc.status_code in _TRANSIENT_STATUS or exc.status_code >= 500
+
+
+def _retry_after(exc: openai.APIStatusError) -> float:
+    value = exc.response.headers.get("retry-after", "")
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        return 0.0  # an HTTP date, or junk: our own backoff will do
+
+
 def _detail(exc: openai.APIError) -> str:
-    return str(getattr(exc, "message", "") or exc)[:500]
+    return clip(str(getattr(exc, "message", "") or exc), 300)
 
 
-def _completion(response: Any, seconds: float) -> Completion:
-    """Read what there is: a server may leave out choices, content or usage."""
-    choices = getattr(response, "choices", None) or []
-    message = getattr(choices[0], "message", None) if choices else None
-    text = getattr(message, "content", None) or ""
-    usage = getattr(response, "usage", None)
-    details = getattr(usage, "prompt_tokens_details", None)
-    return Completion(
-        text=text if isinstance(text, str) else str(text),
-        prompt_tokens=getattr(usage, "prompt_tokens", None) or 0,
-        cached_tokens=getattr(details, "cached_tokens", None) or 0,
-        completion_tokens=getattr(usage, "completion_tokens", None) or 0,
-        seconds=seconds,
-    )
+def _http_errors() -> tuple[type[Exception], ...]:
+    """The transport errors of the HTTP library under `openai` (httpx, or httpx2 from openai 3),
+    which reach us unwrapped while a streamed body is read."""
+    errors = []
+    for name in ("httpx2", "httpx"):
+        try:
+            errors.append(importlib.import_module(name).TransportError)
+        except ImportError:
+            continue
+    return tuple(errors)

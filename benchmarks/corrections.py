@@ -33,7 +33,7 @@ from prag.corrections.learn import correct_episode
 from prag.corrections.prior import load_prior
 from prag.corrections.replay import episode_spec, open_task
 from prag.corrections.transcripts import Entry, Transcript
-from prag.envs.registry import domain_of
+from prag.envs.registry import domain
 from prag.envs.spec import load_spec
 from prag.llm import make_llm
 from prag.retrieval.embed import EmbeddingCache, Encoder
@@ -43,8 +43,8 @@ from prag.store import Store
 def planner_plan(spec_ref: str, task_id: str) -> list[str]:
     _, _, env = open_task(spec_ref, task_id)
     try:
-        observation = env.reset()
-        return list(getattr(env, "expert_plan", None) or observation.infos.get("policy_commands") or [])
+        env.reset()
+        return env.oracle_plan()
     finally:
         env.close()
 
@@ -88,7 +88,7 @@ def main() -> None:
             types = [e.task_type for e in failed]
             failed = [e for i, e in enumerate(failed) if e.task_type not in types[:i]]
         if args.examples and failed:
-            load_prior(store, cache, domain=domain_of(load_spec(episode_spec(store, failed[0])).env))
+            load_prior(store, cache, domain=domain(load_spec(episode_spec(store, failed[0])).env).name)
         author = "the person (edits)" if llm is None else f"improver {llm.name}"
         print(f"{len(failed)} failed episodes of {args.run}; {author}")
         for episode in failed:

@@ -10,8 +10,8 @@ generated game is generated here, not read from a cache:
   (valid_seen from ../shared/data/alfworld/, unpacked to the temp dir; skipped with a message
   when absent), TextWorld (each textworld-* spec, i.e. each challenge), the grid world (each task).
   "reset, new env" is the first reset of a fresh env (loads the game, asks the planner/solver);
-  "reset again" is a second reset of the same env. Steps play the task's own plan (ALFWorld:
-  `policy_commands` at reset, TextWorld: `env.plan`, grid: `expert_plan`), which must win.
+  "reset again" is a second reset of the same env. Steps play the task's own plan (its
+  `oracle_plan()`, the same name in every family), which must win.
 
     python benchmarks/envs.py             # 3 seeds per task type, 6 tasks per family/challenge
     python benchmarks/envs.py --quick     # 1 seed, 2 tasks: about a minute
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from prag.envs.base import Observation, Task, TaskSource
+from prag.envs.base import Task, TaskSource
 
 SHARED_ALFWORLD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "alfworld"
 VALID_SEEN = SHARED_ALFWORLD / "alfworld-valid_seen.tar.gz"
@@ -76,13 +76,6 @@ def generation(out: Path, seeds: int) -> None:
 # --- reset and step -----------------------------------------------------------------------------
 
 
-def plan_of(env: Any, first: Observation) -> list[str]:
-    """The task's own winning plan, as each family exposes it."""
-    if hasattr(env, "expert_plan"):  # grid
-        return list(env.expert_plan)
-    if hasattr(env, "plan"):  # TextWorld
-        return list(env.plan)
-    return list(first.infos["policy_commands"])  # ALFWorld
 
 
 class Timings:
@@ -100,7 +93,7 @@ class Timings:
         try:
             took, first = seconds(env.reset)
             self.cold.append(took)
-            plan = plan_of(env, first)
+            plan = env.oracle_plan()
             obs = first
             for action in plan:
                 took, obs = seconds(env.step, action)

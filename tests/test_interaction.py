@@ -142,7 +142,7 @@ def test_the_agent_shows_matching_corrections_first_and_hears_the_person(tmp_pat
 
         def speak(t, observation, agent_):
             if t == 1:
-                plan.extend(env.expert_plan)
+                plan.extend(env.oracle_plan())
             if t == 2:
                 agent_.hear("the sink is in the kitchen")
             return True

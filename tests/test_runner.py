@@ -52,7 +52,7 @@ def plans_of(spec_path: str) -> dict[str, list[str]]:
     for task in source.tasks():
         env = source.make(task)
         goal = env.reset().goal
-        plans[goal] = env.expert_plan
+        plans[goal] = env.oracle_plan()
         env.close()
     return plans
 
@@ -136,7 +136,7 @@ def test_an_invalid_answer_is_reasked_with_the_error(tmp_path):
     source = load_spec(spec).open()
     env = source.make(source.tasks()[0])
     first = env.reset()
-    plan = env.expert_plan
+    plan = env.oracle_plan()
     answers = ["Action: fly to the moon", plan[0]]
     llm = ScriptedLLM(answers)
     agent = PragAgent(llm, None, Visibility(), AgentConfig(think=False))

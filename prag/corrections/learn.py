@@ -24,7 +24,7 @@ from prag.corrections.transcripts import (
     from_episode,
     parse,
 )
-from prag.envs.registry import domain_of
+from prag.envs.registry import domain
 from prag.envs.spec import load_spec
 from prag.errors import PragError
 from prag.llm.base import LLM, Message
@@ -170,7 +170,7 @@ def _learn_until_verified(
 
 def _examples(store: Store, cache: EmbeddingCache, goal: str, spec_ref: str) -> list[str]:
     """The verified correction of the episode's domain most like its goal, if there is one."""
-    source = CorrectionSource(store, cache, k=1, domain=domain_of(load_spec(spec_ref).env))
+    source = CorrectionSource(store, cache, k=1, domain=domain(load_spec(spec_ref).env).name)
     return [hit.correction.transcript for hit in source.retrieve([goal]) if hit.correction.verified]
 
 
@@ -242,7 +242,7 @@ def correct_episode(
     said = [episode.goal] + [u for u in improved.instructions if u != episode.goal]
     correction = Correction(
         origin=origin,
-        domain=domain_of(load_spec(spec_ref).env),
+        domain=domain(load_spec(spec_ref).env).name,
         goal=episode.goal,
         instructions=list(dict.fromkeys(said)),
         transcript=(replay.transcript if replay.won else improved).render(),

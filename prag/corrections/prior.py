@@ -20,7 +20,7 @@ from pathlib import Path
 
 from prag.corrections.replay import open_task, replay
 from prag.corrections.transcripts import parse
-from prag.envs.registry import domain_of
+from prag.envs import registry
 from prag.envs.spec import load_spec
 from prag.retrieval.embed import EmbeddingCache
 from prag.store import Store
@@ -63,7 +63,7 @@ def load_prior(
         if prior.name in done:
             continue
         spec = load_spec(str(prior.spec_path))
-        if domain is not None and domain_of(spec.env) != domain:
+        if domain is not None and registry.domain(spec.env).name != domain:
             continue
         transcript = parse(prior.text)
         _, task, env = open_task(str(prior.spec_path), prior.task_id)
@@ -73,7 +73,7 @@ def load_prior(
             env.close()
         correction = Correction(
             origin="prior",
-            domain=domain_of(spec.env),
+            domain=registry.domain(spec.env).name,
             goal=transcript.goal,
             instructions=list(dict.fromkeys(transcript.instructions)),
             transcript=(result.transcript if result.won else transcript).render(),

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from prag.envs.base import TaskSource
+from prag.envs.domain import ALFWORLD, GRID, TEXTWORLD, Domain
 from prag.errors import SpecError
 
 # family name -> "module:factory"; a factory takes (params, spec_dir) and returns a TaskSource,
@@ -21,19 +22,24 @@ FAMILIES: dict[str, str] = {
     "grid": "prag.envs.grid:from_params",
 }
 
-# Families whose actions read alike share examples; other families' corrections would mislead.
-DOMAINS = {"alfworld": "alfworld", "alfworld-gen": "alfworld", "grid": "grid", "textworld": "textworld"}
+# Each family's Domain (its grammar, names and rules), beside its factory. Families whose actions
+# read alike share one, and with it their corrections; other families' corrections would mislead.
+DOMAINS: dict[str, Domain] = {"alfworld": ALFWORLD, "alfworld-gen": ALFWORLD, "grid": GRID, "textworld": TEXTWORLD}
 
 
-def domain_of(family: str) -> str:
-    """The action vocabulary a family shares with others: corrections are matched within it."""
-    return DOMAINS.get(family, family)
+def domain(family: str) -> Domain:
+    """The Domain of a family: what its actions and names look like, and its rules text."""
+    try:
+        return DOMAINS[family]
+    except KeyError:
+        raise SpecError(f"unknown env {family!r}: use one of {', '.join(sorted(FAMILIES))}") from None
 
 
 Factory = Callable[[dict[str, Any], Path], TaskSource]
 
 
 def factory(family: str) -> Factory:
+    """The family's task-source factory, imported on first use."""
     try:
         target = FAMILIES[family]
     except KeyError:

@@ -15,14 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prag.envs.base import TaskSource
 from prag.envs.registry import FAMILIES, factory
+from prag.envs.wrappers import WrappedSource
 from prag.errors import SpecError
 from prag.paths import spec_dirs
 
 
 @dataclass(frozen=True)
 class TaskSetSpec:
+    """A task set as its spec file says: which family, which tasks, what step cap and action filter."""
+
     name: str
     env: str
     max_steps: int
@@ -31,9 +33,11 @@ class TaskSetSpec:
     params: dict[str, Any] = field(default_factory=dict)
     hide_actions: tuple[str, ...] = ()  # P-RAG's action filter: what never helps in this world
 
-    def open(self) -> TaskSource:
-        """Build the family's task source (validates params, generates or finds games)."""
-        return factory(self.env)(dict(self.params), self.path.parent)
+    def open(self, max_steps: int | None = None) -> WrappedSource:
+        """Build the family's task source (validates params, generates or finds games), whose
+        environments end at `max_steps` (default: the spec's) and hide the spec's hidden actions."""
+        source = factory(self.env)(dict(self.params), self.path.parent)
+        return WrappedSource(source, max_steps or self.max_steps, self.hide_actions)
 
 
 def find_spec(name_or_path: str) -> Path:

@@ -23,7 +23,7 @@ from pathlib import Path
 from prag.agent.agent import AgentConfig, PragAgent
 from prag.corrections.prior import load_prior
 from prag.envs.base import Environment, Observation, Task, TaskSource
-from prag.envs.registry import domain_of
+from prag.envs import registry
 from prag.envs.spec import TaskSetSpec, load_spec
 from prag.errors import PragError
 from prag.llm.base import LLM
@@ -147,7 +147,7 @@ class Runner:
         (a person may have added or deleted some between rounds)."""
         if not self.config.corrections or self.config.corrections_k == 0:
             return
-        domain = domain_of(phase.spec.env)
+        domain = registry.domain(phase.spec.env).name
         if self.config.prior:
             load_prior(self.store, self.persisting_cache, domain=domain)
         if domain not in self.corrections:
@@ -179,7 +179,7 @@ class Runner:
         agent_config = AgentConfig(think=self.config.think, constrained=self.config.constrained, hide_actions=phase.spec.hide_actions)
         agent = PragAgent(
             self.llm, self.experiences, visibility, agent_config, seed=self.config.seed,
-            corrections=self.corrections.get(domain_of(phase.spec.env)),
+            corrections=self.corrections.get(registry.domain(phase.spec.env).name),
         )
         env = phase.source.make(task)
         max_steps = self.config.max_steps or phase.spec.max_steps

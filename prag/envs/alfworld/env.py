@@ -207,38 +207,40 @@ def _count(params: dict[str, Any], key: str) -> int | None:
 class AlfworldTaskSource:
     """A list of ALFWorld tasks whose `ref` is the path of a `game.tw-pddl`."""
 
-    def __init__(self, tasks: list[Task], max_steps: int | None = None) -> None:
+    def __init__(self, tasks: list[Task]) -> None:
         self._tasks = list(tasks)
-        self.max_steps = max_steps
 
     def tasks(self) -> list[Task]:
         return list(self._tasks)
 
     def make(self, task: Task) -> AlfworldEnv:
-        return AlfworldEnv(task, Path(task.ref), self.max_steps)
+        return AlfworldEnv(task, Path(task.ref))
 
 
 class AlfworldEnv:
     """One ALFWorld game on the real engine (textworld's PDDL env with ALFWorld's wrappers).
 
-    `infos` of each observation: `game_file`; at reset also `policy_commands`, the planner's plan
-    from the start (for tests and oracle baselines; it is no part of what an agent may see).
+    `infos` of each observation: `game_file`. `oracle_plan()` is the planner's plan from the start
+    (for tests and oracle baselines; it is no part of what an agent may see).
     """
 
-    def __init__(self, task: Task, game_file: Path, max_steps: int | None = None) -> None:
+    def __init__(self, task: Task, game_file: Path) -> None:
         self.task = task
         self.game_file = Path(game_file)
-        self.max_steps = max_steps
         self._engine: Any = None
         self._goal = ""
         self._history: list[tuple[str, str]] = []
-        self._shortest: int | None = None
-        self._steps = 0
+        self._plan: list[str] | None = None
         self._done = True
 
     @property
     def shortest_path_length(self) -> int | None:
-        return self._shortest
+        return None if self._plan is None else len(self._plan)
+
+    def oracle_plan(self) -> list[str]:
+        if self._plan is None:
+            raise PragError("the plan is known after reset(): call reset() first")
+        return list(self._plan)
 
     def reset(self) -> Observation:
         with _argv_kept():
@@ -252,23 +254,18 @@ class AlfworldEnv:
         self._goal = match.group(1)
         text = intro[: match.start()].strip()
         self._history = [("", text)]
-        plan = list(state["extra.walkthrough"] or [])
-        self._shortest = len(plan)
-        self._steps = 0
+        self._plan = list(state["extra.walkthrough"] or [])
         self._done = bool(state.won)
-        obs = self._observe(state, text)
-        obs.infos["policy_commands"] = plan
-        return obs
+        return self._observe(state, text)
 
     def step(self, action: str) -> Observation:
         if self._engine is None or self._done:
             raise PragError("the episode is over (or never began): call reset() first")
         action = action.strip()
         state, _score, _done = self._engine.step(action)
-        self._steps += 1
         text = state.feedback.strip()
         self._history.append((action, text))
-        self._done = bool(state.won) or (self.max_steps is not None and self._steps >= self.max_steps)
+        self._done = bool(state.won)
         return self._observe(state, text)
 
     def close(self) -> None:
@@ -287,6 +284,7 @@ class AlfworldEnv:
             won=bool(state.won),
             done=self._done,
             infos={"game_file": str(self.game_file)},
+            location=location,
         )
 
 

@@ -3,7 +3,7 @@
 A fresh machine has no ALFWorld data (the download needs internet). This family samples household
 scenes (`alfworld_scene`), writes them in ALFWorld's standard layout with the domain and grammar
 that ship inside the `alfworld` package (`alfworld_pddl`), and keeps a game only once the real
-engine has played the planner's plan (`policy_commands`) to a win. A task set is generated once
+engine has played the planner's plan (`oracle_plan()`) to a win. A task set is generated once
 into `cache_dir()/alfworld-gen/<hash of params>` and reused after.
 
     [params]
@@ -154,7 +154,7 @@ def _winning_plan(game_file: Path) -> list[str]:
     env = AlfworldEnv(Task(game_file.parent.name, "", 0, str(game_file)), game_file)
     try:
         obs = env.reset()
-        plan = list(obs.infos["policy_commands"])
+        plan = env.oracle_plan()
         if obs.won or not plan:  # a game won before the first move is no task
             return []
         for command in plan:

@@ -28,13 +28,12 @@ ROOM_SIZES = range(5, 13)
 class GridEnv:
     """One household grid task, played by high-level actions (implements `Environment`)."""
 
-    def __init__(self, task: Task, max_steps: int | None = None, room_size: int = DEFAULT_ROOM_SIZE) -> None:
+    def __init__(self, task: Task, room_size: int = DEFAULT_ROOM_SIZE) -> None:
         if task.task_type not in TASKS:
             raise SpecError(f"unknown grid task {task.task_type!r}; known: {', '.join(TASKS)}")
         if room_size not in ROOM_SIZES:
             raise SpecError(f"grid room size must be {ROOM_SIZES.start}..{ROOM_SIZES.stop - 1}, got {room_size}")
         self.task = task
-        self.max_steps = max_steps
         self.room_size = room_size
         self._cls = TASKS[task.task_type]
         self.world = self._cls(room_size=room_size)
@@ -46,11 +45,10 @@ class GridEnv:
     def shortest_path_length(self) -> int | None:
         return None if self._plan is None else len(self._plan)
 
-    @property
-    def expert_plan(self) -> list[str]:
+    def oracle_plan(self) -> list[str]:
         """The solver's plan for this task (known after reset)."""
         if self._plan is None:
-            raise PragError("call reset() before asking for the plan")
+            raise PragError("the plan is known after reset(): call reset() first")
         return list(self._plan)
 
     def reset(self) -> Observation:
@@ -77,20 +75,21 @@ class GridEnv:
 
     def _observe(self, feedback: str, infos: dict[str, Any]) -> Observation:
         won = self.world.goal_reached()
-        capped = self.max_steps is not None and self._steps >= self.max_steps
-        self._over = won or capped
+        self._over = won
         description = scene.describe(self.world)
         triples = scene.scene_triples(self.world)
+        location = scene.location(self.world)
         infos.update(steps=self._steps, room=self.world.agent_room, agent_pos=self.world.agent_cell)
         return Observation(
             goal=self.world.goal_text(),
             text=f"{feedback}\n{description}" if feedback else description,
             admissible=actions.admissible(self.world),
             scene_triples=triples,
-            scene_text=scene_text_from_triples(scene.location(self.world), triples),
+            scene_text=scene_text_from_triples(location, triples),
             won=won,
             done=self._over,
             infos=infos,
+            location=location,
         )
 
 

@@ -110,10 +110,9 @@ def clean_text(feedback: str) -> str:
 class TextworldEnv:
     """One generated TextWorld game, played through Jericho with TextWorld's state tracking."""
 
-    def __init__(self, task: Task, game_file: str | Path, max_steps: int | None = None) -> None:
+    def __init__(self, task: Task, game_file: str | Path) -> None:
         self.task = task
         self.game_file = Path(game_file)
-        self.max_steps = max_steps
         self._env: Any = None
         self._plan: list[str] | None = None
         self._goal = ""
@@ -123,11 +122,10 @@ class TextworldEnv:
     def shortest_path_length(self) -> int | None:
         return None if self._plan is None else len(self._plan)
 
-    @property
-    def plan(self) -> list[str]:
+    def oracle_plan(self) -> list[str]:
         """The engine's winning plan from the start (for checks and SPL, not for the agent)."""
         if self._plan is None:
-            raise PragError("the plan is known after reset()")
+            raise PragError("the plan is known after reset(): call reset() first")
         return list(self._plan)
 
     def reset(self) -> Observation:
@@ -155,7 +153,6 @@ class TextworldEnv:
     def _observe(self, state: Any) -> Observation:
         location, triples = visible_scene(state["facts"])
         won, lost = bool(state["won"]), bool(state["lost"])
-        capped = self.max_steps is not None and self._steps >= self.max_steps
         return Observation(
             goal=self._goal,
             text=clean_text(state.feedback),
@@ -163,9 +160,10 @@ class TextworldEnv:
             scene_triples=triples,
             scene_text=scene_text_from_triples(location, triples),
             won=won,
-            done=won or lost or capped,
+            done=won or lost,
             infos={"score": state["score"], "max_score": state["max_score"], "lost": lost,
                    "location": location, "steps": self._steps},
+            location=location,
         )
 
 

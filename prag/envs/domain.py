@@ -1,0 +1,156 @@
+"""What an environment family's actions and names look like, for the agent and its prompt.
+
+A `Domain` holds a family's knowledge that the agent must not hard-wire: the rules text of
+the system prompt, which actions undo which (`inverse`), which actions move the agent and
+where to (`movement`), how object names look in text (`entities`, `kind`), how its scene
+graphs say where things are and what the agent holds, and which hints (prag.agent.hints)
+suit it. One instance per family, registered in `prag.envs.registry` beside the family's
+factory; nothing here imports an engine.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from prag.envs.base import Triple
+
+# The notes the agent may add to a step's prompt, in the order they appear (prag.agent.hints).
+ALL_HINTS = ("loops", "unvisited", "goal_objects_seen", "not_opened", "seen_in_past_attempts", "heard")
+
+
+@dataclass(frozen=True)
+class Undo:
+    """Actions matching `pattern` are undone by `templates`, filled with its named groups and
+    with `at` (where the agent is); a template needing `at` is left out when it is unknown."""
+
+    pattern: str
+    templates: tuple[str, ...]
+
+    def undoing(self, action: str, at: str | None) -> set[str] | None:
+        match = re.fullmatch(self.pattern, action)
+        if match is None:
+            return None
+        names = match.groupdict()
+        return {t.format(**names, at=at) for t in self.templates if at is not None or "{at}" not in t}
+
+
+@dataclass(frozen=True)
+class Domain:
+    """An environment family's grammar and rules, as data (one instance per family)."""
+
+    name: str  # the action vocabulary: families sharing one share corrections
+    rules: str  # the system prompt's rules of the game
+    undo: tuple[Undo, ...]  # the first matching rule says what undoes an action
+    move: str  # regex of a movement action; group `to` is where it goes
+    entity: str  # regex of an object's name in lower-cased text
+    placement: dict[str, str]  # scene-graph relation saying where a thing is -> "in" or "on"
+    holds: tuple[str, str] = ("agent", "holds")  # (subject, relation) of a held thing's triple
+    held_by: str | None = None  # or: the object of triples (thing, "in", it) that are held
+    relative_moves: bool = False  # moves name a direction, not a place: where they lead depends on where
+    hints: tuple[str, ...] = ALL_HINTS
+
+    def inverse(self, action: str, at: str | None = None) -> set[str]:
+        """The actions that would undo `action`, taken where the agent now is (`at`)."""
+        for rule in self.undo:
+            undone = rule.undoing(action, at)
+            if undone is not None:
+                return undone
+        return set()
+
+    def movement(self, action: str) -> str | None:
+        """Where a movement action goes (a place, or a direction), None for other actions."""
+        match = re.fullmatch(self.move, action)
+        return match["to"] if match else None
+
+    def entities(self, text: str) -> list[str]:
+        """The names of things and places in a text, in order (ALFWorld: "apple 1")."""
+        return re.findall(self.entity, text.lower())
+
+    def kind(self, entity: str) -> str:
+        """The kind of an entity: its name without the instance number ("apple 1" -> "apple"),
+        or for names without one, the last word ("red apple" -> "apple")."""
+        stripped = re.sub(r" \d+$", "", entity)
+        return stripped if stripped != entity else entity.rsplit(" ", 1)[-1]
+
+    def held(self, triples: Iterable[Triple]) -> set[str]:
+        """What the agent holds, read from a scene graph's triples."""
+        if self.held_by is not None:
+            return {s for s, r, o in triples if r == "in" and o == self.held_by}
+        return {o for s, r, o in triples if (s, r) == self.holds}
+
+    def placed(self, triples: Iterable[Triple]) -> list[tuple[str, str, str]]:
+        """(thing, "in" or "on", place) for each triple saying where a thing not held is."""
+        triples = list(triples)
+        held = self.held(triples)
+        return [
+            (s, self.placement[r], o)
+            for s, r, o in triples
+            if r in self.placement and s != self.holds[0] and s not in held
+        ]
+
+
+ALFWORLD = Domain(
+    name="alfworld",
+    rules=(
+        "You are a household robot acting in a text world. Each turn you pick exactly one action "
+        "from the list of admissible actions; nothing else can be done. Work towards the goal step by "
+        "step: find the object, take it, change it if the goal asks (heat, cool, clean, use a lamp), "
+        "and put it where the goal says. Receptacles may be closed: open them to see inside. "
+        "Do not repeat an action that changed nothing."
+    ),
+    undo=(
+        # ALFWorld games come in two grammars for putting things: "move X to Y" and "put X in/on Y".
+        Undo(r"take (?P<x>.+) from (?P<y>.+)", ("move {x} to {y}", "put {x} in/on {y}")),
+        Undo(r"open (?P<x>.+)", ("close {x}",)),
+    ),
+    move=r"go to (?P<to>.+)",
+    entity=r"\b[a-z]+ \d+\b",
+    placement={"in": "in", "on": "on"},
+)
+
+GRID = Domain(
+    name="grid",
+    rules=(
+        "You are a household robot in a house of rooms joined by doors. Each turn you pick exactly one "
+        "action from the list of admissible actions; nothing else can be done. Work towards the goal step "
+        "by step: go to the furniture where a thing is, pick it up (one thing at a time), and drop it in "
+        "or on the furniture the goal names. Furniture and doors may be closed: open them to see inside or "
+        "to pass. Toggle a sink on to fill, wash or water at it, and off when done. "
+        "Do not repeat an action that changed nothing."
+    ),
+    undo=(
+        # A thing picked up can only be dropped at the furniture in front: putting it back.
+        Undo(r"pick up (?P<x>.+)", ("drop {x} in {at}", "drop {x} on {at}")),
+        Undo(r"(?:drop|put) (?P<x>.+?) (?:in|on) (?P<y>.+)", ("pick up {x}",)),
+        Undo(r"open (?P<x>.+)", ("close {x}",)),
+    ),
+    move=r"go to (?P<to>.+)",
+    # Names are a kind and a number; kinds of two words are spelled out (the world's objects.py).
+    entity=r"\b(?:(?:soda|banana|teddy|toy|watering) )?[a-z]+ \d+\b",
+    placement={"inside": "in", "onTop": "on"},
+)
+
+TEXTWORLD = Domain(
+    name="textworld",
+    rules=(
+        "You are playing a text adventure game. Each turn you pick exactly one action from the list of "
+        "admissible actions; nothing else can be done. Work towards the goal step by step: explore the "
+        "rooms (go north, south, east, west), open doors and containers to see what they hold, take "
+        "what the goal needs and use it as the goal says. Do not repeat an action that changed nothing."
+    ),
+    undo=(
+        Undo(r"take (?P<x>.+) from (?P<y>.+)", ("put {x} on {y}", "insert {x} into {y}")),
+        Undo(r"take (?P<x>.+)", ("drop {x}",)),
+        Undo(r"drop (?P<x>.+)", ("take {x}",)),
+        Undo(r"put (?P<x>.+) on (?P<y>.+)", ("take {x} from {y}",)),
+        Undo(r"insert (?P<x>.+) into (?P<y>.+)", ("take {x} from {y}",)),
+        Undo(r"open (?P<x>.+)", ("close {x}",)),
+    ),
+    move=r"go (?P<to>north|south|east|west)",
+    # Names carry no number; the game writes them after an article ("a closed fridge", "the milk").
+    entity=r"\b(?:a|an|some|the) ((?:[a-z]+ )*?[a-z]+)(?=[.,;:!?]| (?:and|on|in|into|is|are|here|there)\b|$)",
+    placement={"in": "in", "on": "on"},
+    held_by="inventory",
+    relative_moves=True,
+)

@@ -166,6 +166,35 @@ def _v4(db: sqlite_utils.Database) -> None:
         db.execute("update steps set graph = ? where scene_hash = ?", [graph, scene_hash])
 
 
+def _v6(db: sqlite_utils.Database) -> None:
+    # Learned ask policies (prag.store.ask_policies): the trained network as bytes, versioned per
+    # name, with what it was trained on (task set, tasks, LLM, budget, lambda, seed, reward curve).
+    db["ask_policies"].create(
+        {
+            "id": int,
+            "name": str,
+            "version": int,
+            "algorithm": str,
+            "spec": str,
+            "tasks": str,  # JSON list of task ids
+            "llm": str,
+            "timesteps": int,
+            "penalty": float,
+            "gamma": float,
+            "seed": int,
+            "features": int,
+            "curve": str,  # JSON list: per PPO rollout, timesteps, episodes, mean return, asks
+            "extra": str,  # JSON: evaluation before and after, network shape
+            "model": bytes,
+            "created_at": str,
+        },
+        pk="id",
+        not_null={"name", "version", "algorithm", "spec", "tasks", "llm", "timesteps", "penalty", "gamma",
+                  "seed", "features", "curve", "model"},
+    )
+    db["ask_policies"].create_index(["name", "version"], unique=True)
+
+
 # Append-only: a released migration is never edited, only followed by a new one.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, episodes, steps, embeddings", _v1),
@@ -173,5 +202,6 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (3, "one row per prior transcript, run claims, hash indexes", _v3),
     (4, "scene graphs as triples (steps.graph)", _v4),
     (5, "answers, answer_counts", _v5),
+    (6, "ask_policies", _v6),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -1,0 +1,99 @@
+"""Learned ask policies (When2Ask's mediator) kept in the store, versioned by name.
+
+A row holds the trained network as bytes (stable-baselines3's `model.save` into a buffer) and
+what it was trained on: the task set and its tasks, the LLM, the training budget, the penalty
+lambda, the discount, the seed, the reward curve and the before/after evaluation. Saving under
+a name that exists adds the next version; nothing is overwritten. The store only keeps bytes:
+turning them back into a policy is the run layer's job (`prag.run.asker.learned_policy`).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from prag.errors import PragError
+from prag.store.database import Store, now
+
+DEFAULT_NAME = "asker"
+
+
+class AskPolicyError(PragError):
+    """A learned ask policy that cannot be found or stored."""
+
+
+@dataclass
+class AskPolicyRecord:
+    """A trained ask policy and what it was trained on."""
+
+    name: str
+    spec: str
+    tasks: list[str]  # task ids of the spec it was trained on
+    llm: str  # the LLM the agent asked while training
+    timesteps: int  # PPO's training budget, in mediator decisions
+    penalty: float  # lambda: the cost of an ask that returned the plan being followed
+    gamma: float  # the win reward is gamma ** steps
+    seed: int
+    features: int  # length of the state vector the network reads (MediatorState.FEATURES)
+    model: bytes  # the stable-baselines3 model, as `model.save` writes it
+    algorithm: str = "PPO"
+    # [{"timesteps", "episodes", "mean_return", "asks"}] per PPO rollout: the training's reward curve
+    curve: list[dict[str, float]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)  # evaluation before/after, network shape, ...
+    version: int = 0  # set when stored: 1, 2, ... per name
+    id: int | None = None
+    created_at: str = ""
+
+
+def add_ask_policy(store: Store, record: AskPolicyRecord) -> AskPolicyRecord:
+    """Store `record` as the next version of its name; returns it with id, version and time set."""
+    if not record.name.strip():
+        raise AskPolicyError("an ask policy needs a name: give one with --name")
+    if not record.model:
+        raise AskPolicyError(f"ask policy {record.name!r} has no model bytes: train it before storing it")
+    row = asdict(record)
+    row.pop("id")
+    row.update(
+        tasks=json.dumps(record.tasks),
+        curve=json.dumps(record.curve),
+        extra=json.dumps(record.extra, sort_keys=True),
+        created_at=record.created_at or now(),
+    )
+    with store.transaction() as conn:
+        # Read and insert under the write lock: two trainings of one name get distinct versions.
+        (latest,) = conn.execute("select coalesce(max(version), 0) from ask_policies where name = ?", [record.name]).fetchone()
+        row["version"] = latest + 1
+        cursor = conn.execute(
+            f"insert into ask_policies ({', '.join(row)}) values ({', '.join('?' for _ in row)})", list(row.values())
+        )
+    record.id, record.version, record.created_at = int(cursor.lastrowid or 0), row["version"], row["created_at"]
+    return record
+
+
+def get_ask_policy(store: Store, name: str = DEFAULT_NAME, version: int | None = None) -> AskPolicyRecord:
+    """The policy `name` at `version` (default: its latest)."""
+    where = "name = ?" + (" and version = ?" if version is not None else "")
+    params: list[Any] = [name] + ([version] if version is not None else [])
+    with store.lock:
+        row = next(store.db["ask_policies"].rows_where(where, params, order_by="version desc", limit=1), None)
+    if row is None:
+        known = ", ".join(f"{p.name} v{p.version}" for p in list_ask_policies(store)) or "none"
+        wanted = f"{name!r}" + (f" version {version}" if version is not None else "")
+        raise AskPolicyError(
+            f"no ask policy {wanted} in {store.path} (stored: {known}): train one with `prag train-asker`"
+        )
+    return _from_row(dict(row))
+
+
+def list_ask_policies(store: Store) -> list[AskPolicyRecord]:
+    """Every stored policy, by name then version."""
+    with store.lock:
+        rows = list(store.db["ask_policies"].rows_where(order_by="name, version"))
+    return [_from_row(row) for row in rows]
+
+
+def _from_row(row: dict[str, Any]) -> AskPolicyRecord:
+    row["tasks"] = json.loads(row["tasks"])
+    row["curve"] = json.loads(row["curve"])
+    row["extra"] = json.loads(row["extra"] or "{}")
+    return AskPolicyRecord(**row)

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
-# Goal words that carry no kind of thing: articles, counts and the link words of goal templates.
-# "in" and "on" are interchangeable ("put it in diningtable" / "put it on the countertop").
-FILLER = {"a", "an", "the", "some", "two", "it", "them", "and", "then", "in", "on", "into", "onto", "of"}
+# Articles are left out of goals before they are compared, and the link words of goal
+# templates are one word ("put it in diningtable" / "put it on the countertop").
+ARTICLES = {"a", "an", "the", "some"}
+LINKS = {"on": "in", "into": "in", "onto": "in"}
 
 
 class Names(Protocol):
@@ -54,60 +55,61 @@ class Plan:
 
 @dataclass
 class Follower:
-    """The actor's place in a plan: which step comes next."""
+    """The actor's place in a plan: which step comes next. Steps are taken in order: a step
+    that cannot be taken now is not skipped (the mediator asks the LLM instead), since the
+    steps after it (heat it, put it) rely on what it does."""
 
     plan: Plan
     next: int = 0
-    skipped: list[int] = field(default_factory=list)
 
     @property
     def left(self) -> int:
         return len(self.plan.steps) - self.next
 
-    def upcoming(self, admissible: Sequence[str], names: Names) -> tuple[int, str] | None:
-        """The next plan step that can be taken now, as (index, admissible action): the next step
-        itself, or, when it cannot, the first later one that can (an earlier step that no longer
-        applies, e.g. opening what is open, is passed over)."""
-        for index in range(self.next, len(self.plan.steps)):
-            action = resolve(self.plan.steps[index], admissible, names, self.plan.rebound)
-            if action is not None:
-                return index, action
-        return None
+    def step_now(self, admissible: Sequence[str], names: Names) -> str | None:
+        """The admissible action the next step stands for now, or None."""
+        if self.left <= 0:
+            return None
+        return resolve(self.plan.steps[self.next], admissible, names, self.plan.rebound)
 
-    def advance(self, index: int) -> None:
-        self.skipped += list(range(self.next, index))
-        self.next = index + 1
-
-    def taken(self, action: str, names: Names) -> None:
-        """Someone else (the LLM) took `action`: if it is a step of the plan ahead, the plan
-        goes on after it."""
-        for index in range(self.next, len(self.plan.steps)):
-            if resolve(self.plan.steps[index], [action], names, self.plan.rebound) == action:
-                self.advance(index)
-                return
+    def advance(self) -> None:
+        self.next += 1
 
 
-def goal_kinds(goal: str) -> list[str]:
-    """The words of a goal that can name kinds of things, in order."""
-    return [word for word in re.findall(r"[a-z]+", goal.lower()) if word not in FILLER]
+def words(goal: str) -> list[str]:
+    """A goal's words as goal templates are compared: no articles, one link word."""
+    return [LINKS.get(word, word) for word in re.findall(r"[a-z]+", goal.lower()) if word not in ARTICLES]
 
 
 def bind_goals(source_goal: str, present_goal: str, source_kinds: set[str]) -> dict[str, str] | None:
     """Kind -> kind re-binding from a source goal to the present one, or None when the two goals
-    are not the same template (their other words differ, or they differ in length).
+    are not the same template.
 
-    `source_kinds` are the kinds that occur in the source's actions: only those goal words are
-    things to re-bind; every other word must be equal in both goals.
+    `source_kinds` are the kinds in the source's actions: where the source goal names one
+    (several words for kinds such as "watering can"), the present goal may name any kind;
+    every other word must be the same in both goals.
     """
-    old, new = goal_kinds(source_goal), goal_kinds(present_goal)
-    if len(old) != len(new):
+    parts: list[str] = []
+    kinds: list[str] = []
+    old = words(source_goal)
+    i = 0
+    while i < len(old):
+        span = next(
+            (n for n in range(min(3, len(old) - i), 0, -1) if " ".join(old[i : i + n]) in source_kinds), 0
+        )
+        if span:
+            kinds.append(" ".join(old[i : i + span]))
+            parts.append(r"([a-z]+(?: [a-z]+)*?)")
+            i += span
+        else:
+            parts.append(re.escape(old[i]))
+            i += 1
+    match = re.fullmatch(" ".join(parts), " ".join(words(present_goal)))
+    if match is None:
         return None
     binding: dict[str, str] = {}
-    for a, b in zip(old, new):
-        if a in source_kinds:
-            if binding.setdefault(a, b) != b:
-                return None
-        elif a != b:
+    for kind, new in zip(kinds, match.groups()):
+        if binding.setdefault(kind, new) != new:
             return None
     return binding
 

@@ -24,6 +24,7 @@ from prag.envs.alfworld.graph import (
     scene_graph,
 )
 from prag.envs.base import Environment
+from prag.envs.wrappers import StepLimit
 from prag.errors import PragError
 
 # Per-type counts of the games ALFWorld's filter keeps, from the shared data's README.
@@ -97,7 +98,7 @@ def test_selection_is_seeded_and_capped(seen_games) -> None:
 def test_real_game_is_won_by_its_planner_plan(heat_env: AlfworldEnv) -> None:
     assert isinstance(heat_env, Environment)
     obs = heat_env.reset()
-    plan = obs.infos["policy_commands"]
+    plan = heat_env.oracle_plan()
     assert obs.goal == "heat some apple and put it in diningtable."
     assert "Your task is to" not in obs.text and obs.text.startswith("You are in the middle of a room.")
     assert heat_env.shortest_path_length == len(plan) > 0
@@ -113,7 +114,7 @@ def test_real_game_is_won_by_its_planner_plan(heat_env: AlfworldEnv) -> None:
 
 def test_wrong_action_does_not_win(heat_env: AlfworldEnv) -> None:
     obs = heat_env.reset()
-    plan = obs.infos["policy_commands"]
+    plan = heat_env.oracle_plan()
     for action in plan[:-1]:
         obs = heat_env.step(action)
     wrong = next(a for a in obs.admissible if a != plan[-1] and a.startswith("go to"))
@@ -124,7 +125,7 @@ def test_wrong_action_does_not_win(heat_env: AlfworldEnv) -> None:
 
 def test_step_cap_ends_the_episode_without_a_win(seen_games) -> None:
     game = seen_games[0]
-    env = AlfworldTaskSource([game.task()], max_steps=2).make(game.task())
+    env = StepLimit(AlfworldTaskSource([game.task()]).make(game.task()), 2)
     try:
         env.reset()
         assert not env.step("look").done
@@ -138,7 +139,7 @@ def test_scene_graph_of_real_play_names_only_what_was_seen(heat_env: AlfworldEnv
     obs = heat_env.reset()
     seen_text = obs.text
     assert obs.scene_text == "at: middle of room" and obs.scene_triples == []
-    for action in obs.infos["policy_commands"]:
+    for action in heat_env.oracle_plan():
         obs = heat_env.step(action)
         seen_text += "\n" + obs.text
         assert obs.scene_text.splitlines()[0].startswith("at: ")

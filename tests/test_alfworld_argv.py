@@ -25,7 +25,8 @@ def test_generating_and_playing_a_game_keeps_sys_argv(tmp_path: Path, monkeypatc
     task = Task("argv", "pick_and_place_simple", 3, str(game_file))
     env = AlfworldTaskSource([task]).make(task)
     try:
-        plan = env.reset().infos["policy_commands"]
+        env.reset()
+        plan = env.oracle_plan()
         assert sys.argv is argv, "loading the game replaced sys.argv"
         env.step(plan[0])
         env.reset()  # a reset translates the PDDL problem again

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -46,22 +45,6 @@ def first_task(spec: TaskSetSpec) -> tuple[TaskSource, Task]:
     return source, source.tasks()[0]
 
 
-def plan_of(env: Any, first: Observation) -> list[str]:
-    """The task's own winning plan, as each family exposes it (none of it is shown to an agent)."""
-    if hasattr(env, "expert_plan"):  # grid: the solver's plan
-        return env.expert_plan
-    if hasattr(env, "plan"):  # TextWorld: the engine's plan
-        return env.plan
-    return list(first.infos["policy_commands"])  # ALFWorld: the planner's plan at reset
-
-
-def capped(env: Any, max_steps: int) -> Any:
-    # The step cap is each env's `max_steps` (a spec's max_steps is not handed to its envs yet).
-    assert hasattr(env, "max_steps"), f"{type(env).__name__} has no step cap"
-    env.max_steps = max_steps
-    return env
-
-
 def test_every_family_but_the_downloaded_ones_has_a_spec_here() -> None:
     assert {spec.env for spec in SPECS} == set(FAMILIES) - NEEDS_DATA
 
@@ -77,7 +60,7 @@ def test_api(spec: TaskSetSpec) -> None:
         assert isinstance(obs, Observation) and not obs.won and not obs.done
         assert obs.goal.strip() and obs.text.strip() and obs.scene_text.strip()  # triples may be none yet
         assert obs.admissible and all(isinstance(a, str) and a for a in obs.admissible)
-        plan = plan_of(env, obs)
+        plan = env.oracle_plan()
         assert env.shortest_path_length == len(plan) > 1
         action = next(a for a in obs.admissible if a != plan[0])
         after = env.step(action)
@@ -107,19 +90,19 @@ def test_plan_wins_and_the_step_cap_alone_never_does(spec: TaskSetSpec) -> None:
     source, task = first_task(spec)
     env = source.make(task)
     try:
-        plan = plan_of(env, env.reset())
+        env.reset()
+        plan = env.oracle_plan()
         assert len(plan) <= spec.max_steps, "the spec's step cap is shorter than the task's own plan"
-
-        capped(env, len(plan) - 1).reset()
-        short = [env.step(action) for action in plan[:-1]]
-        assert short[-1].done and not any(o.won for o in short), "stopped by the cap one step short"
-
-        capped(env, len(plan)).reset()
-        full = [env.step(action) for action in plan]
-        assert [o.won for o in full] == [False] * (len(plan) - 1) + [True]
-        assert full[-1].done
     finally:
         env.close()
+    for cap, wins in ((len(plan) - 1, False), (len(plan), True)):
+        env = spec.open(max_steps=cap).make(task)  # the spec's cap, overridden
+        try:
+            env.reset()
+            played = [env.step(action) for action in plan[:cap]]
+            assert played[-1].done and [o.won for o in played] == [False] * (cap - 1) + [wins]
+        finally:
+            env.close()
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
@@ -127,7 +110,8 @@ def test_play_command_shows_the_task_and_wins_when_the_plan_is_typed(spec: TaskS
     source, task = first_task(spec)
     env = source.make(task)
     try:
-        plan = plan_of(env, env.reset())
+        env.reset()
+        plan = env.oracle_plan()
     finally:
         env.close()
     result = CliRunner().invoke(app, ["envs", "play", spec.name], input="\n".join(plan) + "\n", env={"COLUMNS": "200"})

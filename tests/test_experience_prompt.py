@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from prag.agent.agent import AgentConfig, PragAgent
 from prag.agent.prompt import PromptLimits, experience_block
-from prag.envs.base import Observation
+from prag.envs.base import Observation, Triple, scene_text_from_triples
+from prag.envs.domain import ALFWORLD
 from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.episodes import Experience
 from prag.retrieval.index import Hit, Visibility
@@ -15,17 +16,25 @@ GOAL = "look at keychain under the desklamp."
 ROOM = "You are in the middle of a room. You see a safe 1, a sidetable 1, and a fridge 1."
 
 
+def step(t: int, action: str | None, text: str, at: str, *triples: Triple) -> StepRecord:
+    return StepRecord(t, action, text, scene_text_from_triples(at, triples), at, sorted(triples))
+
+
+def seen(text: str, at: str, *triples: Triple, admissible: tuple[str, ...] = ()) -> Observation:
+    return Observation(GOAL, text, list(admissible), list(triples), scene_text_from_triples(at, triples), location=at)
+
+
 def lost_episode(goal: str = GOAL, room: str = ROOM) -> EpisodeRecord:
     """A failed attempt: it saw the lamp, opened the safe once, looped between two places."""
     steps = [
-        StepRecord(0, None, room, "at: middle of room"),
-        StepRecord(1, "go to sidetable 1", "On the sidetable 1, you see a desklamp 1.", "at: sidetable 1\ndesklamp 1 on sidetable 1"),
-        StepRecord(2, "go to fridge 1", "The fridge 1 is closed.", "at: fridge 1\nfridge 1 is closed"),
-        StepRecord(3, "go to safe 1", "The safe 1 is closed.", "at: safe 1\nsafe 1 is closed"),
-        StepRecord(4, "open safe 1", "In it, you see a keychain 1.", "at: safe 1\nkeychain 1 in safe 1\nsafe 1 is open"),
-        StepRecord(5, "take keychain 1 from safe 1", "You pick up the keychain 1.", "at: safe 1\nagent holds keychain 1\nsafe 1 is open"),
-        StepRecord(6, "go to fridge 1", "The fridge 1 is closed.", "at: fridge 1\nagent holds keychain 1\nfridge 1 is closed"),
-        StepRecord(7, "go to safe 1", "Nothing here.", "at: safe 1\nagent holds keychain 1\nsafe 1 is open"),
+        step(0, None, room, "middle of room"),
+        step(1, "go to sidetable 1", "On the sidetable 1, you see a desklamp 1.", "sidetable 1", ("desklamp 1", "on", "sidetable 1")),
+        step(2, "go to fridge 1", "The fridge 1 is closed.", "fridge 1", ("fridge 1", "is", "closed")),
+        step(3, "go to safe 1", "The safe 1 is closed.", "safe 1", ("safe 1", "is", "closed")),
+        step(4, "open safe 1", "In it, you see a keychain 1.", "safe 1", ("keychain 1", "in", "safe 1"), ("safe 1", "is", "open")),
+        step(5, "take keychain 1 from safe 1", "You pick up the keychain 1.", "safe 1", ("agent", "holds", "keychain 1"), ("safe 1", "is", "open")),
+        step(6, "go to fridge 1", "The fridge 1 is closed.", "fridge 1", ("agent", "holds", "keychain 1"), ("fridge 1", "is", "closed")),
+        step(7, "go to safe 1", "Nothing here.", "safe 1", ("agent", "holds", "keychain 1"), ("safe 1", "is", "open")),
     ]
     return EpisodeRecord("r", 0, "look-1", "look_at_obj_in_light", goal, False, steps, id=7)
 
@@ -37,7 +46,7 @@ def hit(episode: EpisodeRecord) -> Hit:
 
 def test_a_failure_is_shown_as_where_things_were_and_what_it_repeated():
     episode = lost_episode()
-    block = experience_block([Experience(hit(episode), episode)], PromptLimits())
+    block = experience_block([Experience(hit(episode), episode)], PromptLimits(), ALFWORLD)
     assert "FAILURE (goal not reached in 7 steps)" in block
     assert "Where things were: desklamp 1 on sidetable 1; keychain 1 in safe 1." in block
     assert "Never opened: fridge 1." in block
@@ -48,7 +57,7 @@ def test_a_failure_is_shown_as_where_things_were_and_what_it_repeated():
 def test_a_success_is_shown_step_by_step():
     episode = lost_episode()
     episode.won = True
-    block = experience_block([Experience(hit(episode), episode)], PromptLimits(example_steps=3))
+    block = experience_block([Experience(hit(episode), episode)], PromptLimits(example_steps=3), ALFWORLD)
     assert "SUCCESS" in block and "> open safe 1" not in block and "... (4 more steps)" in block
     assert "> go to safe 1\nThe safe 1 is closed." in block and "Where things were" not in block
 
@@ -66,30 +75,31 @@ class OneEpisode:
 
 
 def last_prompt(past: EpisodeRecord, now: Observation) -> str:
-    agent = PragAgent(ScriptedLLM(lambda messages: now.admissible[0]), OneEpisode(past), Visibility(), AgentConfig(think=False))
+    agent = PragAgent(ScriptedLLM(lambda messages: now.admissible[0]), OneEpisode(past), Visibility(), AgentConfig(think=False),
+                      domain=ALFWORLD)
     agent.reset(now)
     agent.act(now)
     return agent.llm.calls[-1]["messages"][-1]["content"]
 
 
 def test_a_past_attempt_at_the_same_task_says_where_the_goal_objects_were():
-    start = Observation(GOAL, ROOM, ["go to safe 1"], [], "at: middle of room")
+    start = seen(ROOM, "middle of room", admissible=("go to safe 1",))
     assert "Note: in your past attempts at this same task, desklamp 1 was on sidetable 1; keychain 1 was in safe 1." in last_prompt(lost_episode(), start)
     # Another room, or another goal: its places say nothing about this one.
-    other_room = Observation(GOAL, ROOM.replace("safe 1", "safe 2"), ["go to safe 2"], [], "at: middle of room")
+    other_room = seen(ROOM.replace("safe 1", "safe 2"), "middle of room", admissible=("go to safe 2",))
     assert "past attempts" not in last_prompt(lost_episode(), other_room)
     assert "past attempts" not in last_prompt(lost_episode(goal="look at watch under the desklamp."), start)
 
 
 def test_closed_places_are_pointed_out_while_the_hands_are_free():
-    agent = PragAgent(ScriptedLLM(["go to safe 1"] * 2), None, Visibility(), AgentConfig(think=False))
-    start = Observation(GOAL, ROOM, ["go to safe 1"], [], "at: middle of room")
+    agent = PragAgent(ScriptedLLM(["go to safe 1"] * 2), None, Visibility(), AgentConfig(think=False), domain=ALFWORLD)
+    start = seen(ROOM, "middle of room", admissible=("go to safe 1",))
     agent.reset(start)
-    agent.observe("go to fridge 1", Observation(GOAL, "The fridge 1 is closed.", [], [], "at: fridge 1\nfridge 1 is closed"))
-    agent.observe("go to safe 1", Observation(GOAL, "The safe 1 is closed.", [], [], "at: safe 1\nsafe 1 is closed"))
-    agent.observe("open safe 1", Observation(GOAL, "In it, you see a keychain 1.", [], [], "at: safe 1\nsafe 1 is open"))
+    agent.observe("go to fridge 1", seen("The fridge 1 is closed.", "fridge 1", ("fridge 1", "is", "closed")))
+    agent.observe("go to safe 1", seen("The safe 1 is closed.", "safe 1", ("safe 1", "is", "closed")))
+    agent.observe("open safe 1", seen("In it, you see a keychain 1.", "safe 1", ("safe 1", "is", "open")))
     agent.act(start)
     assert "Note: closed, not opened yet: fridge 1." in agent.llm.calls[-1]["messages"][-1]["content"]
-    holding = Observation(GOAL, "", ["go to safe 1"], [("agent", "holds", "keychain 1")], "agent holds keychain 1")
+    holding = seen("", "safe 1", ("agent", "holds", "keychain 1"), admissible=("go to safe 1",))
     agent.act(holding)
     assert "not opened yet" not in agent.llm.calls[-1]["messages"][-1]["content"]

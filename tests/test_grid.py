@@ -63,7 +63,7 @@ def test_adapter_api(name):
     assert obs.admissible and all(isinstance(a, str) for a in obs.admissible)
     assert obs.scene_text.startswith("at: ")
     assert all(len(t) == 3 and all(isinstance(p, str) for p in t) for t in obs.scene_triples)
-    assert env.shortest_path_length == len(env.expert_plan) > 0
+    assert env.shortest_path_length == len(env.oracle_plan()) > 0
     # every admissible action really is possible: each succeeds on a fresh copy
     for action in obs.admissible:
         fresh = TASKS[name]()
@@ -76,24 +76,24 @@ def test_same_seed_same_episode(name):
     a, b = make(name, 3), make(name, 3)
     a.reset()
     b.reset()
-    plan = a.expert_plan
-    assert b.expert_plan == plan
+    plan = a.oracle_plan()
+    assert b.oracle_plan() == plan
     for x, y in zip(play(a, plan), play(b, plan)):
         assert (x.goal, x.text, x.admissible, x.scene_triples, x.won) == (y.goal, y.text, y.admissible, y.scene_triples, y.won)
     houses = set()
     for seed in range(4):
         env = make(name, seed)
         obs = env.reset()
-        houses.add((obs.goal, obs.text, tuple(env.expert_plan)))
+        houses.add((obs.goal, obs.text, tuple(env.oracle_plan())))
     assert len(houses) > 1, "different seeds should build different houses"
 
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_solver_plan_wins(name, seed):
-    env = make(name, seed, max_steps=100)
+    env = make(name, seed)
     env.reset()
-    plan = env.expert_plan
+    plan = env.oracle_plan()
     observations = play(env, plan)
     assert all(o.infos["valid"] for o in observations[1:])
     assert [o.won for o in observations] == [False] * len(plan) + [True], "won exactly at the plan's end"
@@ -105,7 +105,7 @@ def test_solver_plan_wins(name, seed):
 def test_wrong_plans_do_not_win(name):
     env = make(name, 1)
     env.reset()
-    plan = env.expert_plan
+    plan = env.oracle_plan()
     short = play(env, plan[:-1])
     assert not any(o.won for o in short) and not short[-1].done
     shuffled = plan[:]

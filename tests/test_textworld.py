@@ -19,6 +19,7 @@ from prag.envs.textworld.env import (
     visible_scene,
 )
 from prag.envs.textworld.games import GameSpec, build_game
+from prag.envs.wrappers import StepLimit
 from prag.errors import SpecError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -60,12 +61,12 @@ def test_generated_game_is_won_by_its_plan_and_not_by_a_wrong_one(kind: str) -> 
         first = env.reset()
         assert first.goal and not first.won and not first.done
         assert "$$" not in first.text and first.admissible
-        plan = env.plan
+        plan = env.oracle_plan()
         assert env.shortest_path_length == len(plan) > 0
         assert play(env, plan) == [False] * (len(plan) - 1) + [True]
 
         again = env.reset()  # a second episode starts from the same state
-        assert again.scene_triples == first.scene_triples and env.plan == plan
+        assert again.scene_triples == first.scene_triples and env.oracle_plan() == plan
         assert not any(play(env, plan[1:])), "the plan without its first step must not win"
     finally:
         env.close()
@@ -74,7 +75,7 @@ def test_generated_game_is_won_by_its_plan_and_not_by_a_wrong_one(kind: str) -> 
 def test_step_cap_ends_the_episode_without_a_win() -> None:
     tasks = source("tw-coin_collector")
     (task,) = tasks.tasks()
-    env = TextworldEnv(task, textworld_games.ensure_game(tasks.games[task.task_id]), max_steps=2)
+    env = StepLimit(TextworldEnv(task, textworld_games.ensure_game(tasks.games[task.task_id])), 2)
     try:
         env.reset()
         assert not env.step("look").done
@@ -89,7 +90,7 @@ def test_closed_container_and_other_rooms_stay_out_of_the_scene() -> None:
     env = tasks.make(tasks.tasks()[0])
     try:
         start = env.reset()
-        assert env.plan[:4] == ["go north", "go west", "open fridge", "take milk from fridge"]
+        assert env.oracle_plan()[:4] == ["go north", "go west", "open fridge", "take milk from fridge"]
         things = {s for s, _, _ in start.scene_triples}
         assert start.infos["location"] == "bedroom" and "fridge" not in things and "milk" not in things
         env.step("go north")

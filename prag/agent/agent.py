@@ -12,6 +12,10 @@ With a corrections source, the transcripts a person corrected that match the his
 instructions (the goal and what the person said) and the scene graph come first in the prompt.
 A person may speak during the episode (`hear`): the words enter the history where they were
 said, and the latest ones are repeated with every step's actions.
+
+What the agent knows of its environment family comes from the family's `Domain`: the rules
+text, which actions undo the last one (never offered), and the hints (prag.agent.hints) whose
+notes follow each step's actions.
 """
 from __future__ import annotations
 
@@ -21,16 +25,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from prag.agent.hints import Situation, hints_for
 from prag.agent.prompt import ACT, THINK, PromptLimits, messages
-from prag.envs.base import Observation
-from prag.llm.base import LLM, Completion, Message
+from prag.agent.protocol import Decision, Trace, Usage
+from prag.envs.base import Observation, Triple, canonical
+from prag.envs.domain import Domain
+from prag.llm.base import LLM, Message
 from prag.retrieval.corrections import CorrectionHit, CorrectionSource
-from prag.retrieval.episodes import (
-    Experience,
-    ExperienceSource,
-    never_opened,
-    where_things_were,
-)
+from prag.retrieval.episodes import Experience, ExperienceSource
 from prag.retrieval.index import Visibility
 
 T = TypeVar("T")
@@ -38,6 +40,8 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class AgentConfig:
+    """How the P-RAG agent decides: thoughts, constrained choices, re-asks, loops, prompt sizes."""
+
     think: bool = False  # a one-sentence thought before each action (ReAct-style)
     constrained: bool = True  # give the admissible set as choices when the backend enforces them
     max_reasks: int = 2
@@ -49,33 +53,6 @@ class AgentConfig:
     thought_tokens: int = 48
     action_tokens: int = 24
     limits: PromptLimits = field(default_factory=PromptLimits)
-    hide_actions: tuple[str, ...] = ()  # the action filter: prefixes of actions never offered
-
-
-@dataclass
-class Usage:
-    calls: int = 0
-    prompt_tokens: int = 0
-    cached_tokens: int = 0
-    completion_tokens: int = 0
-    llm_seconds: float = 0.0
-    reasks: int = 0
-    invalid_actions: int = 0
-    banned_actions: int = 0
-
-    def add(self, completion: Completion) -> None:
-        self.calls += 1
-        self.prompt_tokens += completion.prompt_tokens
-        self.cached_tokens += completion.cached_tokens
-        self.completion_tokens += completion.completion_tokens
-        self.llm_seconds += completion.seconds
-
-
-@dataclass(frozen=True)
-class Decision:
-    action: str
-    thought: str
-    valid: bool
 
 
 def normalise(answer: str) -> str:
@@ -90,7 +67,8 @@ def normalise(answer: str) -> str:
 
 
 class PragAgent:
-    """Plays one episode at a time: `reset(observation)`, then `act(observation)` per step."""
+    """The P-RAG agent (implements `prag.agent.protocol.Agent`): `reset(observation)`, then
+    `act` and `observe` per step, and `finish()` for what the store keeps of the episode."""
 
     def __init__(
         self,
@@ -100,6 +78,8 @@ class PragAgent:
         config: AgentConfig = AgentConfig(),
         seed: int = 0,
         corrections: CorrectionSource | None = None,
+        *,
+        domain: Domain,
     ) -> None:
         self.llm = llm
         self.experiences = experiences
@@ -107,11 +87,15 @@ class PragAgent:
         self.visibility = visibility
         self.config = config
         self.seed = seed
+        self.domain = domain
+        self.hints = hints_for(domain)
 
     def reset(self, observation: Observation) -> None:
         self.goal = observation.goal
         self.history: list[tuple[str | None, str]] = [(None, observation.text)]
         self.scenes = [observation.scene_text]
+        self.locations = [observation.location]
+        self.graphs: list[list[Triple]] = [canonical(observation.scene_triples)]
         self.outcomes: Counter[tuple[str, str, str]] = Counter()  # (action, observation, scene) after it
         self.tried: Counter[tuple[str, str, str]] = Counter()  # (observation, scene, action) from there
         self.retrieved: list[Experience] = []
@@ -131,32 +115,31 @@ class PragAgent:
         """What the person asked, oldest first: the goal, then their utterances."""
         return [self.goal] + [text for _, text in self.utterances]
 
-    @property
-    def goal_words(self) -> set[str]:
-        return set(re.findall(r"[a-z]+", self.goal.lower()))
-
     def observe(self, action: str, observation: Observation) -> None:
         self.tried[(self.history[-1][1], self.scenes[-1], action)] += 1
         self.history.append((action, observation.text))
         self.scenes.append(observation.scene_text)
+        self.locations.append(observation.location)
+        self.graphs.append(canonical(observation.scene_triples))
         # The scene graph tells apart visits that look alike but differ (going back holding something).
         self.outcomes[(action, observation.text, observation.scene_text)] += 1
 
     def act(self, observation: Observation) -> Decision:
         self._retrieve(observation.scene_text)
         self._retrieve_corrections(observation.scene_text)
-        hidden = self.config.hide_actions
-        choices = [a for a in observation.admissible if not a.startswith(hidden)] or list(observation.admissible)
-        warnings = self._loops()
+        choices = list(observation.admissible)
         tried = {action: self.tried[(observation.text, observation.scene_text, action)] for action in choices}
-        banned = {action for action, count in tried.items() if count >= self.config.loop_limit} | self._undoing()
+        banned = {action for action, count in tried.items() if count >= self.config.loop_limit} | self._undoing(observation)
         allowed = [a for a in choices if a not in banned] or _least_tried(tried)
         self.usage.banned_actions += len(choices) - len(allowed)
-        held = _held(observation)
+        now = Situation(
+            goal=self.goal, history=self.history, locations=self.locations, graphs=self.graphs,
+            outcomes=self.outcomes, allowed=allowed, held=self.domain.held(observation.scene_triples),
+            retrieved=self.retrieved, utterances=self.utterances,
+        )
         prompt = messages(
-            self.retrieved, self.goal, self.history, observation.scene_text, allowed,
-            warnings + self._unvisited(allowed) + self._goal_objects_seen(held) + self._not_opened(held)
-            + self._seen_in_past_attempts(held) + self._heard(), self.config.limits,
+            self.domain, self.retrieved, self.goal, self.history, observation.scene_text, allowed,
+            [note for hint in self.hints for note in hint.notes(now)], self.config.limits,
             corrections=self.corrected, utterances=self.utterances,
         )
         thought = ""
@@ -171,6 +154,22 @@ class PragAgent:
         else:
             prompt = _with_instruction(prompt, ACT)
         return self._choose(prompt, allowed, thought)
+
+    def finish(self) -> Trace:
+        """What the store keeps of the episode beyond its steps."""
+        return Trace(
+            goal=self.goal,
+            usage=self.usage,
+            retrieved=[e.hit.episode_id for e in self.retrieved],
+            extra={
+                "thoughts": self.thoughts,
+                "invalid_actions": self.usage.invalid_actions,
+                "banned_actions": self.usage.banned_actions,
+                "corrections": self.shown_corrections,
+                # [t, text]: said after step t's observation (history index t is step t).
+                "utterances": [[at, text] for at, text in self.utterances],
+            },
+        )
 
     # --- steps of `act` ---------------------------------------------------------------------
 
@@ -200,71 +199,13 @@ class PragAgent:
             i for i in (h.correction.id for h in self.corrected) if i is not None and i not in self.shown_corrections
         ]
 
-    def _heard(self) -> list[str]:
-        if not self.utterances:
-            return []
-        return [f'Note: the person told you: "{self.utterances[-1][1]}". Do what they say.']
-
-    def _loops(self) -> list[str]:
-        """Warnings for actions that changed nothing (same observation, same scene graph)."""
-        return [
-            f"Warning: you did '{action}' {count} times and nothing changed; do something else."
-            for (action, _, _), count in self.outcomes.items()
-            if count >= 2
-        ]
-
-    def _undoing(self) -> set[str]:
-        """The actions that would undo the last one: putting back what was just taken, closing
-        what was just opened. Never progress, and small models took them again and again."""
+    def _undoing(self, observation: Observation) -> set[str]:
+        """The actions that would undo the last one (the domain's `inverse`): putting back what
+        was just taken, closing what was just opened. Never progress, and small models took them
+        again and again."""
         if len(self.history) < 2 or self.history[-1][0] is None:
             return set()
-        last = self.history[-1][0]
-        taken = re.fullmatch(r"take (.+) from (.+)", last)
-        if taken:
-            thing, place = taken.groups()
-            return {f"move {thing} to {place}", f"put {thing} in/on {place}"}  # ALFWorld's two grammars
-        opened = re.fullmatch(r"open (.+)", last)
-        return {f"close {opened.group(1)}"} if opened else set()
-
-    def _unvisited(self, allowed: list[str]) -> list[str]:
-        """Places the agent could go to but has not been yet: the cue small models lack."""
-        visited = {action for action, _ in self.history if action}
-        fresh = [a[len("go to ") :] for a in allowed if a.startswith("go to ") and a not in visited]
-        return [f"Note: not visited yet: {', '.join(fresh)}."] if fresh and len(fresh) < len([a for a in allowed if a.startswith("go to ")]) else []
-
-    def _goal_objects_seen(self, held: set[str]) -> list[str]:
-        """Where things the goal names were last seen: small models walk past them otherwise.
-        What the agent holds is no longer where it was seen, so it is left out."""
-        seen: dict[str, str] = {}
-        place = ""
-        for action, text in self.history[1:]:  # the reset text lists places, not finds
-            if action.startswith("go to "):
-                place = action[len("go to ") :]
-            for name, number in re.findall(r"\b([a-z]+) (\d+)\b", text.lower()):
-                thing = f"{name} {number}"
-                if name in self.goal_words and place and thing != place and thing not in held:
-                    seen[thing] = place
-        return [f"Note: seen so far: {', '.join(f'{obj} at {where}' for obj, where in seen.items())}."] if seen else []
-
-    def _not_opened(self, held: set[str]) -> list[str]:
-        """Closed places not opened yet, while the hands are free: the 1.5B model walked past
-        the closed safe that held its goal object for 17 steps."""
-        closed = never_opened(self.scenes)
-        return [f"Note: closed, not opened yet: {', '.join(closed)}."] if closed and not held else []
-
-    def _seen_in_past_attempts(self, held: set[str]) -> list[str]:
-        """Where goal objects were in retrieved attempts at this same task (same goal, same first
-        observation, so the same room): P-RAG's use of failed episodes, said where the model looks."""
-        places: dict[str, str] = {}
-        for experience in self.retrieved:
-            episode = experience.episode
-            if episode.goal != self.goal or episode.steps[0].observation != self.history[0][1]:
-                continue
-            for thing, place in where_things_were(episode).items():
-                if thing.split(" ")[0] in self.goal_words and thing not in held:
-                    places.setdefault(thing, place)
-        listed = "; ".join(f"{thing} was {place}" for thing, place in places.items())
-        return [f"Note: in your past attempts at this same task, {listed}."] if places else []
+        return self.domain.inverse(self.history[-1][0], observation.location)
 
     def _choose(self, prompt: list[Message], allowed: list[str], thought: str) -> Decision:
         by_form = {normalise(a): a for a in allowed}
@@ -321,10 +262,6 @@ def _least_tried(tried: dict[str, int]) -> list[str]:
     """When every choice is banned: the ones tried least from here, so that the ban still steers."""
     fewest = min(tried.values())
     return [action for action, count in tried.items() if count == fewest]
-
-
-def _held(observation: Observation) -> set[str]:
-    return {obj for subject, relation, obj in observation.scene_triples if (subject, relation) == ("agent", "holds")}
 
 
 def _with_instruction(prompt: list[Message], instruction: str) -> list[Message]:

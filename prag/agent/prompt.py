@@ -1,7 +1,7 @@
 """The planner's prompt, laid out for the backend's prefix cache.
 
 Messages, most stable first:
-1. system: the rules of the game (never changes);
+1. system: the rules of the game, the environment family's (never changes);
 2. user: the matching corrections (console transcripts corrected by a person), then the
    retrieved experiences (changes only when either set changes);
 3. user: the goal and the episode so far, appended step by step, then the part that changes
@@ -14,31 +14,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from prag.corrections.transcripts import Transcript, parse
+from prag.envs.domain import Domain
 from prag.llm.base import Message
 from prag.retrieval.corrections import CorrectionHit
 from prag.retrieval.episodes import Experience, never_opened, where_things_were
 from prag.store.records import EpisodeRecord, StepRecord
 from prag.text import clip
 
-SYSTEM = (
-    "You are a household robot acting in a text world. Each turn you pick exactly one action "
-    "from the list of admissible actions; nothing else can be done. Work towards the goal step by "
-    "step: find the object, take it, change it if the goal asks (heat, cool, clean, use a lamp), "
-    "and put it where the goal says. Receptacles may be closed: open them to see inside. "
-    "Do not repeat an action that changed nothing."
-)
 THINK = "Think in one short sentence about what to do next. Reply with the sentence only."
 ACT = "Now reply with the next action only, exactly as written in the admissible actions."
 
 
 @dataclass(frozen=True)
 class PromptLimits:
+    """How much of the examples and the history a prompt shows."""
+
     example_steps: int = 20  # actions shown per retrieved episode
     observation_chars: int = 200  # observation text kept per step (examples and history)
     correction_steps: int = 30  # actions shown per correction
 
 
-def experience_block(experiences: Sequence[Experience], limits: PromptLimits) -> str:
+def experience_block(experiences: Sequence[Experience], limits: PromptLimits, domain: Domain) -> str:
     """The retrieved episodes: a success step by step, to copy; a failure as what it found
     and what it kept doing, to learn from without paying for its every step."""
     parts = [
@@ -60,21 +56,22 @@ def experience_block(experiences: Sequence[Experience], limits: PromptLimits) ->
             if len(acted) > limits.example_steps:
                 lines.append(f"... ({len(acted) - limits.example_steps} more steps)")
         else:
-            lines += _failure_summary(episode, acted)
+            lines += _failure_summary(episode, acted, domain)
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
 
 
-def _failure_summary(episode: EpisodeRecord, acted: Sequence[StepRecord]) -> list[str]:
-    places = where_things_were(episode)
+def _failure_summary(episode: EpisodeRecord, acted: Sequence[StepRecord], domain: Domain) -> list[str]:
+    places = where_things_were(episode, domain)
     done = Counter(step.action for step in acted)
-    closed = never_opened(step.scene for step in episode.steps)
+    closed = never_opened(step.triples for step in episode.steps)
     lines = [f"Where things were: {'; '.join(f'{thing} {place}' for thing, place in places.items())}."] if places else []
     lines += [f"Never opened: {', '.join(closed)}."] if closed else []
     return lines + ["Its actions (times done): " + ", ".join(f"{action} ({count})" for action, count in done.items())]
 
 
 def correction_block(corrections: Sequence[CorrectionHit], limits: PromptLimits) -> str:
+    """The matching corrections, each as its console transcript cut to its first actions."""
     parts = [
         "Examples corrected by a person: this is how the person wants such tasks done, so follow "
         "them before anything else. Each is a console transcript: act(\"...\") is an action and the "
@@ -143,6 +140,7 @@ def step_text(scene: str, admissible: Sequence[str], warnings: Sequence[str]) ->
 
 
 def messages(
+    domain: Domain,
     experiences: Sequence[Experience],
     goal: str,
     history: Sequence[tuple[str | None, str]],
@@ -153,10 +151,11 @@ def messages(
     corrections: Sequence[CorrectionHit] = (),
     utterances: Sequence[tuple[int, str]] = (),
 ) -> list[Message]:
-    out: list[Message] = [{"role": "system", "content": SYSTEM}]
+    """The whole prompt of one step, in the order above (the domain gives the rules)."""
+    out: list[Message] = [{"role": "system", "content": domain.rules}]
     # Corrections by a person outrank the agent's own attempts: they come first.
     examples = ([correction_block(corrections, limits)] if corrections else []) + (
-        [experience_block(experiences, limits)] if experiences else []
+        [experience_block(experiences, limits, domain)] if experiences else []
     )
     if examples:
         out.append({"role": "user", "content": "\n\n".join(examples)})

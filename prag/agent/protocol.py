@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from prag.envs.base import Observation
+from prag.llm.base import Completion
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,14 @@ class Usage:
     reasks: int = 0
     invalid_actions: int = 0
     banned_actions: int = 0
+
+    def add(self, completion: Completion) -> None:
+        """Count one LLM call."""
+        self.calls += 1
+        self.prompt_tokens += completion.prompt_tokens
+        self.cached_tokens += completion.cached_tokens
+        self.completion_tokens += completion.completion_tokens
+        self.llm_seconds += completion.seconds
 
 
 @dataclass

@@ -80,13 +80,11 @@ class Domain:
         return {o for s, r, o in triples if (s, r) == self.holds}
 
     def placed(self, triples: Iterable[Triple]) -> list[tuple[str, str, str]]:
-        """(thing, "in" or "on", place) for each triple saying where a thing not held is."""
-        triples = list(triples)
-        held = self.held(triples)
+        """(thing, "in" or "on", place) for each triple saying where a thing that is not held is."""
         return [
             (s, self.placement[r], o)
             for s, r, o in triples
-            if r in self.placement and s != self.holds[0] and s not in held
+            if r in self.placement and s != self.holds[0] and o != self.held_by
         ]
 
 

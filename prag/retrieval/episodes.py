@@ -4,7 +4,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from prag.envs.base import placed_in_scene
+from prag.envs.base import Triple
+from prag.envs.domain import Domain
 from prag.retrieval.embed import EmbeddingCache
 from prag.retrieval.index import ExperienceIndex, Hit, Mode, Visibility
 from prag.store import Store
@@ -13,30 +14,32 @@ from prag.store.records import EpisodeRecord
 
 @dataclass(frozen=True)
 class Experience:
+    """A retrieved episode and how it scored."""
+
     hit: Hit
     episode: EpisodeRecord
 
 
-def where_things_were(episode: EpisodeRecord) -> dict[str, str]:
+def where_things_were(episode: EpisodeRecord, domain: Domain) -> dict[str, str]:
     """Each thing the episode's scene graphs showed in or on a place, where it was first seen:
     in a replay of the same task, that is where it still starts."""
     places: dict[str, str] = {}
     for step in episode.steps:
-        for thing, relation, place in placed_in_scene(step.scene):
+        for thing, relation, place in domain.placed(step.triples):
             places.setdefault(thing, f"{relation} {place}")
     return places
 
 
-def never_opened(scenes: Iterable[str]) -> list[str]:
-    """The places scene graphs showed closed and never open, in the order first seen."""
+def never_opened(graphs: Iterable[Iterable[Triple]]) -> list[str]:
+    """The places scene graphs (their triples, one graph after another) showed closed and never
+    open, in the order first seen."""
     closed: dict[str, None] = {}
     opened: set[str] = set()
-    for scene in scenes:
-        for line in scene.splitlines():
-            thing, _, state = line.rpartition(" is ")
-            if state == "closed":
+    for triples in graphs:
+        for thing, relation, state in triples:
+            if relation == "is" and state == "closed":
                 closed.setdefault(thing)
-            elif state == "open":
+            elif relation == "is" and state == "open":
                 opened.add(thing)
     return [place for place in closed if place not in opened]
 

@@ -1,7 +1,14 @@
 """The embedded llama.cpp backend with the real Qwen2.5 0.5B model: answers, token accounting,
-prefix-cache reuse, and constrained choice."""
+prefix-cache reuse, constrained choice, and Ctrl-C while the model loads."""
 
 from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
 
 import pytest
 
@@ -119,3 +126,43 @@ def test_a_gguf_path_loads_that_file(llm: LocalLLM) -> None:
     assert other.name == "local:qwen2.5-coder-0.5b-instruct-q4_k_m"
     with pytest.raises(LLMError, match="No model file"):
         make_llm("local:/nonexistent/model.gguf")
+
+
+LOADER = textwrap.dedent(
+    """
+    import time
+    import llama_cpp  # imported first, so that the signal lands in the load itself
+    from prag.llm import make_llm
+
+    print("loading", flush=True)
+    start = time.monotonic()
+    make_llm("local:0.5b")
+    print(f"loaded in {time.monotonic() - start:.2f} s", flush=True)
+    time.sleep(1)
+    print("went on", flush=True)
+    """
+)
+
+
+def test_ctrl_c_while_the_model_loads_stops_the_process(llm: LocalLLM) -> None:
+    # Before the fix the KeyboardInterrupt died in llama.cpp's log callback and the load went
+    # on: "loaded", "went on", exit 0. The 0.5B model takes about half a second to load here.
+    proc = subprocess.Popen(
+        [sys.executable, "-c", LOADER],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"},
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == "loading\n"
+    time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    try:
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert time.monotonic() - sent < 5
+    assert proc.returncode == -signal.SIGINT, (out, err)
+    assert "KeyboardInterrupt" in err and "loaded" not in out  # it came out of the load

@@ -4,7 +4,8 @@
 helper thread: `seconds` since the call began (retries and pauses included), `attempt` 1 for
 the first request, 2 for the first retry, and so on. When a call that reported waiting ends,
 with an answer or an error, `on_wait(0.0, 0)` is called once from the caller's thread, so that
-a display can clear its note. Calls that end within a second report nothing.
+a display can clear its note. Calls that end within a second report nothing. The callback
+should be quick and must not raise (what it raises in the helper thread is only printed).
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ def play(
         obs = env.reset()
         console.print(f"[bold]{escape(spec.name)}[/] task {task}: {escape(chosen.task_id)} ({chosen.task_type})")
         console.print(f"[bold]Goal:[/] {escape(obs.goal)}")
-        won, steps = _play(env, obs, spec.max_steps)
+        won, steps = _play(env, obs)
         console.print(
             f"[bold]{'won' if won else 'not won'}[/] after {steps} steps "
             f"(shortest known plan: {env.shortest_path_length}, step cap: {spec.max_steps})"
@@ -67,12 +67,12 @@ def play(
         env.close()
 
 
-def _play(env: Environment, obs: Observation, max_steps: int) -> tuple[bool, int]:
-    """Show, ask, step until won, done, the spec's step cap or quit; returns (won, steps taken)."""
+def _play(env: Environment, obs: Observation) -> tuple[bool, int]:
+    """Show, ask, step until won, done (the spec's step cap ends it too) or quit; returns (won, steps taken)."""
     count = 0
     while True:
         _show(obs)
-        if obs.won or obs.done or count >= max_steps:
+        if obs.won or obs.done:
             return obs.won, count
         action = _ask(obs.admissible)
         if action is None:

@@ -165,3 +165,12 @@ def test_finish_reports_what_the_store_keeps():
         "corrections": [],
         "utterances": [[0, "try the table"]],
     }
+
+
+def test_grid_goal_objects_of_two_word_kinds_are_pointed_out():
+    goal = "Throw away the trash: put soda can and banana peel in the bin."
+    agent = agent_of(GRID, ["go to bin 1"])
+    agent.reset(seen("You are in the kitchen.", [], "kitchen", goal=goal))
+    agent.observe("go to shelf 1", seen("You arrive at shelf 1. On shelf 1, you see soda can 1, book 1.", [], "shelf 1", goal=goal))
+    agent.act(seen("", ["go to bin 1"], "shelf 1", goal=goal))
+    assert "Note: seen so far: soda can 1 at shelf 1." in notes(agent)

@@ -37,6 +37,10 @@ class Situation:
     def goal_words(self) -> set[str]:
         return set(re.findall(r"[a-z]+", self.goal.lower()))
 
+    def goal_names(self, kind: str) -> bool:
+        """Whether the goal names things of this kind ("soda can": both words are in it)."""
+        return set(kind.split()) <= self.goal_words
+
 
 class Hint(Protocol):
     """One kind of note: `notes` returns its lines for this step (none when it has nothing to say)."""
@@ -84,7 +88,6 @@ class GoalObjectsSeen:
     def notes(self, now: Situation) -> list[str]:
         seen: dict[str, str] = {}
         place = ""
-        words = now.goal_words
         for index, (action, text) in enumerate(now.history[1:], start=1):  # the reset text lists places, not finds
             assert action is not None
             if self.domain.relative_moves:
@@ -92,7 +95,7 @@ class GoalObjectsSeen:
             elif (target := self.domain.movement(action)) is not None:
                 place = target
             for thing in self.domain.entities(text):
-                if self.domain.kind(thing) in words and place and thing != place and thing not in now.held:
+                if now.goal_names(self.domain.kind(thing)) and place and thing != place and thing not in now.held:
                     seen[thing] = place
         return [f"Note: seen so far: {', '.join(f'{obj} at {where}' for obj, where in seen.items())}."] if seen else []
 
@@ -120,7 +123,7 @@ class SeenInPastAttempts:
             if episode.goal != now.goal or episode.steps[0].observation != now.history[0][1]:
                 continue
             for thing, place in where_things_were(episode, self.domain).items():
-                if self.domain.kind(thing) in now.goal_words and thing not in now.held:
+                if now.goal_names(self.domain.kind(thing)) and thing not in now.held:
                     places.setdefault(thing, place)
         listed = "; ".join(f"{thing} was {place}" for thing, place in places.items())
         return [f"Note: in your past attempts at this same task, {listed}."] if places else []

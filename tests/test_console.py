@@ -17,7 +17,6 @@ from prag.cli import _register, app
 from prag.cli.console_cmd import ConsoleSession
 from prag.llm.scripted import ScriptedLLM
 from prag.store import Store
-from prag.store.corrections import list_corrections
 
 _register()
 
@@ -52,7 +51,7 @@ def test_the_person_speaks_mid_episode_then_teaches_with_learn(dishes, tmp_path)
         # The agent's next prompt carries what the person said.
         assert 'The person says: "the plate is dirty: wash it at the sink"' in agent.calls[1]["messages"][-1]["content"]
         assert "the plate is dirty" not in agent.calls[0]["messages"][-1]["content"]
-        (stored,) = list_corrections(store)
+        (stored,) = store.corrections.list()
         assert outcome.stored == stored and stored.verified and stored.source_episode == episode.id
         assert stored.feedback == "you stopped too early"
         given = stored.input_transcript
@@ -75,7 +74,7 @@ def test_learn_mid_episode_follows_the_persons_words_and_a_late_learn_is_refused
         s, _ = session(store, spec, ["", "", "", "learn"], ScriptedLLM(plan_follower({goal: plan})), late)
         outcome = s.run()
         assert outcome.stored is None and "right after a person's utterance" in outcome.message
-        assert late.calls == [] and len(list_corrections(store)) == 1
+        assert late.calls == [] and len(store.corrections.list()) == 1
         # `quit` ends the episode at once, without learning.
         s, _ = session(store, spec, ["", "quit"], ScriptedLLM(plan_follower({goal: plan})), late)
         assert s.run() is None
@@ -96,7 +95,7 @@ def test_prag_console_reads_the_person_from_stdin(dishes, tmp_path, monkeypatch)
     assert result.exit_code == 0, result.output
     assert "'text': 'wash the plate at the sink'" in result.output and "stored verified correction" in result.output
     with Store(store) as opened:
-        (stored,) = list_corrections(opened)
+        (stored,) = opened.corrections.list()
         assert stored.instructions == [goal]
     bad = CliRunner().invoke(app, ["console", spec, "--store", str(store), "--task", "5", "--llm", "local:agent", "--no-prior"])
     assert bad.exit_code == 1 and "has 1 tasks" in bad.output

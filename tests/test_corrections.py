@@ -17,14 +17,9 @@ from prag.corrections.transcripts import parse
 from prag.envs.spec import load_spec
 from prag.retrieval.embed import EmbeddingCache, text_hash
 from prag.store import Store
-from prag.store.corrections import (
-    Correction,
-    CorrectionError,
-    add_correction,
-    delete_correction,
-    get_correction,
-    list_corrections,
-)
+from prag.retrieval.corrections import add_correction
+from prag.store.corrections import Correction, CorrectionError
+from prag.store.schema import SCHEMA_VERSION
 
 _register()
 
@@ -48,15 +43,23 @@ def test_an_old_store_is_migrated_to_the_corrections_schema_with_its_episodes_ke
     with monkeypatch.context() as patch:
         patch.setattr(store_module, "MIGRATIONS", store_module.MIGRATIONS[:1])
         patch.setattr(store_module, "SCHEMA_VERSION", 1)
-        with Store(path) as old:
-            old.add_run(run())
-            episode_id = old.add_episode(episode())
+        with Store(path) as old:  # rows as a prag of schema 1 wrote them
+            with old.transaction() as conn:
+                conn.execute("insert into runs (id, spec, llm, mode, k, rounds, config, include_runs, status) "
+                             "values ('r1', 'test', 'none', 'prag', 3, 3, '{}', '[]', 'finished')")
+                conn.execute("insert into episodes (id, run_id, round, task_id, task_type, goal, goal_hash, won, "
+                             "n_steps, source) values (1, 'r1', 0, 't0', 'pick', ?, ?, 1, 1, 'agent')",
+                             [episode().goal, text_hash(episode().goal)])
+                conn.executemany("insert into steps (episode_id, t, action, observation, scene, scene_hash) "
+                                 "values (1, ?, ?, ?, ?, ?)",
+                                 [(s.t, s.action, s.observation, s.scene, text_hash(s.scene)) for s in episode().steps])
             assert "corrections" not in old.db.table_names()
     with Store(path) as new:
-        assert new.schema_version == 2
-        assert [m["name"] for m in new.migrations()] == ["runs, episodes, steps, embeddings", "corrections, prior_loads"]
-        assert new.episode(episode_id).goal == episode().goal
-        assert list_corrections(new) == []
+        assert new.schema_version == SCHEMA_VERSION
+        assert [m["name"] for m in new.migrations()][:2] == ["runs, episodes, steps, embeddings", "corrections, prior_loads"]
+        assert [(s.t, s.action, s.scene) for s in new.episode(1).steps] == [(s.t, s.action, s.scene) for s in episode().steps]
+        assert new.run_states() == {"r1": "finished"}
+        assert new.corrections.list() == []
 
 
 def test_a_correction_keeps_its_provenance_and_vectors_until_deleted(tmp_path):
@@ -65,31 +68,48 @@ def test_a_correction_keeps_its_provenance_and_vectors_until_deleted(tmp_path):
         source = store.add_episode(episode())
         cache = EmbeddingCache(store, minilm())
         stored = correction(source_episode=source)
-        correction_id = add_correction(store, stored, cache)
+        correction_id = add_correction(store, cache, stored)
         assert correction_id == stored.id and stored.created_at
     with Store(tmp_path / "s.db", create=False) as store:  # reopened from disk
-        back = get_correction(store, correction_id)
+        back = store.corrections.get(correction_id)
         assert back == stored
         vectors = store.vectors(minilm().name, [text_hash(t) for t in stored.instructions + stored.scenes])
         assert len(vectors) == 4  # instructions and scenes are embedded through `embeddings`
-        assert delete_correction(store, correction_id).goal == stored.goal
-        assert list_corrections(store) == []
+        assert store.corrections.delete(correction_id).goal == stored.goal
+        assert store.corrections.list() == []
+        assert store.vectors(minilm().name, [text_hash(t) for t in stored.instructions + stored.scenes]) == {}
         with pytest.raises(CorrectionError, match="no correction"):
-            get_correction(store, correction_id)
+            store.corrections.get(correction_id)
         with pytest.raises(CorrectionError, match="no correction"):
-            delete_correction(store, correction_id)
+            store.corrections.delete(correction_id)
+
+
+def test_deleting_a_correction_keeps_the_vectors_other_rows_still_use(tmp_path):
+    with Store(tmp_path / "s.db") as store:
+        cache = EmbeddingCache(store, minilm())
+        store.add_run(run())
+        shared = episode(goal="put a hot apple in fridge.")  # the correction's goal, as an episode's goal
+        cache.vectors([shared.goal] + [s.scene for s in shared.steps])
+        store.add_episode(shared)
+        first = add_correction(store, cache, correction())
+        add_correction(store, cache, correction(instructions=["put a hot apple in fridge."], scenes=["at: microwave 1"],
+                                                transcript=">>> act('heat apple 1 with microwave 1')\n"))
+        store.corrections.delete(first)
+        kept = store.vectors(minilm().name, [text_hash(t) for t in correction().instructions + correction().scenes])
+        # "heat it first" and "at: middle of room" were the deleted correction's alone
+        assert set(kept) == {text_hash("put a hot apple in fridge."), text_hash("at: microwave 1")}
 
 
 def test_bad_corrections_are_refused(tmp_path):
     with Store(tmp_path / "s.db") as store:
         cache = EmbeddingCache(store, minilm())
         with pytest.raises(CorrectionError, match="unknown origin"):
-            add_correction(store, correction(origin="rumour"), cache)
+            add_correction(store, cache, correction(origin="rumour"))
         with pytest.raises(CorrectionError, match="at least one instruction"):
-            add_correction(store, correction(instructions=[]), cache)
+            add_correction(store, cache, correction(instructions=[]))
         with pytest.raises(Exception, match="no episode 99"):
-            add_correction(store, correction(source_episode=99), cache)
-        assert list_corrections(store) == []
+            add_correction(store, cache, correction(source_episode=99))
+        assert store.corrections.list() == []
 
 
 def test_every_prior_transcript_wins_when_replayed_on_its_own_task():
@@ -139,10 +159,50 @@ def test_prior_transcripts_load_once_per_domain_and_a_deleted_one_stays_deleted(
         assert {c.task_type for c in loaded} == {"put_away_groceries", "throw_away_trash", "water_plants", "collect_toys", "wash_dishes"}
         assert all(c.origin == "prior" and c.verified and c.scenes and c.domain == "grid" for c in loaded)
         assert load_prior(store, cache, domain="grid") == []
-        delete_correction(store, loaded[0].id)
+        store.corrections.delete(loaded[0].id)
         assert load_prior(store, cache, domain="grid") == []
-        assert len(list_corrections(store)) == 4
-        assert list_corrections(store, prior=False) == []
+        assert len(store.corrections.list()) == 4
+        assert store.corrections.list(prior=False) == []
+
+
+def test_processes_starting_on_one_new_store_load_each_prior_transcript_once(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "shared.db"
+    code = (
+        "from prag.corrections.prior import load_prior\n"
+        "from prag.retrieval.embed import EmbeddingCache, Encoder\n"
+        "from prag.store import Store\n"
+        f"with Store({str(path)!r}) as store:\n"
+        "    print(len(load_prior(store, EmbeddingCache(store, Encoder()), domain='grid')))\n"
+    )
+    processes = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for _ in range(3)]
+    outputs = [p.communicate() for p in processes]
+    assert [p.returncode for p in processes] == [0, 0, 0], outputs
+    assert sum(int(out) for out, _ in outputs) == 5  # each of the 5 grid transcripts loaded by one process
+    with Store(path) as store:
+        priors = store.corrections.list()
+        assert len(priors) == 5 and len({c.name for c in priors}) == 5
+        assert len(store.corrections.prior_loads()) == 5
+
+
+def test_migration_3_keeps_the_first_row_of_a_prior_transcript_loaded_twice(tmp_path, monkeypatch):
+    path = tmp_path / "old.db"
+    prior = dict(origin="prior", name="grid-prior/water", domain="grid", goal="water the plants",
+                 instructions=["water the plants"])
+    with monkeypatch.context() as patch:
+        patch.setattr(store_module, "MIGRATIONS", store_module.MIGRATIONS[:2])
+        patch.setattr(store_module, "SCHEMA_VERSION", 2)
+        with Store(path) as old:  # what two racing runs left in a store of schema 2
+            first = old.corrections.add(correction(**prior))
+            old.corrections.add(correction(**prior))
+            mine = old.corrections.add(correction())
+    with Store(path) as new:
+        assert [c.id for c in new.corrections.list()] == [first, mine]
+        with pytest.raises(CorrectionError, match="'grid-prior/water' is in .* already"):
+            new.corrections.add(correction(**prior))
 
 
 def invoke(*args: str):
@@ -153,8 +213,8 @@ def test_corrections_cli_lists_shows_and_deletes(tmp_path):
     path = tmp_path / "s.db"
     with Store(path) as store:
         cache = EmbeddingCache(store, minilm())
-        first = add_correction(store, correction(), cache)
-        second = add_correction(store, correction(goal="cool a pot", instructions=["cool a pot"], verified=False, verify_note="action 2 'cool pot 1' is not admissible"), cache)
+        first = add_correction(store, cache, correction())
+        second = add_correction(store, cache, correction(goal="cool a pot", instructions=["cool a pot"], verified=False, verify_note="action 2 'cool pot 1' is not admissible"))
     listed = invoke("corrections", "list", path, "--json")
     assert listed.exit_code == 0, listed.output
     assert [(c["id"], c["verified"]) for c in json.loads(listed.output)] == [(first, True), (second, False)]
@@ -175,8 +235,8 @@ def test_prag_query_shows_the_corrections_layer_first_with_its_scores(tmp_path):
     path = tmp_path / "s.db"
     with Store(path) as store:
         cache = EmbeddingCache(store, minilm())
-        heat = add_correction(store, correction(), cache)
-        add_correction(store, correction(goal="water the plants", instructions=["water the plants"], domain="grid"), cache)
+        heat = add_correction(store, cache, correction())
+        add_correction(store, cache, correction(goal="water the plants", instructions=["water the plants"], domain="grid"))
         store.add_run(run())
         cache.vectors([episode().goal] + [s.scene for s in episode().steps])
         store.add_episode(episode())

@@ -1,46 +1,77 @@
-"""Export and import as JSON Lines: lossless, idempotent, clear about bad lines."""
+"""Export and import as JSON Lines: lossless (corrections and prior loads too), idempotent, and
+every line checked before anything is written."""
 from __future__ import annotations
 
+import base64
 import io
 import json
 
 import numpy as np
 import pytest
-from support import add_random_episode, run
+from support import add_random_episode, run, unit
 
 from prag.errors import PragError
+from prag.retrieval.embed import text_hash
 from prag.store import Store
+from prag.store.corrections import Correction, PriorLoad
 from prag.store.exchange import export_lines, import_lines, write_export
 
 
 def filled_store(path):
+    """Two runs, three episodes with random 8-d vectors, a person's correction of the second
+    episode, a prior transcript, and the prior load of one deleted since."""
     store = Store(path)
     store.add_run(run("r1"))
     store.add_run(run("r2"))
     rng = np.random.default_rng(0)
+    ids = []
     for n, (run_id, round_) in enumerate([("r1", 0), ("r1", 1), ("r2", 0)]):
-        add_random_episode(store, rng, "m", 8, run_id=run_id, round_=round_, task_id=f"t{n}",
-                           goal=f"goal {n}", scenes=(f"s{n}a", f"s{n}b", f"s{n}c"), won=n == 1)
+        record, _, _ = add_random_episode(store, rng, "m", 8, run_id=run_id, round_=round_, task_id=f"t{n}",
+                                          goal=f"goal {n}", scenes=(f"s{n}a", f"s{n}b", f"s{n}c"), won=n == 1)
+        ids.append(record.id)
+    for correction in (
+        Correction(origin="feedback", domain="alfworld", goal="goal 1", instructions=["goal 1", "open it first"],
+                   transcript=">>> act('open drawer 1')\n", verified=True, scenes=["s1a", "after the fix"],
+                   source_episode=ids[1], feedback="open it first"),
+        Correction(origin="prior", domain="grid", goal="water the plants", instructions=["water the plants"],
+                   transcript=">>> act('go to plant')\n", verified=True, name="grid-prior/water"),
+    ):
+        store.add_vectors("m", {text_hash(t): unit(rng, 8) for t in correction.instructions + correction.scenes})
+        store.corrections.add(correction)
+    store.corrections.add_prior_load(PriorLoad("grid-prior/water", "d1", "2026-01-01T00:00:00+00:00"))
+    store.corrections.add_prior_load(PriorLoad("grid-prior/trash", "d2", "2026-01-01T00:00:00+00:00"))
     return store
 
 
-def test_export_import_round_trip_is_lossless(tmp_path):
+def test_export_import_export_round_trip_is_lossless(tmp_path):
     with filled_store(tmp_path / "a.db") as a, Store(tmp_path / "b.db") as b:
         lines = list(export_lines(a))
+        kinds = [json.loads(line)["kind"] for line in lines]
+        assert kinds == ["run", "episode", "episode", "run", "episode", "correction", "correction",
+                         "prior_load", "prior_load"]
         result = import_lines(b, lines)
-        assert (result.runs, result.episodes, result.skipped) == (2, 3, 0)
+        assert (result.runs, result.episodes, result.corrections, result.prior_loads, result.skipped) == (2, 3, 2, 2, 0)
         assert list(export_lines(b)) == lines
         assert [e.to_dict() | {"id": None} for e in b.episodes()] == [e.to_dict() | {"id": None} for e in a.episodes()]
+        (fixed, _) = b.corrections.list()
+        assert b.episode(fixed.source_episode).task_id == "t1"  # ids are the store's own: matched by key
+        assert b.vector_counts() == a.vector_counts()
 
 
 def test_import_twice_changes_nothing(tmp_path):
     with filled_store(tmp_path / "a.db") as a, Store(tmp_path / "b.db") as b:
+        lines = list(export_lines(a))
+        import_lines(b, lines)
+        again = import_lines(b, lines)
+        assert (again.runs, again.episodes, again.corrections, again.prior_loads, again.skipped) == (0, 0, 0, 0, 3 + 2 + 2)
+        assert (b.count("episodes"), b.count("corrections"), b.count("prior_loads")) == (3, 2, 2)
+
+
+def test_a_run_exports_alone_without_the_corrections(tmp_path):
+    with filled_store(tmp_path / "a.db") as a:
         out = io.StringIO()
         assert write_export(a, out, run_id="r1") == 3  # one run line, two episodes
-        import_lines(b, out.getvalue().splitlines())
-        again = import_lines(b, out.getvalue().splitlines())
-        assert (again.episodes, again.skipped) == (0, 2)
-        assert b.count("episodes") == 2
+        assert {json.loads(line)["kind"] for line in out.getvalue().splitlines()} == {"run", "episode"}
 
 
 def test_episode_without_run_line_or_vectors_gets_a_placeholder_run(tmp_path):
@@ -52,12 +83,95 @@ def test_episode_without_run_line_or_vectors_gets_a_placeholder_run(tmp_path):
         assert b.count("embeddings") == 0
 
 
-def test_bad_lines_say_where_and_what(tmp_path):
+# --- bad lines: each class of bad value is refused, and nothing of the file is imported ------------
+
+
+def _first(lines, kind):
+    return next(n for n, line in enumerate(lines) if json.loads(line)["kind"] == kind)
+
+
+def _edit(lines, kind, change):
+    n = _first(lines, kind)
+    data = json.loads(lines[n])
+    change(data)
+    return lines[:n] + [json.dumps(data)] + lines[n + 1:], n + 1
+
+
+def _vector_of(data, size):
+    model = data["embeddings"]["m"]
+    key = next(iter(model))
+    model[key] = base64.b64encode(np.ones(size, dtype=np.float32).tobytes()).decode()
+
+
+def _set_step(data, field, value):
+    data["steps"][1][field] = value
+
+
+BAD = {
+    "a 3-float vector": ("episode", lambda d: _vector_of(d, 3), "embeddings.m: vectors of 3 numbers, but this store's vectors of that model have 8"),
+    "round not a number": ("episode", lambda d: d.update(round="abc"), 'round: input should be a valid integer, got "abc"'),
+    "a step's t not a number": ("episode", lambda d: _set_step(d, "t", "x"), 'steps[1].t: input should be a valid integer, got "x"'),
+    "won not a boolean": ("episode", lambda d: d.update(won="no"), 'won: input should be a valid boolean, got "no"'),
+    "goal a list": ("episode", lambda d: d.update(goal=["put", "apple"]), "goal: input should be a valid string"),
+    "bad base64": ("episode", lambda d: d["embeddings"]["m"].update({next(iter(d["embeddings"]["m"])): "%%%"}), "not base64 of float32 numbers"),
+    "config not an object": ("run", lambda d: d.update(config="fast"), 'config: input should be an object, got "fast"'),
+    "steps out of order": ("episode", lambda d: _set_step(d, "t", 5), "steps[1].t: 5, expected 1 (steps are numbered 0..n in order)"),
+    "an action at the reset": ("episode", lambda d: d["steps"][0].update(action="look"), "steps[0].action: the reset step has no action"),
+    "a negative count": ("episode", lambda d: d.update(llm_calls=-2), "llm_calls: -2 (must be a finite number, not negative)"),
+    "an unknown field": ("episode", lambda d: d.update(colour="red"), "colour: unknown field"),
+    "a missing field": ("run", lambda d: d.pop("spec"), "spec: missing"),
+    "an unknown status": ("run", lambda d: d.update(status="paused"), "status: 'paused' is not one of"),
+    "a vector of another text": ("episode", lambda d: d["embeddings"]["m"].update({"a" * 64: d["embeddings"]["m"][next(iter(d["embeddings"]["m"]))]}), "not the sha256 of one of this line's texts"),
+    "a correction's episode nowhere": ("correction", lambda d: d["source_episode"].update(task_id="t9"), "source_episode: task 't9' of run 'r1' round 1 (agent) is neither a good line of this file nor in the store"),
+    "a correction without instructions": ("correction", lambda d: d.update(instructions=[]), "a correction needs a transcript and at least one instruction"),
+    "a prior load's name not text": ("prior_load", lambda d: d.update(name=7), "name: input should be a valid string, got 7"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_a_bad_value_is_reported_by_line_and_nothing_is_imported(tmp_path, case):
+    kind, change, message = BAD[case]
+    with filled_store(tmp_path / "a.db") as a, Store(tmp_path / "b.db") as b:
+        b.add_vectors("m", {"0" * 64: np.zeros(8, dtype=np.float32)})  # the store's vectors of "m" are 8-d
+        lines, number = _edit(list(export_lines(a)), kind, change)
+        with pytest.raises(PragError) as raised:
+            import_lines(b, lines, "in.jsonl")
+        reported = [line for line in str(raised.value).splitlines() if line.startswith(f"in.jsonl:{number}: ")]
+        assert reported and message in reported[0], str(raised.value)
+        assert "nothing was imported" in str(raised.value) and "--skip-bad" in str(raised.value)
+        assert (b.runs(), b.count("episodes"), b.count("corrections"), b.count("prior_loads")) == ([], 0, 0, 0)
+        assert b.count("embeddings") == 1
+
+
+def test_lines_that_are_not_records_are_reported(tmp_path):
     with Store(tmp_path / "b.db") as b:
-        with pytest.raises(PragError, match=r"in.jsonl:2: not a JSON line"):
-            import_lines(b, ['{"kind": "run", "id": "x", "spec": "s", "llm": "l", "mode": "prag", "k": 1, "rounds": 1}', "{oops"], "in.jsonl")
-        assert b.run("x")  # what came before the bad line is kept
-        with pytest.raises(PragError, match="unknown kind 'tape'"):
-            import_lines(b, ['{"kind": "tape"}'])
-        with pytest.raises(PragError, match="not a valid EpisodeRecord"):
-            import_lines(b, ['{"kind": "episode", "colour": "red"}'])
+        with pytest.raises(PragError) as raised:
+            import_lines(b, ['{"kind": "tape"}', "{oops", "[1, 2]", ""], "in.jsonl")
+    message = str(raised.value)
+    assert "3 bad lines in in.jsonl" in message
+    assert "in.jsonl:1: unknown kind 'tape'" in message
+    assert "in.jsonl:2: not a JSON line" in message
+    assert "in.jsonl:3: a line must be a JSON object, not list" in message
+
+
+def test_vector_sizes_follow_most_of_the_file_when_the_store_has_none(tmp_path):
+    with filled_store(tmp_path / "a.db") as a, Store(tmp_path / "b.db") as b:
+        lines, number = _edit(list(export_lines(a)), "episode", lambda d: _vector_of(d, 3))
+        with pytest.raises(PragError, match=f"in.jsonl:{number}: embeddings.m: vectors of 3 numbers, "
+                                            "but most of this file's vectors of that model have 8"):
+            import_lines(b, lines, "in.jsonl")
+
+
+def test_skip_bad_imports_the_good_lines_and_lists_the_bad(tmp_path):
+    with filled_store(tmp_path / "a.db") as a, Store(tmp_path / "b.db") as b:
+        lines = list(export_lines(a))
+        lines, bad_run = _edit(lines, "run", lambda d: d.update(k="three"))  # run r1: its episodes go too
+        lines[-1] = "{oops"
+        result = import_lines(b, lines, "in.jsonl", skip_bad=True)
+        assert [line.split(": ")[0] for line in result.bad] == [
+            f"in.jsonl:{n}" for n in (bad_run, bad_run + 1, bad_run + 2, 6, len(lines))
+        ]
+        assert "its run 'r1' is on bad line 1" in result.bad[1]
+        assert "source_episode" in result.bad[3]  # the correction of an episode of r1
+        assert [r.id for r in b.runs()] == ["r2"]
+        assert (result.episodes, result.corrections, result.prior_loads) == (1, 1, 1)

@@ -14,6 +14,7 @@ from prag.envs.spec import load_spec
 from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.corrections import (
     CorrectionSource,
+    add_correction,
     decayed_query,
     recent_instructions,
 )
@@ -22,7 +23,7 @@ from prag.retrieval.episodes import Experience, ExperienceSource
 from prag.retrieval.index import Hit, Visibility
 from prag.run.runner import play_episode
 from prag.store import Store
-from prag.store.corrections import Correction, add_correction
+from prag.store.corrections import Correction
 
 E = np.eye(4, dtype=np.float32)
 VECTORS = {
@@ -51,7 +52,7 @@ def stored(store: Store, cache: EmbeddingCache, goal: str, instructions: list[st
                   transcript=f">>> wait_for_trigger()\n{{'type': 'dialog', 'text': '{goal}'}}\n", verified=True)
     values.update(fields)
     correction = Correction(**values)
-    add_correction(store, correction, cache)
+    add_correction(store, cache, correction)
     return correction
 
 
@@ -92,9 +93,8 @@ def test_corrections_are_filtered_by_domain_and_prior_and_deletions_show_after_r
     assert {h.correction.id for h in source.retrieve(["goal"])} == {mine.id, prior.id}
     no_prior = CorrectionSource(store, cache, k=5, domain="alfworld", prior=False)
     assert [h.correction.id for h in no_prior.retrieve(["goal"])] == [mine.id]
-    from prag.store.corrections import delete_correction
 
-    delete_correction(store, mine.id)
+    store.corrections.delete(mine.id)
     assert no_prior.refresh() == 0 and no_prior.retrieve(["goal"]) == []
 
 
@@ -108,7 +108,7 @@ def test_the_prompt_puts_corrections_first_marked_as_corrected_by_a_person():
     stored(store, cache, "goal", ["goal"], transcript=transcript)
     (hit,) = CorrectionSource(store, cache, k=1).retrieve(["goal"])
     own = Experience(
-        Hit(1, "r1", 0, "t0", "pick", "put a clean apple in the fridge", False, 1.0, 1.0, 0.0, None), episode()
+        Hit(1, 1.0, 1.0, 0.0, None), episode()
     )
     prompt = messages([own], "goal", [(None, "You are in a room.")], "at: room", ["look"], [], PromptLimits(correction_steps=3),
                       corrections=[hit], utterances=[(0, "try shelf 4")])

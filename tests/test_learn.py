@@ -25,7 +25,6 @@ from prag.retrieval.embed import EmbeddingCache
 from prag.run.config import RunConfig
 from prag.run.runner import Runner, start_run
 from prag.store import Store
-from prag.store.corrections import list_corrections
 
 _register()
 
@@ -150,7 +149,7 @@ def test_a_correction_from_feedback_is_stored_verified_with_its_provenance(lost_
         assert stored.answer == plan_transcript(goal, plan).strip() and stored.instructions == [goal]
         assert stored.input_transcript.endswith("'open the door first'}\n>>> learn_from_interaction()\n")
         assert parse(stored.transcript).actions == plan and len(stored.scenes) == len(plan) + 1
-        assert list_corrections(store) == [stored]
+        assert store.corrections.list() == [stored]
 
         # A losing improvement is stored only when the person agrees, and then as unverified.
         losing = [PROBLEM, ADVICE, plan_transcript(goal, plan[:-1])]
@@ -162,7 +161,7 @@ def test_a_correction_from_feedback_is_stored_verified_with_its_provenance(lost_
             keep_unverified=lambda r: asked.append(r.note) or True,
         )
         assert kept.stored is not None and not kept.stored.verified and asked == [kept.stored.verify_note]
-        assert len(list_corrections(store)) == 2
+        assert len(store.corrections.list()) == 2
 
 
 def invoke(*args: str, input: str | None = None, env: dict | None = None):
@@ -184,7 +183,7 @@ def test_prag_correct_asks_for_feedback_and_stores_the_correction(lost_episode, 
     result = invoke("correct", copy, episode.id, "--feedback", "fine")
     assert result.exit_code == 0 and "discarded: the improvement model found no problem" in result.output
     with Store(copy) as store:
-        assert len(list_corrections(store)) == 1
+        assert len(store.corrections.list()) == 1
 
 
 def test_prag_correct_edit_opens_the_editor_and_replays_the_persons_transcript(lost_episode, tmp_path):
@@ -205,7 +204,7 @@ def test_prag_correct_edit_opens_the_editor_and_replays_the_persons_transcript(l
     result = invoke("correct", copy, episode.id, "--edit", env={"EDITOR": f"{sys.executable} {editor}"})
     assert result.exit_code == 1 and "attribute access is not allowed" in result.output
     with Store(copy) as store:
-        (only,) = list_corrections(store)
+        (only,) = store.corrections.list()
         assert (only.origin, only.improvement_model, only.verified) == ("edit", "person", False)
 
 

@@ -22,7 +22,6 @@ from prag.corrections.replay import replay_episode_task
 from prag.corrections.transcripts import parse
 from prag.retrieval.embed import EmbeddingCache
 from prag.store import Store
-from prag.store.corrections import list_corrections
 
 _register()
 
@@ -64,7 +63,7 @@ def test_feedback_becomes_a_checked_correction_that_the_next_round_retrieves(tmp
     output = invoke("correct", store, failed.id, "--feedback", FEEDBACK, "--llm", "local:0.5b", "--keep-unverified")
     assert ">>> wait_for_trigger()" in output and "problem:" in output
     with Store(store, create=False) as opened:
-        found = list_corrections(opened, prior=False)
+        found = opened.corrections.list(prior=False)
         assert len(found) == 1, output
         (correction,) = found
     assert correction.source_episode == failed.id and correction.feedback == FEEDBACK

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import pytest
 
-from prag.run.metrics import EpisodeOutcome, round_metrics, spl_term, transitions
+from prag.run.metrics import round_metrics, spl_term, transitions
+from prag.store.records import EpisodeRecord
 
 
 def outcome(task_id: str, task_type: str, won: bool, taken: int, shortest: int | None, *,
-            run_id: str = "a", round_: int = 0, **cost) -> EpisodeOutcome:
-    return EpisodeOutcome(run_id=run_id, round=round_, task_id=task_id, task_type=task_type, won=won,
-                          n_steps=taken, shortest_path=shortest, **cost)
+            run_id: str = "a", round_: int = 0, **cost) -> EpisodeRecord:
+    return EpisodeRecord(run_id=run_id, round=round_, task_id=task_id, task_type=task_type, goal="", won=won,
+                         steps=[], n_actions=taken, shortest_path=shortest, **cost)
 
 
 # Round 0 of run "a", worked out by hand:
@@ -139,11 +140,3 @@ def test_transitions_match_tasks_within_a_run_only():
     (t,) = transitions(episodes)
     assert (t.run_id, t.succeeded, t.failed, t.failed_then_won) == ("a", 0, 1, 1)
     assert t.kept_share is None and t.recovered_share == 1.0
-
-
-def test_outcome_from_a_store_row_treats_null_counts_as_zero():
-    row = {"run_id": "a", "round": 0, "task_id": "t", "task_type": None, "won": 1, "n_steps": 3,
-           "shortest_path": None, "llm_calls": None, "prompt_tokens": None, "cached_tokens": None,
-           "completion_tokens": None, "reasks": None, "seconds": None, "llm_seconds": None, "extra": "{}"}
-    got = EpisodeOutcome.from_row(row)
-    assert got.won is True and got.task_type == "" and got.llm_calls == 0 and got.seconds == 0.0

@@ -138,29 +138,34 @@ def test_ties_are_broken_by_the_older_episode(tmp_path):
 TWIN_GOAL, TWIN_SCENE = np.eye(DIM, dtype=np.float32)[0], np.eye(DIM, dtype=np.float32)[1]
 
 
-def add_twins(store: Store, run_id: str, round_: int, names: list[str]) -> None:
-    """Episodes whose goal and every scene have the same vectors: exactly tied for a query of them."""
+def add_twins(store: Store, run_id: str, round_: int, names: list[str]) -> dict[int, str]:
+    """Episodes whose goal and every scene have the same vectors: exactly tied for a query of them.
+    Returns their task ids by episode id."""
+    ids = {}
     for name in names:
         record = episode(run_id, round_, name, goal=f"goal {name}", scenes=tuple(f"scene {name}.{t}" for t in range(5)))
         store.add_vectors("random-unit", {text_hash(record.goal): TWIN_GOAL} | {
             text_hash(step.scene): TWIN_SCENE for step in record.steps})
-        store.add_episode(record)
+        ids[store.add_episode(record)] = name
+    return ids
 
 
 @pytest.fixture(scope="module")
 def large(tmp_path_factory):
     """1803 episodes of 5 steps: run r1 (rounds 0-3, three exact twins in round 3) and run "old";
-    codes in 3 shards, used from 1000 visible episodes with 400 candidates."""
+    codes in 3 shards, used from 1000 visible episodes with 400 candidates. With the index: each
+    episode's (run, round, task id) by id."""
     rng = np.random.default_rng(3)
     with Store(tmp_path_factory.mktemp("ann") / "s.db") as store:
-        fill(store, rng, [("r1", i % 4, 5) for i in range(1500)] + [("old", 0, 5)] * 300)
-        add_twins(store, "r1", 3, ["twin-a", "twin-b", "twin-c"])  # rows 9000, 9005, 9010: one per shard
+        truth = fill(store, rng, [("r1", i % 4, 5) for i in range(1500)] + [("old", 0, 5)] * 300)
+        twins = add_twins(store, "r1", 3, ["twin-a", "twin-b", "twin-c"])  # rows 9000, 9005, 9010: one per shard
         index = ExperienceIndex.from_store(
             store, EmbeddingCache(store, RefusingEncoder(dim=DIM)),
             ann=True, ann_min_episodes=1000, ann_candidates=400, ann_shards=3,
         )
     assert index._ann is not None and index._ann.ntotal == 1803 * 5
-    return index
+    where = {i: (run_id, round_, "") for i, (run_id, round_, _, _) in truth.items()}
+    return index, where | {i: ("r1", 3, name) for i, name in twins.items()}
 
 
 def counting_searches(index, monkeypatch) -> list:
@@ -171,6 +176,7 @@ def counting_searches(index, monkeypatch) -> list:
 
 
 def test_approximate_search_agrees_with_exact_search(large, monkeypatch):
+    large, _ = large
     rng = np.random.default_rng(5)
     searches = counting_searches(large, monkeypatch)
     overlap = []
@@ -187,27 +193,30 @@ def test_approximate_search_agrees_with_exact_search(large, monkeypatch):
 
 
 def test_approximate_ties_go_to_the_older_episode(large, monkeypatch):
+    large, where = large
     searches = counting_searches(large, monkeypatch)
     hits = large.query(TWIN_GOAL, TWIN_SCENE, k=5)
     exact = large.query(TWIN_GOAL, TWIN_SCENE, k=5, exact=True)
     assert len(searches) == 1
-    assert [h.task_id for h in hits[:3]] == ["twin-a", "twin-b", "twin-c"]  # spread over the shards
+    assert [where[h.episode_id][2] for h in hits[:3]] == ["twin-a", "twin-b", "twin-c"]  # spread over the shards
     assert [h.episode_id for h in hits[:3]] == [h.episode_id for h in exact[:3]]
     assert [h.score for h in hits[:3]] == pytest.approx([2.0] * 3) and {h.best_step for h in hits[:3]} == {0}
 
 
 def test_approximate_search_respects_visibility(large, monkeypatch):
+    large, where = large
     rng = np.random.default_rng(6)
     searches = counting_searches(large, monkeypatch)
     visibility = Visibility("r1", before_round=2, include_runs=("old",))  # 1050 visible episodes
 
     def visible(hit):
-        return hit.run_id == "old" or (hit.run_id == "r1" and hit.round < 2)
+        run_id, round_, _ = where[hit.episode_id]
+        return run_id == "old" or (run_id == "r1" and round_ < 2)
 
     # The twins (round 3) would top this query: hidden, they must not appear.
     hits = large.query(TWIN_GOAL, TWIN_SCENE, k=5, visibility=visibility)
     assert len(hits) == 5 and all(visible(h) for h in hits)
-    assert not any(h.task_id.startswith("twin") for h in hits)
+    assert not any(where[h.episode_id][2].startswith("twin") for h in hits)
     overlap = []
     for _ in range(20):
         q = unit(rng, DIM), unit(rng, DIM)
@@ -228,12 +237,12 @@ def test_codes_of_later_episodes_are_searched(tmp_path, monkeypatch):
         index = ExperienceIndex.from_store(store, cache, ann=True, ann_min_episodes=100, ann_candidates=100, ann_shards=2)
         assert index._ann is not None and index._ann.ntotal == 1050
         fill(store, rng, [("r2", 0, 3)])  # odd batches shift which shard takes the next row
-        add_twins(store, "r2", 0, ["late"])
+        (late,) = add_twins(store, "r2", 0, ["late"])
         index.refresh(store, cache)
         assert index._ann.ntotal == 1050 + 3 + 5
         searches = counting_searches(index, monkeypatch)
         hits = index.query(TWIN_GOAL, TWIN_SCENE, k=3)
-        assert len(searches) == 1 and hits[0].task_id == "late" and hits[0].score == pytest.approx(2.0)
+        assert len(searches) == 1 and hits[0].episode_id == late and hits[0].score == pytest.approx(2.0)
 
 
 def test_step_codes_keep_rows_in_order_across_shards():

@@ -19,12 +19,7 @@ from prag.corrections.transcripts import from_episode, parse
 from prag.llm import SPEC_HELP, make_llm
 from prag.retrieval.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
 from prag.store import Store
-from prag.store.corrections import (
-    Correction,
-    delete_correction,
-    get_correction,
-    list_corrections,
-)
+from prag.store.corrections import Correction
 
 StoreArg = Annotated[Path, typer.Argument(help="Path of the experience store (SQLite file).")]
 EDIT_HEADER = "# Fix the transcript below and save; lines starting with # are ignored.\n"
@@ -108,7 +103,7 @@ def list_cmd(
 ) -> None:
     """The corrections in a store, prior transcripts included."""
     with Store(store_path, create=False) as store:
-        found = list_corrections(store)
+        found = store.corrections.list()
     if as_json:
         console.print_json(json.dumps([_summary(c) for c in found]))
         return
@@ -132,7 +127,7 @@ def show_cmd(
 ) -> None:
     """One correction with its provenance: feedback, the three answers, replay, transcript."""
     with Store(store_path, create=False) as store:
-        c = get_correction(store, correction_id)
+        c = store.corrections.get(correction_id)
     if as_json:
         console.print_json(json.dumps(c.to_dict()))
         return
@@ -163,7 +158,7 @@ def delete_cmd(
 ) -> None:
     """Delete a correction for good (prior transcripts too: they are not loaded again)."""
     with Store(store_path, create=False) as store:
-        gone = delete_correction(store, correction_id)
+        gone = store.corrections.delete(correction_id)
     console.print(f"deleted correction {gone.id} ({gone.origin}, {escape(gone.goal)})")
 
 

@@ -1,23 +1,27 @@
-"""`prag query`, `prag stats`, `prag export`, `prag import`: reading and moving experience."""
+"""`prag query`, `prag stats`, `prag export`, `prag import`, `prag delete`: reading, moving and
+removing experience."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
-from dataclasses import asdict
+import tempfile
 from pathlib import Path
 from typing import Annotated, Optional
 
+import click
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from prag.cli import app
-from prag.cli.common import console, guarded
+from prag.cli.common import console, err_console, guarded
 from prag.errors import PragError
 from prag.retrieval.corrections import CorrectionHit, CorrectionSource
 from prag.retrieval.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
-from prag.retrieval.index import ExperienceIndex, Visibility, check_mode
-from prag.store import Store
-from prag.store.exchange import import_lines, write_export
+from prag.retrieval.index import ExperienceIndex, Hit, Visibility, check_mode
+from prag.store import EpisodeRecord, Store
+from prag.store.exchange import ImportResult, import_file, write_export
 from prag.store.stats import store_stats
 
 StoreArg = Annotated[Path, typer.Argument(help="Path of the experience store (SQLite file).")]
@@ -55,11 +59,12 @@ def query(
             visibility=Visibility(run_id=run, before_round=before_round),
         )
         corrected = CorrectionSource(store, cache, k=k).retrieve([goal], scene if chosen == "prag" else None)
+        episodes = [store.episode(hit.episode_id) for hit in hits]
     if as_json:
         console.print_json(
             json.dumps(
                 [{"layer": "correction", **_correction_json(h)} for h in corrected]
-                + [{"layer": "episode", **asdict(hit)} for hit in hits]
+                + [{"layer": "episode", **_episode_json(hit, e)} for hit, e in zip(hits, episodes)]
             )
         )
         return
@@ -68,20 +73,28 @@ def query(
     table = Table(title=f"top {k} episodes for {goal!r} (mode {chosen})")
     for column in ("episode", "run", "round", "task type", "goal", "won", "score", "goal sim", "scene sim", "best t"):
         table.add_column(column, overflow="fold", no_wrap=column in {"run", "task type", "score"})
-    for hit in hits:
+    for hit, episode in zip(hits, episodes):
         table.add_row(
             str(hit.episode_id),
-            hit.run_id,
-            str(hit.round),
-            hit.task_type,
-            hit.goal,
-            "yes" if hit.won else "no",
+            episode.run_id,
+            str(episode.round),
+            episode.task_type,
+            episode.goal,
+            "yes" if episode.won else "no",
             f"{hit.score:.3f}",
             f"{hit.goal_score:.3f}",
             f"{hit.scene_score:.3f}" if hit.best_step is not None else "-",
             str(hit.best_step) if hit.best_step is not None else "-",
         )
     console.print(table)
+
+
+def _episode_json(hit: Hit, episode: EpisodeRecord) -> dict:
+    return {
+        "episode_id": hit.episode_id, "run_id": episode.run_id, "round": episode.round, "task_id": episode.task_id,
+        "task_type": episode.task_type, "goal": episode.goal, "won": episode.won, "score": hit.score,
+        "goal_score": hit.goal_score, "scene_score": hit.scene_score, "best_step": hit.best_step,
+    }
 
 
 def _correction_json(hit: CorrectionHit) -> dict:
@@ -133,6 +146,7 @@ def stats(
     summary = Table(show_header=False, title="store")
     summary.add_row("episodes", str(figures.episodes))
     summary.add_row("steps", str(figures.steps))
+    summary.add_row("corrections", str(figures.corrections))
     summary.add_row("trajectory text per episode", f"{figures.bytes_per_episode / 1024:.1f} KB")
     for name, count in figures.vectors.items():
         cache = figures.cache.get(name, {"encoded": 0, "hits": 0})
@@ -152,9 +166,9 @@ def stats(
 @guarded
 def export_(
     store_path: StoreArg,
-    run: Annotated[Optional[str], typer.Option("--run", help="Export this run only.")] = None,
+    run: Annotated[Optional[str], typer.Option("--run", help="Export this run only (without corrections).")] = None,
 ) -> None:
-    """Write runs and episodes (with steps and vectors) as JSON Lines to standard output."""
+    """Write the store as JSON Lines to standard output: runs, episodes (steps, vectors), corrections."""
     with Store(store_path, create=False) as store:
         write_export(store, sys.stdout, run)
 
@@ -164,16 +178,77 @@ def export_(
 def import_(
     store_path: Annotated[Path, typer.Argument(help="Store to import into (created if missing).")],
     source: Annotated[str, typer.Argument(help="JSON Lines file from `prag export`, or - for stdin.")],
+    skip_bad: Annotated[bool, typer.Option("--skip-bad", help="Import the good lines of a file with bad ones, and list the bad.")] = False,
 ) -> None:
-    """Read episodes from JSON Lines into a store; episodes already there are skipped."""
+    """Read JSON Lines into a store, every line checked first; what is already there is skipped.
+
+    A file with a bad line imports nothing (each bad line is listed as FILE:LINE: what is
+    wrong), unless --skip-bad asks to import its good lines.
+    """
     if source != "-" and not Path(source).is_file():
         raise PragError(f"no file {source}: give a JSON Lines file written by `prag export`, or -")
-    with Store(store_path) as store:
-        if source == "-":
-            result = import_lines(store, sys.stdin, "<stdin>")
+    new = not store_path.exists()
+    try:
+        with Store(store_path) as store:
+            if source == "-":
+                with tempfile.NamedTemporaryFile("w+", encoding="utf-8", suffix=".jsonl") as spool:
+                    shutil.copyfileobj(sys.stdin, spool)  # read twice: checked first, then written
+                    spool.flush()
+                    result = import_file(store, spool.name, skip_bad=skip_bad)
+            else:
+                result = import_file(store, source, skip_bad=skip_bad)
+    except PragError:
+        if new:  # a failed import into a new store leaves no store behind
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{store_path}{suffix}").unlink(missing_ok=True)
+        raise
+    console.print(_imported(result), highlight=False)
+    if result.bad:
+        err_console.print(f"skipped {len(result.bad)} bad lines:", highlight=False)
+        for line in result.bad:
+            err_console.print(f"  {escape(line)}", highlight=False)
+
+
+def _imported(result: ImportResult) -> str:
+    return (
+        f"imported {result.episodes} episodes ({result.runs} new runs), {result.corrections} corrections, "
+        f"{result.prior_loads} prior loads; skipped {result.skipped} already stored"
+    )
+
+
+@app.command()
+@guarded
+def delete(
+    store_path: StoreArg,
+    episode: Annotated[Optional[int], typer.Option("--episode", help="Delete this episode (with its steps).")] = None,
+    run: Annotated[Optional[str], typer.Option("--run", help="Delete this run with all its episodes.")] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation (for scripts).")] = False,
+) -> None:
+    """Delete an episode or a whole run, in one transaction, with the vectors nothing else uses.
+
+    A vector is kept while any episode, step or correction still has its text; the embedding
+    cache's counts of texts encoded and cache hits are history and stay as they are.
+    """
+    if (episode is None) == (run is None):
+        raise PragError("give --episode ID or --run RUN (one of them): see `prag stats` or `prag query` for both")
+    with Store(store_path, create=False) as store:
+        if episode is not None:
+            found = store.episode(episode)
+            what = (f"episode {episode} ({found.task_id}, run {found.run_id} round {found.round}, "
+                    f"{found.n_actions} actions)")
         else:
-            with open(source, encoding="utf-8") as handle:
-                result = import_lines(store, handle, source)
+            assert run is not None
+            what = f"run {store.run(run).id} with its {len(store.outcomes([run]))} episodes"
+        if not yes:
+            try:
+                agreed = typer.confirm(f"delete {what} from {store_path}?", default=False)
+            except click.exceptions.Abort:
+                agreed = False
+            if not agreed:
+                raise PragError(f"nothing deleted: answer y to delete {what}, or pass --yes")
+        gone = store.delete_episode(episode) if episode is not None else store.delete_run(run or "")
     console.print(
-        f"imported {result.episodes} episodes ({result.runs} new runs), skipped {result.skipped} already stored"
+        f"deleted {what}: {gone.episodes} episodes, {gone.steps} steps, "
+        f"{gone.vectors} vectors no other text uses",
+        highlight=False,
     )

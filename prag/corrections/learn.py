@@ -28,10 +28,10 @@ from prag.envs.registry import domain
 from prag.envs.spec import load_spec
 from prag.errors import PragError
 from prag.llm.base import LLM, Message
-from prag.retrieval.corrections import CorrectionSource
+from prag.retrieval.corrections import CorrectionSource, add_correction
 from prag.retrieval.embed import EmbeddingCache
 from prag.store import Store
-from prag.store.corrections import Correction, add_correction
+from prag.store.corrections import Correction
 
 SYSTEM = (
     "You improve the behaviour of a household robot. Its interactions with a person are recorded "
@@ -260,6 +260,6 @@ def correct_episode(
         answer=learning.answer if learning else "",
         input_transcript=given.render(),
     )
-    add_correction(store, correction, cache)
+    add_correction(store, cache, correction)
     state = "verified" if replay.won else "unverified"
     return Outcome(correction, learning, replay, f"stored {state} correction {correction.id}: {replay.note}")

@@ -8,8 +8,10 @@ transcripts written by people for this project, in `prag/data/prior/`:
     prag/data/prior/<set>/<task id>.txt one console transcript per task of that set
 
 Loading replays each transcript on its task (`prag.corrections.replay`): it is stored verified only if it
-wins, with the scene graphs of the replay for retrieval. Each one is loaded into a store once;
-a deleted prior transcript stays deleted.
+wins, with the scene graphs of the replay for retrieval. Each one is loaded into a store once,
+even by runs starting at once: the replays run outside the store's write lock (they take
+seconds), and each transcript is stored under it only if no process stored it meanwhile
+(`Corrections.add_prior`). A deleted prior transcript stays deleted.
 """
 from __future__ import annotations
 
@@ -24,11 +26,13 @@ from prag.envs import registry
 from prag.envs.spec import load_spec
 from prag.retrieval.embed import EmbeddingCache
 from prag.store import Store
-from prag.store.corrections import Correction, add_correction, prior_loaded
+from prag.store.corrections import Correction, correction_texts
 
 
 @dataclass(frozen=True)
 class PriorTranscript:
+    """A shipped transcript: its name, the spec of its task set, its task and its text."""
+
     name: str  # "<set>/<task id>"
     spec_path: Path
     task_id: str
@@ -40,6 +44,7 @@ class PriorTranscript:
 
 
 def prior_dir() -> Path:
+    """Where the shipped prior transcripts are."""
     return Path(str(resources.files("prag"))) / "data" / "prior"
 
 
@@ -57,7 +62,7 @@ def load_prior(
     store: Store, cache: EmbeddingCache, *, domain: str | None = None, directory: Path | None = None
 ) -> list[Correction]:
     """Load the prior transcripts of `domain` (all when None) never loaded into this store before."""
-    done = prior_loaded(store)
+    done = {load.name for load in store.corrections.prior_loads()}
     loaded = []
     for prior in prior_transcripts(directory):
         if prior.name in done:
@@ -87,6 +92,7 @@ def load_prior(
             improvement_model="person",
             input_transcript=prior.text,
         )
-        add_correction(store, correction, cache, prior_digest=prior.digest)
-        loaded.append(correction)
+        cache.vectors(correction_texts(correction))
+        if store.corrections.add_prior(correction, prior.digest):
+            loaded.append(correction)
     return loaded

@@ -21,11 +21,19 @@ import numpy as np
 
 from prag.retrieval.embed import EmbeddingCache
 from prag.store import Store
-from prag.store.corrections import Correction, list_corrections
+from prag.store.corrections import Correction, correction_texts
 
 GAMMA = 0.6
 N_INSTRUCTIONS = 3
 UNVERIFIED_PENALTY = 0.25
+
+
+def add_correction(store: Store, cache: EmbeddingCache, correction: Correction) -> int:
+    """Store a correction with the vectors of its instructions and scenes (written first, so
+    retrieval never encodes them), in one transaction; returns its id."""
+    with store.transaction():
+        cache.vectors(correction_texts(correction))
+        return store.corrections.add(correction)
 
 
 def recent_instructions(instructions: Sequence[str], n: int = N_INSTRUCTIONS) -> list[str]:
@@ -41,6 +49,8 @@ def decayed_query(vectors_newest_first: np.ndarray, gamma: float = GAMMA) -> np.
 
 @dataclass(frozen=True)
 class CorrectionHit:
+    """A retrieved correction and how well it matched (instructions, scene graph)."""
+
     correction: Correction
     score: float
     interaction_score: float
@@ -80,7 +90,7 @@ class CorrectionSource:
 
     def refresh(self) -> int:
         """Reload the corrections (a small table: deletions must show, so it is read whole)."""
-        self.corrections = list_corrections(self.store, domain=self.domain, prior=self.prior)
+        self.corrections = self.store.corrections.list(domain=self.domain, prior=self.prior)
         instructions = [(i, text) for i, c in enumerate(self.corrections) for text in c.instructions]
         scenes = [(i, text) for i, c in enumerate(self.corrections) for text in c.scenes]
         self._instruction_owner = np.asarray([i for i, _ in instructions], dtype=np.int64)

@@ -66,13 +66,9 @@ class Visibility:
 
 @dataclass(frozen=True)
 class Hit:
+    """A retrieved episode (by id: the store holds the `EpisodeRecord`) and how well it matched."""
+
     episode_id: int
-    run_id: str
-    round: int
-    task_id: str
-    task_type: str
-    goal: str
-    won: bool
     score: float
     goal_score: float
     scene_score: float
@@ -103,7 +99,6 @@ class ExperienceIndex:
         self.run_codes = np.zeros(0, dtype=np.int32)
         self.source_codes = np.zeros(0, dtype=np.int32)
         self.goals = np.zeros((0, dim), dtype=np.float32)
-        self.meta: list[tuple[str, str, str, bool]] = []  # task_id, task_type, goal, won
         # Steps, grouped by episode in index order: episode e owns step_start[e]:step_start[e+1].
         self.step_start = np.zeros(1, dtype=np.int64)
         self.step_t = np.zeros(0, dtype=np.int32)
@@ -137,12 +132,9 @@ class ExperienceIndex:
         rows = store.index_rows(after_id=self.last_id)
         if not rows.episode_ids:
             return 0
-        goals_by_hash = dict(zip(rows.goal_hashes, rows.goals))
-        goal_vectors = cache.vectors_by_hash(
-            rows.goal_hashes, lambda missing: {h: goals_by_hash[h] for h in missing}
-        )
+        goal_vectors = cache.vectors_by_hash(rows.goal_hashes, store.texts)
         new_scenes = [h for h in dict.fromkeys(rows.step_scene_hashes) if h not in self._scene_row]
-        new_scene_vectors = cache.vectors_by_hash(new_scenes, store.scene_texts)
+        new_scene_vectors = cache.vectors_by_hash(new_scenes, store.texts)
         if not len(self.ids):  # the first vectors fix the dimension (the model's)
             self.dim = goal_vectors.shape[1]
             self.goals = self.goals.reshape(0, self.dim)
@@ -157,7 +149,6 @@ class ExperienceIndex:
         self.run_codes = np.concatenate([self.run_codes, self._codes_of(rows.run_ids)])
         self.source_codes = np.concatenate([self.source_codes, self._codes_of(rows.sources)])
         self.goals = np.concatenate([self.goals, goal_vectors])
-        self.meta.extend(zip(rows.task_ids, rows.task_types, rows.goals, rows.won))
         self.scenes = np.concatenate([self.scenes, new_scene_vectors])
         steps_per_episode = np.bincount(
             np.searchsorted(episode_ids, np.asarray(rows.step_episode_ids, dtype=np.int64)),
@@ -312,7 +303,6 @@ class ExperienceIndex:
         hits = []
         for i in order:
             e = int(episodes[i])
-            task_id, task_type, goal, won = self.meta[e]
             best_step = None
             if scene_vector is not None:
                 lo, hi = self.step_start[e], self.step_start[e + 1]
@@ -321,12 +311,6 @@ class ExperienceIndex:
             hits.append(
                 Hit(
                     episode_id=int(self.ids[e]),
-                    run_id=self._names[int(self.run_codes[e])],
-                    round=int(self.rounds[e]),
-                    task_id=task_id,
-                    task_type=task_type,
-                    goal=goal,
-                    won=won,
                     score=float(scores[i]),
                     goal_score=float(goal_scores[i]),
                     scene_score=float(scene_scores[i]),

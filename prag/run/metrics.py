@@ -1,7 +1,8 @@
 """Success and cost figures per round, and the round-to-round transition table (P-RAG §4).
 
-Pure functions over `EpisodeOutcome`s: no store, no I/O. Callers pass the agent's own episodes
-(`source = 'agent'`); human corrections are not plays and are left out before they get here.
+Pure functions over `EpisodeRecord`s (steps not needed: `n_actions` is P_i): no store, no I/O.
+Callers pass the agent's own episodes (`Store.outcomes`); human corrections are not plays and
+are left out before they get here.
 
 Definitions, for the N episodes of one round of one run:
 
@@ -23,45 +24,12 @@ Definitions, for the N episodes of one round of one run:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from collections.abc import Iterable
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
-
-@dataclass(frozen=True)
-class EpisodeOutcome:
-    """What the metrics need of one stored episode."""
-
-    run_id: str
-    round: int
-    task_id: str
-    task_type: str
-    won: bool
-    n_steps: int  # actions taken: the agent's path length P_i
-    shortest_path: int | None = None  # L_i, None when unknown
-    llm_calls: int = 0
-    prompt_tokens: int = 0
-    cached_tokens: int = 0
-    completion_tokens: int = 0
-    reasks: int = 0
-    seconds: float = 0.0
-    llm_seconds: float = 0.0
-
-    @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> EpisodeOutcome:
-        """From a row of the store's `episodes` table (extra columns are ignored; NULL counts are 0)."""
-        values = {f.name: row[f.name] for f in fields(cls)}
-        for name in ("llm_calls", "prompt_tokens", "cached_tokens", "completion_tokens", "reasks"):
-            values[name] = int(values[name] or 0)
-        for name in ("seconds", "llm_seconds"):
-            values[name] = float(values[name] or 0.0)
-        values["won"] = bool(values["won"])
-        values["task_type"] = values["task_type"] or ""
-        return cls(**values)
-
-
-OUTCOME_COLUMNS = tuple(f.name for f in fields(EpisodeOutcome))
+from prag.store.records import EpisodeRecord
 
 
 @dataclass(frozen=True)
@@ -185,9 +153,9 @@ def spl_term(won: bool, shortest: int, taken: int) -> float:
     return shortest / longest if longest else 1.0
 
 
-def success_figures(episodes: Iterable[EpisodeOutcome]) -> SuccessFigures:
+def success_figures(episodes: Iterable[EpisodeRecord]) -> SuccessFigures:
     group = list(episodes)
-    terms = [spl_term(e.won, e.shortest_path, e.n_steps) for e in group if e.shortest_path is not None]
+    terms = [spl_term(e.won, e.shortest_path, e.n_actions) for e in group if e.shortest_path is not None]
     return SuccessFigures(
         episodes=len(group),
         wins=sum(e.won for e in group),
@@ -196,8 +164,8 @@ def success_figures(episodes: Iterable[EpisodeOutcome]) -> SuccessFigures:
     )
 
 
-def _round_metrics(run_id: str, round_: int, group: list[EpisodeOutcome]) -> RoundMetrics:
-    types: dict[str, list[EpisodeOutcome]] = defaultdict(list)
+def _round_metrics(run_id: str, round_: int, group: list[EpisodeRecord]) -> RoundMetrics:
+    types: dict[str, list[EpisodeRecord]] = defaultdict(list)
     for episode in group:
         types[episode.task_type].append(episode)
     by_type = tuple(TypeMetrics(name, success_figures(types[name])) for name in sorted(types))
@@ -207,7 +175,7 @@ def _round_metrics(run_id: str, round_: int, group: list[EpisodeOutcome]) -> Rou
         success=success_figures(group),
         task_sr=sum(t.success.success_rate for t in by_type) / len(by_type),
         by_type=by_type,
-        steps=sum(e.n_steps for e in group),
+        steps=sum(e.n_actions for e in group),
         llm_calls=sum(e.llm_calls for e in group),
         prompt_tokens=sum(e.prompt_tokens for e in group),
         cached_tokens=sum(e.cached_tokens for e in group),
@@ -218,14 +186,14 @@ def _round_metrics(run_id: str, round_: int, group: list[EpisodeOutcome]) -> Rou
     )
 
 
-def _by_run_and_round(episodes: Iterable[EpisodeOutcome]) -> dict[tuple[str, int], list[EpisodeOutcome]]:
-    groups: dict[tuple[str, int], list[EpisodeOutcome]] = defaultdict(list)
+def _by_run_and_round(episodes: Iterable[EpisodeRecord]) -> dict[tuple[str, int], list[EpisodeRecord]]:
+    groups: dict[tuple[str, int], list[EpisodeRecord]] = defaultdict(list)
     for episode in episodes:
         groups[(episode.run_id, episode.round)].append(episode)
     return groups
 
 
-def round_metrics(episodes: Iterable[EpisodeOutcome]) -> list[RoundMetrics]:
+def round_metrics(episodes: Iterable[EpisodeRecord]) -> list[RoundMetrics]:
     """One `RoundMetrics` per (run, round) that has episodes, in (run, round) order."""
     groups = _by_run_and_round(episodes)
     return [_round_metrics(run_id, round_, groups[(run_id, round_)]) for run_id, round_ in sorted(groups)]
@@ -271,7 +239,7 @@ class Transition:
         }
 
 
-def transitions(episodes: Iterable[EpisodeOutcome]) -> list[Transition]:
+def transitions(episodes: Iterable[EpisodeRecord]) -> list[Transition]:
     """One `Transition` per run and pair of its rounds r < r + m, in (run, r, r + m) order."""
     won: dict[str, dict[int, dict[str, bool]]] = defaultdict(lambda: defaultdict(dict))
     for episode in episodes:

@@ -12,14 +12,7 @@ from typing import Any
 from rich.table import Table
 
 from prag.errors import PragError
-from prag.run.metrics import (
-    OUTCOME_COLUMNS,
-    EpisodeOutcome,
-    RoundMetrics,
-    Transition,
-    round_metrics,
-    transitions,
-)
+from prag.run.metrics import RoundMetrics, Transition, round_metrics, transitions
 from prag.store import Store
 from prag.store.records import RunRecord
 
@@ -64,20 +57,6 @@ class Comparison:
         }
 
 
-def load_outcomes(store: Store, run_ids: Sequence[str]) -> list[EpisodeOutcome]:
-    """The agent episodes (corrections are not plays) of the given runs."""
-    if not run_ids:
-        return []
-    marks = ", ".join("?" for _ in run_ids)
-    cursor = store.db.execute(
-        f"select {', '.join(OUTCOME_COLUMNS)} from episodes "
-        f"where source = 'agent' and run_id in ({marks}) order by id",
-        list(run_ids),
-    )
-    names = [column[0] for column in cursor.description]
-    return [EpisodeOutcome.from_row(dict(zip(names, row))) for row in cursor]
-
-
 def compare(store: Store, run_ids: Sequence[str] = ()) -> Comparison:
     """Metrics of the named runs (all runs of the store when none are named)."""
     if run_ids:
@@ -87,7 +66,7 @@ def compare(store: Store, run_ids: Sequence[str] = ()) -> Comparison:
         if not runs:
             raise PragError(f"{store.path} has no runs yet: fill it with `prag run`")
     order = {run.id: n for n, run in enumerate(runs)}
-    outcomes = load_outcomes(store, list(order))
+    outcomes = store.outcomes(list(order))  # the agent's episodes: corrections are not plays
     return Comparison(
         store=str(store.path),
         runs=runs,

@@ -5,33 +5,37 @@ A correction is an improved transcript of a task (`prag.corrections.transcripts`
 LLM, or a person's own edit), the improvement model's three answers, and whether replaying it
 in the environment won (`prag.corrections.replay`). Its instructions (the goal and the person's
 utterances) and the scene graphs of its replay are embedded into the store's `embeddings`
-table, so that retrieval (`prag.retrieval.corrections`) never encodes them again. Deleting is the only
-way a correction goes away.
+table by whoever adds it (`prag.retrieval.corrections.add_correction`), so that retrieval never
+encodes them again. Deleting is the only way a correction goes away.
+
+`store.corrections` is this table, with the record of the prior transcripts ever loaded
+(`prior_loads`): a prior transcript is stored once per store, and one deleted stays deleted.
 """
 from __future__ import annotations
 
+import builtins
 import json
-from collections.abc import Sequence
+import sqlite3
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
+from pydantic import ConfigDict, with_config
 from sqlite_utils.db import NotFoundError
 
 from prag.errors import PragError
-from prag.store.database import Store, now
+from prag.store.records import now, text_hash
 
-
-class Embedder(Protocol):
-    """Writes the vectors of texts into the store (the embedding cache does)."""
-
-    def vectors(self, texts: Sequence[str]) -> Any: ...
-
+if TYPE_CHECKING:
+    from prag.store.database import Store
 
 ORIGINS = ("prior", "feedback", "edit")
 
 
+@with_config(ConfigDict(extra="forbid"))  # imports check lines against it (prag.store.lines)
 @dataclass
 class Correction:
+    """A corrected transcript of a task, with where it came from and whether its replay won."""
+
     origin: str
     domain: str
     goal: str
@@ -58,85 +62,123 @@ class Correction:
         return asdict(self)
 
 
+@with_config(ConfigDict(extra="forbid"))
+@dataclass(frozen=True)
+class PriorLoad:
+    """A shipped prior transcript loaded into a store: its name, content digest and when."""
+
+    name: str
+    digest: str
+    loaded_at: str
+
+
+def correction_texts(correction: Correction) -> list[str]:
+    """The texts of a correction that retrieval embeds: its instructions and replayed scenes."""
+    return list(correction.instructions) + list(correction.scenes)
+
+
 class CorrectionError(PragError):
     """A correction that cannot be stored, found or deleted."""
 
 
-def add_correction(
-    store: Store, correction: Correction, cache: Embedder, *, prior_digest: str | None = None
-) -> int:
-    """Store a correction and the vectors of its instructions and scenes; returns its id.
+class Corrections:
+    """The corrections of a store (`store.corrections`), written through the store's transactions."""
 
-    A prior transcript (`prior_digest` given) is also recorded as loaded, in the same
-    transaction, so that deleting it later sticks.
-    """
-    if correction.origin not in ORIGINS:
-        raise CorrectionError(f"unknown origin {correction.origin!r}: use one of {', '.join(ORIGINS)}")
-    if not correction.instructions or not correction.transcript.strip():
-        raise CorrectionError("a correction needs a transcript and at least one instruction (the goal)")
-    if correction.source_episode is not None:
-        store.episode(correction.source_episode)  # fails clearly on an unknown episode
-    cache.vectors(list(correction.instructions) + list(correction.scenes))
-    row = correction.to_dict()
-    row.pop("id")
-    row.update(
-        instructions=json.dumps(correction.instructions),
-        scenes=json.dumps(correction.scenes),
-        verified=int(correction.verified),
-        created_at=correction.created_at or now(),
-    )
-    with store.transaction() as conn:
-        cursor = conn.execute(
-            f"insert into corrections ({', '.join(row)}) values ({', '.join('?' for _ in row)})",
-            list(row.values()),
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def add(self, correction: Correction) -> int:
+        """Store a correction; returns its id. Its texts' vectors are the caller's to write first."""
+        if correction.origin not in ORIGINS:
+            raise CorrectionError(f"unknown origin {correction.origin!r}: use one of {', '.join(ORIGINS)}")
+        if not correction.instructions or not correction.transcript.strip():
+            raise CorrectionError("a correction needs a transcript and at least one instruction (the goal)")
+        if correction.source_episode is not None:
+            self.store.episode(correction.source_episode)  # fails clearly on an unknown episode
+        row = correction.to_dict()
+        row.pop("id")
+        row.update(
+            instructions=json.dumps(correction.instructions),
+            scenes=json.dumps(correction.scenes),
+            verified=int(correction.verified),
+            created_at=correction.created_at or now(),
         )
-        if prior_digest is not None:
-            conn.execute(
-                "insert or replace into prior_loads (name, digest, loaded_at) values (?, ?, ?)",
-                [correction.name, prior_digest, now()],
-            )
-    correction.id = int(cursor.lastrowid or 0)
-    correction.created_at = row["created_at"]
-    return correction.id
-
-
-def get_correction(store: Store, correction_id: int) -> Correction:
-    with store.lock:
         try:
-            row = dict(store.db.table("corrections").get(correction_id))
-        except NotFoundError:
-            raise CorrectionError(
-                f"no correction {correction_id} in {store.path}: see `prag corrections list {store.path}`"
-            ) from None
-    return _from_row(row)
+            correction.id = self.store.insert("corrections", row)
+        except sqlite3.IntegrityError:  # the one row of a prior transcript (migration 3)
+            raise CorrectionError(f"the prior transcript {correction.name!r} is in {self.store.path} already") from None
+        correction.created_at = row["created_at"]
+        return correction.id
 
+    def add_prior(self, correction: Correction, digest: str) -> bool:
+        """Store a shipped prior transcript unless one of that name was ever loaded here (even if
+        deleted since); True when stored. Under the write lock, so of processes loading the prior
+        at once exactly one stores each transcript."""
+        with self.store.transaction() as conn:
+            if conn.execute("select 1 from prior_loads where name = ?", [correction.name]).fetchone():
+                return False
+            self.add(correction)
+            self.add_prior_load(PriorLoad(correction.name, digest, now()))
+        return True
 
-def list_corrections(store: Store, *, domain: str | None = None, prior: bool = True) -> list[Correction]:
-    """The corrections in id order; `domain` keeps one action vocabulary, `prior=False` drops
-    the shipped prior transcripts."""
-    where, params = [], []
-    if domain is not None:
-        where.append("domain = ?")
-        params.append(domain)
-    if not prior:
-        where.append("origin != 'prior'")
-    with store.lock:
-        rows = store.db["corrections"].rows_where(" and ".join(where) or None, params, order_by="id")
-        return [_from_row(dict(row)) for row in rows]
+    def add_prior_load(self, load: PriorLoad) -> bool:
+        """Record a prior transcript as loaded (an import does); False when it already was."""
+        with self.store.transaction() as conn:
+            cursor = conn.execute(
+                "insert or ignore into prior_loads (name, digest, loaded_at) values (?, ?, ?)",
+                [load.name, load.digest, load.loaded_at],
+            )
+        return cursor.rowcount > 0
 
+    def get(self, correction_id: int) -> Correction:
+        with self.store.lock:
+            try:
+                row = dict(self.store.db.table("corrections").get(correction_id))
+            except NotFoundError:
+                raise CorrectionError(
+                    f"no correction {correction_id} in {self.store.path}: "
+                    f"see `prag corrections list {self.store.path}`"
+                ) from None
+        return _from_row(row)
 
-def delete_correction(store: Store, correction_id: int) -> Correction:
-    """Remove one correction (the only way one goes away); returns what was removed."""
-    gone = get_correction(store, correction_id)
-    with store.transaction() as conn:
-        conn.execute("delete from corrections where id = ?", [correction_id])
-    return gone
+    def list(self, *, domain: str | None = None, prior: bool = True) -> builtins.list[Correction]:
+        """The corrections in id order; `domain` keeps one action vocabulary, `prior=False` drops
+        the shipped prior transcripts."""
+        where, params = [], []
+        if domain is not None:
+            where.append("domain = ?")
+            params.append(domain)
+        if not prior:
+            where.append("origin != 'prior'")
+        with self.store.lock:
+            rows = self.store.db["corrections"].rows_where(" and ".join(where) or None, params, order_by="id")
+            return [_from_row(dict(row)) for row in rows]
 
+    def find(self, correction: Correction) -> int | None:
+        """The id of a stored correction that is this one (a prior transcript: by its name;
+        any other: by origin, goal, transcript and creation time), if there is one."""
+        if correction.origin == "prior":
+            where, params = "origin = 'prior' and name = ?", [correction.name]
+        else:
+            where = "origin = ? and goal = ? and transcript = ? and created_at = ?"
+            params = [correction.origin, correction.goal, correction.transcript, correction.created_at]
+        row = self.store.db.execute(f"select id from corrections where {where}", params).fetchone()
+        return int(row[0]) if row else None
 
-def prior_loaded(store: Store) -> dict[str, str]:
-    """Names of the prior transcripts ever loaded into this store, with their content digests."""
-    with store.lock:
-        return {row["name"]: row["digest"] for row in store.db["prior_loads"].rows}
+    def delete(self, correction_id: int) -> Correction:
+        """Remove one correction (the only way one goes away) and the vectors nothing else uses;
+        returns what was removed."""
+        gone = self.get(correction_id)
+        with self.store.transaction() as conn:
+            conn.execute("delete from corrections where id = ?", [correction_id])
+            self.store.drop_unused_vectors(map(text_hash, correction_texts(gone)))
+        return gone
+
+    def prior_loads(self) -> builtins.list[PriorLoad]:
+        """The prior transcripts ever loaded into this store, by name."""
+        with self.store.lock:
+            rows = self.store.db.execute("select name, digest, loaded_at from prior_loads order by name")
+            return [PriorLoad(*row) for row in rows]
 
 
 def _from_row(row: dict[str, Any]) -> Correction:

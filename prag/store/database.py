@@ -1,18 +1,25 @@
-"""The SQLite experience store: runs, episodes, steps and embeddings in one file.
+"""The SQLite experience store: runs, episodes, steps, embeddings and corrections in one file.
 
 Built on sqlite-utils. The schema is versioned by recorded migrations (`prag_migrations`);
 a store is recognised by its `prag_meta` table. Opening a file that is not a prag store,
 or one written by a newer prag, fails before anything in it is touched.
+
+The store owns every table: callers read and write through its methods (and
+`store.corrections`), never with SQL of their own. Every write goes through `transaction()`,
+which nests, so that an import or a deletion is one transaction however many rows it touches.
+
+A file with a damaged page is never written to: before its first write a process runs SQLite's
+quick check and refuses with a way to recover; a read that meets a damaged page ends in the
+same message (`damaged`), raised by the `with Store(...)` block it happened in.
 """
 from __future__ import annotations
 
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -20,49 +27,60 @@ import numpy as np
 import sqlite_utils
 
 from prag.errors import StoreError
-from prag.store.records import EpisodeRecord, RunRecord, StepRecord, text_hash
+from prag.store.claims import Claim, run_state
+from prag.store.corrections import Corrections, correction_texts
+from prag.store.records import EpisodeRecord, RunRecord, StepRecord, now, text_hash
 from prag.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+__all__ = ["Deleted", "IndexRows", "Store", "damaged", "now"]
 
 FORMAT = "prag-experience-store"
 SQLITE_MAGIC = b"SQLite format 3\x00"
-
-
-def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-@dataclass(frozen=True)
-class EpisodeRow:
-    """An episode as listed by the store, without its steps."""
-
-    id: int
-    run_id: str
-    round: int
-    task_id: str
-    task_type: str
-    goal: str
-    won: bool
-    n_steps: int
-    shortest_path: int | None
-    source: str
+_CHUNK = 500  # SQLite caps the number of parameters of one statement
 
 
 @dataclass
 class IndexRows:
-    """Column lists of episodes and their steps, as the retrieval index loads them."""
+    """The retrieval index's bulk-load format: what it needs of new episodes and their steps, as
+    columns in id order (visibility and vector keys; the episodes themselves are `EpisodeRecord`s)."""
 
     episode_ids: list[int]
     run_ids: list[str]
     rounds: list[int]
     sources: list[str]
-    task_ids: list[str]
-    task_types: list[str]
-    goals: list[str]
     goal_hashes: list[str]
-    won: list[bool]
     step_episode_ids: list[int]
     step_t: list[int]
     step_scene_hashes: list[str]
+
+
+@dataclass(frozen=True)
+class Deleted:
+    """What a deletion removed."""
+
+    runs: int
+    episodes: int
+    steps: int
+    vectors: int
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether an SQLite error says the file itself is damaged (rather than locked or misused)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    name = getattr(exc, "sqlite_errorname", "")
+    return name in {"SQLITE_CORRUPT", "SQLITE_NOTADB"} or "malformed" in str(exc)
+
+
+def damaged(path: Path, detail: str) -> StoreError:
+    """The error for a damaged store file: what happened, that nothing was written, how to recover."""
+    fixed = path.with_name(f"{path.stem}-recovered{path.suffix or '.db'}")
+    return StoreError(
+        f"{path} is damaged ({detail}); prag writes nothing into a damaged store. Recover what "
+        f"SQLite can still read into a new file with `sqlite3 {path} .recover | sqlite3 {fixed}` "
+        f"and use {fixed}, or save the runs that still read with `prag export {path} --run RUN > RUN.jsonl` "
+        f"and `prag import NEW.db RUN.jsonl`"
+    )
 
 
 def _check_file(path: Path) -> None:
@@ -79,12 +97,19 @@ def _check_file(path: Path) -> None:
             )
 
 
+def _marks(values: Sequence[Any]) -> str:
+    return ", ".join("?" for _ in values)
+
+
 class Store:
     """An experience store in one SQLite file."""
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.lock = threading.RLock()
         self.path = Path(path)
+        self._depth = 0  # nesting of `transaction()`
+        self._checked = False  # the quick check ran (before this process's first write)
+        self.corrections = Corrections(self)
         if not self.path.exists() and not create:
             raise StoreError(
                 f"no store at {self.path}: create one with `prag run` or `prag import`"
@@ -97,11 +122,15 @@ class Store:
             # A generous busy timeout: another process (a run, a query) may hold the write lock.
             self.db = sqlite_utils.Database(sqlite3.connect(self.path, timeout=60, check_same_thread=False))
             self._recognise()
+            self.db.conn.execute("PRAGMA foreign_keys = ON")
+            if self.db.journal_mode != "wal":
+                self._check_before_writing()
+                self.db.enable_wal()
+            self._migrate()
         except sqlite3.DatabaseError as exc:
+            if is_damage(exc):
+                raise damaged(self.path, str(exc)) from None
             raise StoreError(f"{self.path} cannot be read as an SQLite database ({exc})") from None
-        self.db.conn.execute("PRAGMA foreign_keys = ON")
-        self.db.enable_wal()
-        self._migrate()
 
     @classmethod
     def memory(cls) -> "Store":
@@ -109,6 +138,9 @@ class Store:
         store = cls.__new__(cls)
         store.lock = threading.RLock()
         store.path = Path(":memory:")
+        store._depth = 0
+        store._checked = False
+        store.corrections = Corrections(store)
         store.db = sqlite_utils.Database(memory=True)
         store.db.conn.execute("PRAGMA foreign_keys = ON")
         store._recognise()
@@ -121,10 +153,12 @@ class Store:
     def __enter__(self) -> "Store":
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         self.close()
+        if exc is not None and is_damage(exc):
+            raise damaged(self.path, str(exc)) from None
 
-    # --- schema ---------------------------------------------------------------------------
+    # --- schema and transactions ------------------------------------------------------------
 
     def _recognise(self) -> None:
         tables = set(self.db.table_names())
@@ -152,19 +186,44 @@ class Store:
         row = self.db.execute("select value from prag_meta where key = 'schema_version'").fetchone()
         return int(row[0]) if row else 0
 
+    def _check_before_writing(self) -> None:
+        """SQLite's quick check, once per store object, before the first write."""
+        if self._checked:
+            return
+        try:
+            problems = [row[0] for row in self.db.execute("PRAGMA quick_check(3)")]
+        except sqlite3.DatabaseError as exc:
+            raise damaged(self.path, str(exc)) from None
+        if problems != ["ok"]:
+            raise damaged(self.path, "; ".join(problems))
+        self._checked = True
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One explicit transaction. Inside it, write with the raw connection only:
-        sqlite-utils' insert helpers commit on their own and would split it."""
+        """One explicit transaction, holding the write lock; nested calls join it (as savepoints,
+        so a failed inner part is undone alone when its caller handles the error). Inside it,
+        write with the raw connection only: sqlite-utils' insert helpers commit on their own."""
         with self.lock:
             conn = self.db.conn
-            conn.execute("BEGIN IMMEDIATE")
+            if self._depth == 0:
+                self._check_before_writing()
+                conn.execute("BEGIN IMMEDIATE")
+            savepoint = f"prag_{self._depth}"
+            if self._depth:
+                conn.execute(f"SAVEPOINT {savepoint}")
+            self._depth += 1
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                self._depth -= 1
+                if self._depth:
+                    conn.execute(f"ROLLBACK TO {savepoint}")
+                    conn.execute(f"RELEASE {savepoint}")
+                else:
+                    conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
+            self._depth -= 1
+            conn.execute(f"RELEASE {savepoint}" if self._depth else "COMMIT")
 
     def _migrate(self) -> None:
         for version, name, step in MIGRATIONS:
@@ -190,17 +249,28 @@ class Store:
     def migrations(self) -> list[dict[str, Any]]:
         return list(self.db["prag_migrations"].rows_where(order_by="version"))
 
-    # --- runs -----------------------------------------------------------------------------
+    def count(self, table: str) -> int:
+        return self.db[table].count
 
-    def add_run(self, run: RunRecord) -> None:
+    def insert(self, table: str, row: dict[str, Any]) -> int:
+        """Insert one row, in the transaction under way or a new one; returns its rowid."""
+        with self.transaction() as conn:
+            return _insert(conn, table, row)
+
+    # --- runs -------------------------------------------------------------------------------
+
+    def add_run(self, run: RunRecord, *, claim: bool = True) -> None:
+        """Record a run; a `running` one is claimed by this process (`claim=False`: an imported run)."""
         if self.db["runs"].count_where("id = ?", [run.id]):
             raise StoreError(f"a run named {run.id!r} is already in {self.path}: choose another name")
         row = run.to_dict()
         row["created_at"] = row["created_at"] or now()
         row["config"] = json.dumps(run.config, sort_keys=True)
         row["include_runs"] = json.dumps(run.include_runs)
-        with self.transaction() as conn:
-            _insert(conn, "runs", row)
+        if claim and run.status == "running":
+            mine = Claim.mine()
+            row.update(claim_host=mine.host, claim_pid=mine.pid, claim_started=mine.started, heartbeat_at=now())
+        self.insert("runs", row)
 
     def run(self, run_id: str) -> RunRecord:
         try:
@@ -214,13 +284,51 @@ class Store:
         return [_run_from_row(row) for row in self.db["runs"].rows_where(order_by="created_at, id")]
 
     def set_run_status(self, run_id: str, status: str) -> None:
+        """Record a run's status; a run no longer running is released by its process."""
         finished = now() if status == "finished" else None
         with self.transaction() as conn:
             conn.execute(
                 "update runs set status = ?, finished_at = ? where id = ?", [status, finished, run_id]
             )
+            if status != "running":
+                conn.execute(
+                    "update runs set claim_host = null, claim_pid = null, claim_started = null where id = ?",
+                    [run_id],
+                )
 
-    # --- episodes -------------------------------------------------------------------------
+    def claim_run(self, run_id: str) -> None:
+        """Take a run for this process to play (a resume), refused while another live process
+        plays it: two resumes of one run would play the same tasks."""
+        with self.transaction() as conn:
+            run = self.run(run_id)
+            claim = self.run_claims().get(run_id)
+            if run.status == "running" and claim is not None and claim.is_alive() and not claim.is_mine():
+                raise StoreError(
+                    f"run {run_id} is being resumed elsewhere ({claim.describe()}): let it finish, "
+                    f"or stop that process and resume again; `prag stats {self.path}` shows the run's state"
+                )
+            mine = Claim.mine()
+            conn.execute(
+                "update runs set status = 'running', finished_at = null, claim_host = ?, claim_pid = ?, "
+                "claim_started = ?, heartbeat_at = ? where id = ?",
+                [mine.host, mine.pid, mine.started, now(), run_id],
+            )
+
+    def run_claims(self) -> dict[str, Claim | None]:
+        """Which process plays each run (None: no process claims it)."""
+        rows = self.db.execute("select id, claim_host, claim_pid, claim_started, heartbeat_at from runs")
+        return {
+            run_id: Claim(host, pid, started, heartbeat) if pid is not None else None
+            for run_id, host, pid, started, heartbeat in rows
+        }
+
+    def run_states(self) -> dict[str, str]:
+        """Each run's status as it should be shown: a `running` run whose process is gone is
+        `running (stale)` (see `prag.store.claims`)."""
+        claims = self.run_claims()
+        return {run.id: run_state(run.status, claims.get(run.id)) for run in self.runs()}
+
+    # --- episodes ---------------------------------------------------------------------------
 
     def add_episode(self, episode: EpisodeRecord) -> int:
         """Write an episode with all its steps in one transaction; returns its id.
@@ -230,10 +338,11 @@ class Store:
         """
         if not episode.steps or episode.steps[0].t != 0:
             raise StoreError(f"episode {episode.task_id!r} has no reset step (t = 0); nothing stored")
+        episode.n_actions = sum(1 for step in episode.steps if step.action is not None)
         row = {
             key: value
             for key, value in episode.to_dict().items()
-            if key not in {"steps", "id", "extra"}
+            if key not in {"steps", "id", "extra", "n_actions"}
         }
         row.update(
             won=int(episode.won),
@@ -244,7 +353,7 @@ class Store:
         )
         try:
             with self.transaction() as conn:
-                episode_id = _insert(conn, "episodes", row)
+                episode_id = self.insert("episodes", row)
                 conn.executemany(
                     "insert into steps (episode_id, t, action, observation, scene, scene_hash, graph) "
                     "values (?, ?, ?, ?, ?, ?, ?)",
@@ -254,6 +363,7 @@ class Store:
                         for s in episode.steps
                     ],
                 )
+                conn.execute("update runs set heartbeat_at = ? where id = ?", [now(), episode.run_id])
         except sqlite3.IntegrityError as exc:
             raise StoreError(
                 f"episode {episode.task_id!r} of run {episode.run_id!r} round {episode.round} "
@@ -263,21 +373,15 @@ class Store:
         return episode.id
 
     def has_episode(self, run_id: str, round_: int, task_id: str, source: str = "agent") -> bool:
-        return bool(
-            self.db["episodes"].count_where(
-                "run_id = ? and round = ? and task_id = ? and source = ?",
-                [run_id, round_, task_id, source],
-            )
-        )
+        return self.episode_id(run_id, round_, task_id, source) is not None
 
-    def episode_rows(self, where: str = "", params: Iterable[Any] = ()) -> list[EpisodeRow]:
-        rows = self.db["episodes"].rows_where(
-            where or None,
-            list(params),
-            select="id, run_id, round, task_id, task_type, goal, won, n_steps, shortest_path, source",
-            order_by="id",
-        )
-        return [EpisodeRow(**{**row, "won": bool(row["won"])}) for row in rows]
+    def episode_id(self, run_id: str, round_: int, task_id: str, source: str = "agent") -> int | None:
+        """The id of the episode with this key (each task is played once per round), if stored."""
+        row = self.db.execute(
+            "select id from episodes where run_id = ? and round = ? and task_id = ? and source = ?",
+            [run_id, round_, task_id, source],
+        ).fetchone()
+        return int(row[0]) if row else None
 
     def episode(self, episode_id: int) -> EpisodeRecord:
         with self.lock:
@@ -288,77 +392,142 @@ class Store:
             return self._episode_from_row(row)
 
     def episodes(self, run_id: str | None = None) -> Iterator[EpisodeRecord]:
+        """The episodes (of one run, or all) with their steps, in id order."""
         where, params = ("run_id = ?", [run_id]) if run_id else (None, [])
         for row in self.db["episodes"].rows_where(where, params, order_by="id"):
             yield self._episode_from_row(dict(row))
 
-    def _episode_from_row(self, row: dict[str, Any]) -> EpisodeRecord:
-        steps = [
+    def outcomes(self, run_ids: Sequence[str]) -> list[EpisodeRecord]:
+        """The agent's episodes (corrections are not plays) of the given runs, in id order,
+        without their steps: what the metrics read."""
+        found: list[EpisodeRecord] = []
+        for start in range(0, len(run_ids), _CHUNK):
+            chunk = list(run_ids[start : start + _CHUNK])
+            rows = self.db["episodes"].rows_where(
+                f"source = 'agent' and run_id in ({_marks(chunk)})", chunk, order_by="id"
+            )
+            found += [self._episode_from_row(dict(row), steps=False) for row in rows]
+        return sorted(found, key=lambda episode: episode.id or 0)
+
+    def _episode_from_row(self, row: dict[str, Any], *, steps: bool = True) -> EpisodeRecord:
+        records = [
             StepRecord(s["t"], s["action"], s["observation"], s["scene"], **json.loads(s["graph"]))
             for s in self.db["steps"].rows_where("episode_id = ?", [row["id"]], order_by="t")
-        ]
-        for derived in ("goal_hash", "n_steps", "created_at"):
+        ] if steps else []
+        n_actions = row.pop("n_steps")
+        for derived in ("goal_hash", "created_at"):
             row.pop(derived)
+        # Counts of rows written by early versions may be NULL: nothing counted is 0.
+        for name in ("llm_calls", "prompt_tokens", "cached_tokens", "completion_tokens", "reasks", "seed"):
+            row[name] = int(row[name] or 0)
+        for name in ("seconds", "llm_seconds"):
+            row[name] = float(row[name] or 0.0)
+        row["task_type"] = row["task_type"] or ""
         row["won"] = bool(row["won"])
         row["extra"] = json.loads(row["extra"] or "{}")
-        return EpisodeRecord(steps=steps, **row)
+        return EpisodeRecord(steps=records, n_actions=n_actions, **row)
 
-    def index_rows(self, after_id: int = 0) -> "IndexRows":
+    def index_rows(self, after_id: int = 0) -> IndexRows:
         """What the retrieval index needs of the episodes with id > after_id, in id order."""
         episodes = self.db.execute(
-            "select id, run_id, round, source, task_id, task_type, goal, goal_hash, won "
-            "from episodes where id > ? order by id",
+            "select id, run_id, round, source, goal_hash from episodes where id > ? order by id",
             [after_id],
         ).fetchall()
         steps = self.db.execute(
             "select episode_id, t, scene_hash from steps where episode_id > ? order by episode_id, t",
             [after_id],
         ).fetchall()
-        columns = list(zip(*episodes)) if episodes else [()] * 9
+        columns = list(zip(*episodes)) if episodes else [()] * 5
         step_columns = list(zip(*steps)) if steps else [()] * 3
         return IndexRows(
             episode_ids=list(columns[0]),
             run_ids=list(columns[1]),
             rounds=list(columns[2]),
             sources=list(columns[3]),
-            task_ids=list(columns[4]),
-            task_types=list(columns[5]),
-            goals=list(columns[6]),
-            goal_hashes=list(columns[7]),
-            won=[bool(w) for w in columns[8]],
+            goal_hashes=list(columns[4]),
             step_episode_ids=list(step_columns[0]),
             step_t=list(step_columns[1]),
             step_scene_hashes=list(step_columns[2]),
         )
 
-    def scene_texts(self, hashes: list[str]) -> dict[str, str]:
+    def texts(self, hashes: Sequence[str]) -> dict[str, str]:
+        """The goal and scene texts stored under these hashes (to encode vectors never stored)."""
         texts: dict[str, str] = {}
-        for start in range(0, len(hashes), 500):
-            chunk = hashes[start : start + 500]
-            marks = ", ".join("?" for _ in chunk)
-            texts.update(
-                self.db.execute(
-                    f"select scene_hash, scene from steps where scene_hash in ({marks}) "
-                    "group by scene_hash",
-                    chunk,
-                ).fetchall()
-            )
+        for start in range(0, len(hashes), _CHUNK):
+            chunk = list(hashes[start : start + _CHUNK])
+            for query in (
+                f"select goal_hash, goal from episodes where goal_hash in ({_marks(chunk)}) group by goal_hash",
+                f"select scene_hash, scene from steps where scene_hash in ({_marks(chunk)}) group by scene_hash",
+            ):
+                texts.update(self.db.execute(query, chunk).fetchall())
         return texts
 
-    def count(self, table: str) -> int:
-        return self.db[table].count
+    def trajectory_bytes(self) -> int:
+        """Characters of trajectory text (actions, observations, scene graphs) over all steps."""
+        return int(
+            self.db.execute(
+                "select coalesce(sum(length(coalesce(action, '')) + length(observation) + length(scene)), 0) "
+                "from steps"
+            ).fetchone()[0]
+        )
 
-    # --- embeddings -----------------------------------------------------------------------
+    # --- deleting ---------------------------------------------------------------------------
+
+    def delete_episode(self, episode_id: int) -> Deleted:
+        """Remove an episode with its steps, and the vectors nothing else uses, in one transaction."""
+        self.episode(episode_id)  # fails clearly on an unknown episode
+        with self.transaction():
+            return self._delete_episodes([episode_id])
+
+    def delete_run(self, run_id: str) -> Deleted:
+        """Remove a run with all its episodes, their steps and the vectors nothing else uses, in
+        one transaction; refused while a live process plays the run."""
+        with self.transaction() as conn:
+            self.run(run_id)  # fails clearly on an unknown run
+            claim = self.run_claims().get(run_id)
+            if claim is not None and claim.is_alive() and not claim.is_mine():
+                raise StoreError(
+                    f"run {run_id} is being played ({claim.describe()}): stop it before deleting the run"
+                )
+            ids = [row[0] for row in conn.execute("select id from episodes where run_id = ?", [run_id])]
+            gone = self._delete_episodes(ids)
+            conn.execute("delete from runs where id = ?", [run_id])
+        return Deleted(1, gone.episodes, gone.steps, gone.vectors)
+
+    def _delete_episodes(self, ids: list[int]) -> Deleted:
+        with self.transaction() as conn:
+            hashes: set[str] = set()
+            steps = 0
+            for start in range(0, len(ids), _CHUNK):
+                chunk = ids[start : start + _CHUNK]
+                sources = conn.execute(
+                    f"select id, source_episode from corrections where source_episode in ({_marks(chunk)})", chunk
+                ).fetchall()
+                if sources:
+                    named = ", ".join(f"{c} (of episode {e})" for c, e in sources)
+                    raise StoreError(
+                        f"corrections by a person were made from these episodes: {named}; a correction goes "
+                        f"away only when deleted itself: `prag corrections delete {self.path} ID`, then delete again"
+                    )
+                hashes.update(row[0] for row in conn.execute(
+                    f"select goal_hash from episodes where id in ({_marks(chunk)})", chunk))
+                hashes.update(row[0] for row in conn.execute(
+                    f"select distinct scene_hash from steps where episode_id in ({_marks(chunk)})", chunk))
+                steps += conn.execute(f"delete from steps where episode_id in ({_marks(chunk)})", chunk).rowcount
+                conn.execute(f"delete from episodes where id in ({_marks(chunk)})", chunk)
+            vectors = self.drop_unused_vectors(hashes)
+        return Deleted(0, len(ids), steps, vectors)
+
+    # --- embeddings -------------------------------------------------------------------------
 
     def vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         wanted = list(dict.fromkeys(hashes))
         found: dict[str, np.ndarray] = {}
         with self.lock:
-            for start in range(0, len(wanted), 500):  # SQLite caps the number of parameters
-                chunk = wanted[start : start + 500]
-                marks = ", ".join("?" for _ in chunk)
+            for start in range(0, len(wanted), _CHUNK):
+                chunk = wanted[start : start + _CHUNK]
                 for digest, blob in self.db.execute(
-                    f"select hash, vector from embeddings where model = ? and hash in ({marks})",
+                    f"select hash, vector from embeddings where model = ? and hash in ({_marks(chunk)})",
                     [model, *chunk],
                 ):
                     found[digest] = np.frombuffer(blob, dtype=np.float32)
@@ -374,6 +543,26 @@ class Store:
                 ],
             )
 
+    def drop_unused_vectors(self, hashes: Iterable[str]) -> int:
+        """Remove the vectors (of every model) of these hashes that no episode goal, step scene or
+        correction text uses any more; returns how many rows went."""
+        candidates = set(hashes)
+        if not candidates:
+            return 0
+        with self.transaction() as conn:
+            used = {h for c in self.corrections.list() for h in map(text_hash, correction_texts(c))}
+            unused = sorted(candidates - used)
+            dropped = 0
+            for start in range(0, len(unused), _CHUNK):
+                chunk = unused[start : start + _CHUNK]
+                still = {row[0] for row in conn.execute(
+                    f"select goal_hash from episodes where goal_hash in ({_marks(chunk)}) "
+                    f"union select scene_hash from steps where scene_hash in ({_marks(chunk)})", chunk + chunk)}
+                gone = [h for h in chunk if h not in still]
+                dropped += conn.execute(
+                    f"delete from embeddings where hash in ({_marks(gone)})", gone).rowcount if gone else 0
+        return dropped
+
     def count_embeddings(self, model: str, *, encoded: int, hits: int) -> None:
         with self.transaction() as conn:
             conn.execute(
@@ -386,7 +575,16 @@ class Store:
     def embedding_models(self) -> list[str]:
         return [row[0] for row in self.db.execute("select distinct model from embeddings order by model")]
 
+    def vector_counts(self) -> dict[str, int]:
+        """Vectors stored per model."""
+        return dict(self.db.execute("select model, count(*) from embeddings group by model").fetchall())
+
+    def vector_dims(self) -> dict[str, int]:
+        """The dimension of each model's stored vectors."""
+        return dict(self.db.execute("select model, max(dim) from embeddings group by model").fetchall())
+
     def embedding_counts(self) -> dict[str, dict[str, int]]:
+        """Per model: texts encoded and cache hits, as the embedding cache counted them."""
         return {
             row["model"]: {"encoded": row["encoded"], "hits": row["hits"]}
             for row in self.db["embedding_counts"].rows
@@ -394,14 +592,14 @@ class Store:
 
 
 def _insert(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> int:
-    columns = ", ".join(row)
-    marks = ", ".join("?" for _ in row)
-    cursor = conn.execute(f"insert into {table} ({columns}) values ({marks})", list(row.values()))
+    cursor = conn.execute(
+        f"insert into {table} ({', '.join(row)}) values ({_marks(list(row))})", list(row.values())
+    )
     return int(cursor.lastrowid or 0)
 
 
 def _run_from_row(row: dict[str, Any]) -> RunRecord:
-    data = dict(row)
+    data = {key: value for key, value in row.items() if not key.startswith("claim_") and key != "heartbeat_at"}
     data["config"] = json.loads(data["config"] or "{}")
     data["include_runs"] = json.loads(data["include_runs"] or "[]")
     return RunRecord(**data)

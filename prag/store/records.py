@@ -4,14 +4,26 @@ Step t = 0 is the reset: no action, the first observation and scene graph. Step 
 the t-th action and what followed it, so an episode of n actions has n + 1 step records.
 A step keeps its scene graph twice: as text (what is embedded) and as its key node and triples
 (what readers of where things were use).
+
+`EpisodeRecord` is the one type of an episode for every reader: the runner writes it, retrieval
+and the console read it with its steps, the metrics without them (`Store.outcomes`), and
+export/import move it as it is.
 """
 from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
+from pydantic import ConfigDict, with_config
+
 from prag.envs.base import Observation, Triple, canonical
+
+
+def now() -> str:
+    """The time of a record, as stored: UTC, ISO 8601, to the second."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def text_hash(text: str) -> str:
@@ -43,15 +55,19 @@ class StepRecord:
         return asdict(self)
 
 
+# Imports check lines against these types (prag.store.lines): a field they do not have is an error.
+@with_config(ConfigDict(extra="forbid"))
 @dataclass
 class EpisodeRecord:
+    """One played episode: what was played, its outcome and costs, and its steps."""
+
     run_id: str
     round: int
     task_id: str
     task_type: str
     goal: str
     won: bool
-    steps: list[StepRecord]
+    steps: list[StepRecord]  # empty when read without them (`Store.outcomes`)
     shortest_path: int | None = None
     seed: int = 0
     source: str = "agent"  # "agent" or "correction"
@@ -64,25 +80,21 @@ class EpisodeRecord:
     llm_seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
     id: int | None = None  # set by the store
+    n_actions: int = 0  # actions taken (the agent's path length); counted from `steps` when given
 
-    @property
-    def n_actions(self) -> int:
-        return sum(1 for step in self.steps if step.action is not None)
+    def __post_init__(self) -> None:
+        if self.steps:
+            self.n_actions = sum(1 for step in self.steps if step.action is not None)
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["steps"] = [step.to_dict() for step in self.steps]
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "EpisodeRecord":
-        fields = dict(data)
-        fields["steps"] = [StepRecord(**step) for step in fields.get("steps", [])]
-        return cls(**fields)
+        return asdict(self)
 
 
+@with_config(ConfigDict(extra="forbid"))
 @dataclass
 class RunRecord:
+    """A run: its task set, model and retrieval settings, the whole config it ran with, its status."""
+
     id: str
     spec: str
     llm: str

@@ -11,6 +11,8 @@ from prag.store.answers import answer_stats
 
 @dataclass
 class RoundStats:
+    """The agent's episodes of one round of one run: how many, how many won, actions taken."""
+
     run_id: str
     round: int
     episodes: int
@@ -24,6 +26,8 @@ class RoundStats:
 
 @dataclass
 class StoreStats:
+    """What `prag stats` shows of a store."""
+
     path: str
     schema_version: int
     runs: list[dict[str, Any]]
@@ -46,37 +50,36 @@ class StoreStats:
 
 
 def store_stats(store: Store) -> StoreStats:
-    db = store.db
-    rounds = [
-        RoundStats(*row)
-        for row in db.execute(
-            "select run_id, round, count(*), sum(won), sum(n_steps) from episodes "
-            "where source = 'agent' group by run_id, round order by run_id, round"
-        )
-    ]
-    text_bytes = db.execute(
-        "select coalesce(sum(length(coalesce(action, '')) + length(observation) + length(scene)), 0) "
-        "from steps"
-    ).fetchone()[0]
+    """The figures of `prag stats`, read through the store's own methods."""
+    runs = store.runs()
+    totals: dict[tuple[str, int], RoundStats] = {}
+    for episode in store.outcomes([run.id for run in runs]):
+        key = (episode.run_id, episode.round)
+        row = totals.setdefault(key, RoundStats(episode.run_id, episode.round, 0, 0, 0))
+        row.episodes += 1
+        row.won += int(episode.won)
+        row.steps += episode.n_actions
     episodes = store.count("episodes")
     size = sum(
         os.path.getsize(f"{store.path}{suffix}")
         for suffix in ("", "-wal")
         if os.path.exists(f"{store.path}{suffix}")
     )
+    states = store.run_states()
     return StoreStats(
         path=str(store.path),
         schema_version=store.schema_version,
         runs=[
-            {"id": r.id, "spec": r.spec, "llm": r.llm, "mode": r.mode, "k": r.k, "status": r.status}
-            for r in store.runs()
+            {"id": r.id, "spec": r.spec, "llm": r.llm, "mode": r.mode, "k": r.k, "status": states[r.id]}
+            for r in runs
         ],
-        rounds=rounds,
+        rounds=[totals[key] for key in sorted(totals)],
         episodes=episodes,
         steps=store.count("steps"),
-        bytes_per_episode=text_bytes / episodes if episodes else 0.0,
-        vectors=dict(db.execute("select model, count(*) from embeddings group by model").fetchall()),
+        bytes_per_episode=store.trajectory_bytes() / episodes if episodes else 0.0,
+        vectors=store.vector_counts(),
         cache=store.embedding_counts(),
         answers=answer_stats(store),
         db_bytes=size,
+        corrections=store.count("corrections"),
     )

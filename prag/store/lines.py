@@ -1,0 +1,217 @@
+"""The JSON Lines format of `prag export` and `prag import`, and the checks a line must pass.
+
+Each line is one object with a `kind`:
+
+    {"kind": "run", ...RunRecord fields}
+    {"kind": "episode", ...EpisodeRecord fields, "embeddings": {model: {hash: base64 float32}}}
+    {"kind": "correction", ...Correction fields, "source_episode": {"run_id", "round", "task_id",
+        "source"} or null, "embeddings": {...}}
+    {"kind": "prior_load", "name", "digest", "loaded_at"}
+
+Ids are the store's own and are not carried: a correction names the episode it corrects by that
+episode's key (each task is played once per round of a run). Vectors are keyed by the sha256 of
+their text and must belong to the line's own texts.
+
+A line is checked whole before anything is written: every field's type (strictly, by pydantic:
+`"won": "no"` or `"round": "1"` are errors, not conversions), no unknown fields, steps numbered
+0..n with the reset first, counts not negative, base64 that decodes to finite float32 vectors.
+Whether vector dimensions agree is a question of the whole file and the store, so `LineChecker`
+gives each line's dimensions for the importer to compare.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
+
+from prag.store.corrections import ORIGINS, Correction, PriorLoad, correction_texts
+from prag.store.records import EpisodeRecord, RunRecord, text_hash
+
+KINDS = ("run", "episode", "correction", "prior_load")
+STATUSES = ("running", "finished", "interrupted")
+SOURCES = ("agent", "correction")
+_HASH = re.compile(r"[0-9a-f]{64}")
+
+
+class BadLine(ValueError):
+    """A line that does not fit the format; the message says what is wrong with it."""
+
+
+@with_config(ConfigDict(extra="forbid"))
+@dataclass(frozen=True)
+class EpisodeKey:
+    """An episode named across stores: each task is played once per round of a run."""
+
+    run_id: str
+    round: int
+    task_id: str
+    source: str = "agent"
+
+    @classmethod
+    def of(cls, episode: EpisodeRecord) -> "EpisodeKey":
+        return cls(episode.run_id, episode.round, episode.task_id, episode.source)
+
+    def describe(self) -> str:
+        return f"task {self.task_id!r} of run {self.run_id!r} round {self.round} ({self.source})"
+
+
+@dataclass
+class Line:
+    """One checked line: its record, the vectors it carries by model and hash, and (for a
+    correction) the key of the episode it corrects."""
+
+    kind: str
+    record: RunRecord | EpisodeRecord | Correction | PriorLoad
+    embeddings: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    source_episode: EpisodeKey | None = None
+
+    @property
+    def dims(self) -> dict[str, set[int]]:
+        """The sizes of the line's vectors, by model (all of a model's should have one size)."""
+        return {model: {len(v) for v in vectors.values()} for model, vectors in self.embeddings.items() if vectors}
+
+
+_ADAPTERS: dict[type, TypeAdapter[Any]] = {
+    cls: TypeAdapter(cls) for cls in (RunRecord, EpisodeRecord, Correction, PriorLoad, EpisodeKey)
+}
+
+
+def parse_line(text: str) -> Line:
+    """The line's record, checked; raises BadLine saying what is wrong."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadLine(f"not a JSON line ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise BadLine(f"a line must be a JSON object, not {type(data).__name__}")
+    kind = data.pop("kind", None)
+    if kind not in KINDS:
+        raise BadLine(f"unknown kind {kind!r}: expected one of {', '.join(KINDS)}")
+    embeddings = data.pop("embeddings", {}) if kind in ("episode", "correction") else {}
+    source = data.pop("source_episode", None) if kind == "correction" else None
+    if kind == "run":
+        run = _typed(RunRecord, data)
+        _check_run(run)
+        return Line(kind, run)
+    if kind == "episode":
+        stated_actions = data.pop("n_actions", None)
+        episode = _typed(EpisodeRecord, data)
+        _check_episode(episode, stated_actions)
+        texts = [episode.goal] + [step.scene for step in episode.steps]
+        return Line(kind, episode, _vectors(embeddings, texts))
+    if kind == "correction":
+        correction = _typed(Correction, data)
+        _check_correction(correction)
+        key = None if source is None else _typed(EpisodeKey, source, "source_episode.")
+        return Line(kind, correction, _vectors(embeddings, correction_texts(correction)), key)
+    return Line(kind, _typed(PriorLoad, data))
+
+
+def _typed(cls: type, data: Any, prefix: str = "") -> Any:
+    """`data` as a `cls`, every field of the right JSON type, no unknown and no missing fields."""
+    try:
+        return _ADAPTERS[cls].validate_json(json.dumps(data), strict=True)
+    except ValidationError as exc:
+        problems = [_problem(prefix, error) for error in exc.errors()]
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise BadLine("; ".join(problems[:3]) + more) from None
+
+
+def _problem(prefix: str, error: Any) -> str:
+    where = prefix + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"]).lstrip(".")
+    if error["type"] == "unexpected_keyword_argument":
+        return f"{where}: unknown field"
+    if error["type"] == "missing":
+        return f"{where}: missing"
+    got = json.dumps(error.get("input"))
+    got = got if len(got) <= 40 else got[:37] + "..."
+    return f"{where or 'line'}: {error['msg'].lower()}, got {got}"
+
+
+def _check_run(run: RunRecord) -> None:
+    if not run.id.strip():
+        raise BadLine("id: empty")
+    if run.k < 0 or run.rounds < 0:
+        raise BadLine(f"k and rounds must not be negative (k {run.k}, rounds {run.rounds})")
+    if run.status not in STATUSES:
+        raise BadLine(f"status: {run.status!r} is not one of {', '.join(STATUSES)}")
+
+
+def _check_episode(episode: EpisodeRecord, stated_actions: Any) -> None:
+    if episode.round < 0:
+        raise BadLine(f"round: {episode.round} is negative")
+    if episode.source not in SOURCES:
+        raise BadLine(f"source: {episode.source!r} is not one of {', '.join(SOURCES)}")
+    if not episode.steps:
+        raise BadLine("steps: none (an episode has at least its reset step, t = 0)")
+    for n, step in enumerate(episode.steps):
+        if step.t != n:
+            raise BadLine(f"steps[{n}].t: {step.t}, expected {n} (steps are numbered 0..n in order)")
+        if (step.action is None) != (n == 0):
+            raise BadLine(f"steps[{n}].action: " + ("the reset step has no action" if n == 0 else "missing"))
+    if stated_actions is not None and stated_actions != episode.n_actions:
+        raise BadLine(f"n_actions: {stated_actions!r}, but the steps hold {episode.n_actions} actions")
+    counts = ("seed", "llm_calls", "prompt_tokens", "cached_tokens", "completion_tokens", "reasks")
+    for name in counts + ("seconds", "llm_seconds"):
+        value = getattr(episode, name)
+        if value < 0 or not math.isfinite(value):
+            raise BadLine(f"{name}: {value} (must be a finite number, not negative)")
+    if episode.shortest_path is not None and episode.shortest_path < 0:
+        raise BadLine(f"shortest_path: {episode.shortest_path} is negative")
+
+
+def _check_correction(correction: Correction) -> None:
+    if correction.origin not in ORIGINS:
+        raise BadLine(f"origin: {correction.origin!r} is not one of {', '.join(ORIGINS)}")
+    if not correction.instructions or not correction.transcript.strip():
+        raise BadLine("a correction needs a transcript and at least one instruction (the goal)")
+    if correction.origin == "prior" and not correction.name:
+        raise BadLine("name: a prior transcript needs its name")
+
+
+def _vectors(embeddings: Any, texts: list[str]) -> dict[str, dict[str, np.ndarray]]:
+    """The line's vectors, decoded: base64 of float32, keyed by the hash of one of its texts."""
+    if not isinstance(embeddings, dict):
+        raise BadLine(f"embeddings: expected an object of models, got {type(embeddings).__name__}")
+    own = {text_hash(text) for text in texts}
+    decoded: dict[str, dict[str, np.ndarray]] = {}
+    for model, vectors in embeddings.items():
+        if not model or not isinstance(vectors, dict):
+            raise BadLine(f"embeddings.{model}: expected an object of hash: base64 vector")
+        for digest, encoded in vectors.items():
+            where = f"embeddings.{model}.{digest[:12]}"
+            if not _HASH.fullmatch(digest) or digest not in own:
+                raise BadLine(f"{where}: not the sha256 of one of this line's texts")
+            try:
+                raw = base64.b64decode(encoded, validate=True) if isinstance(encoded, str) else None
+            except (binascii.Error, ValueError):
+                raw = None
+            if raw is None or not raw or len(raw) % 4:
+                raise BadLine(f"{where}: not base64 of float32 numbers")
+            vector = np.frombuffer(raw, dtype=np.float32)
+            if not np.isfinite(vector).all():
+                raise BadLine(f"{where}: holds NaN or infinite numbers")
+            decoded.setdefault(model, {})[digest] = vector
+    return decoded
+
+
+def encode(kind: str, data: dict[str, Any], embeddings: dict[str, dict[str, np.ndarray]] | None = None) -> str:
+    """One line of `kind`: the record's fields (`data`), and its vectors in base64 when given."""
+    line = {"kind": kind, **data}
+    if embeddings is not None:
+        line["embeddings"] = {
+            model: {digest: _b64(vector) for digest, vector in sorted(vectors.items())}
+            for model, vectors in sorted(embeddings.items())
+        }
+    return json.dumps(line, sort_keys=True)
+
+
+def _b64(vector: np.ndarray) -> str:
+    return base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii")

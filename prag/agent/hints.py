@@ -35,6 +35,7 @@ class Situation:
 
     @property
     def goal_words(self) -> set[str]:
+        """The goal's words, lower-cased."""
         return set(re.findall(r"[a-z]+", self.goal.lower()))
 
     def goal_names(self, kind: str) -> bool:

@@ -28,6 +28,7 @@ class Undo:
     templates: tuple[str, ...]
 
     def undoing(self, action: str, at: str | None) -> set[str] | None:
+        """The actions undoing `action`, or None when this rule does not match it."""
         match = re.fullmatch(self.pattern, action)
         if match is None:
             return None

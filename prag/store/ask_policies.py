@@ -5,15 +5,21 @@ what it was trained on: the task set and its tasks, the LLM, the training budget
 lambda, the discount, the seed, the reward curve and the before/after evaluation. Saving under
 a name that exists adds the next version; nothing is overwritten. The store only keeps bytes:
 turning them back into a policy is the run layer's job (`prag.run.asker.learned_policy`).
+
+`store.ask_policies` is this table.
 """
 from __future__ import annotations
 
+import builtins
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prag.errors import PragError
-from prag.store.database import Store, now
+from prag.store.records import now
+
+if TYPE_CHECKING:
+    from prag.store.database import Store
 
 DEFAULT_NAME = "asker"
 
@@ -45,51 +51,55 @@ class AskPolicyRecord:
     created_at: str = ""
 
 
-def add_ask_policy(store: Store, record: AskPolicyRecord) -> AskPolicyRecord:
-    """Store `record` as the next version of its name; returns it with id, version and time set."""
-    if not record.name.strip():
-        raise AskPolicyError("an ask policy needs a name: give one with --name")
-    if not record.model:
-        raise AskPolicyError(f"ask policy {record.name!r} has no model bytes: train it before storing it")
-    row = asdict(record)
-    row.pop("id")
-    row.update(
-        tasks=json.dumps(record.tasks),
-        curve=json.dumps(record.curve),
-        extra=json.dumps(record.extra, sort_keys=True),
-        created_at=record.created_at or now(),
-    )
-    with store.transaction() as conn:
-        # Read and insert under the write lock: two trainings of one name get distinct versions.
-        (latest,) = conn.execute("select coalesce(max(version), 0) from ask_policies where name = ?", [record.name]).fetchone()
-        row["version"] = latest + 1
-        cursor = conn.execute(
-            f"insert into ask_policies ({', '.join(row)}) values ({', '.join('?' for _ in row)})", list(row.values())
+class AskPolicies:
+    """The learned ask policies of a store (`store.ask_policies`), written through its transactions."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def add(self, record: AskPolicyRecord) -> AskPolicyRecord:
+        """Store `record` as the next version of its name; returns it with id, version and time set."""
+        if not record.name.strip():
+            raise AskPolicyError("an ask policy needs a name: give one with --name")
+        if not record.model:
+            raise AskPolicyError(f"ask policy {record.name!r} has no model bytes: train it before storing it")
+        row = asdict(record)
+        row.pop("id")
+        row.update(
+            tasks=json.dumps(record.tasks),
+            curve=json.dumps(record.curve),
+            extra=json.dumps(record.extra, sort_keys=True),
+            created_at=record.created_at or now(),
         )
-    record.id, record.version, record.created_at = int(cursor.lastrowid or 0), row["version"], row["created_at"]
-    return record
+        with self.store.transaction() as conn:
+            # Read and insert under the write lock: two trainings of one name get distinct versions.
+            (latest,) = conn.execute(
+                "select coalesce(max(version), 0) from ask_policies where name = ?", [record.name]
+            ).fetchone()
+            row["version"] = latest + 1
+            record.id = self.store.insert("ask_policies", row)
+        record.version, record.created_at = row["version"], row["created_at"]
+        return record
 
+    def get(self, name: str = DEFAULT_NAME, version: int | None = None) -> AskPolicyRecord:
+        """The policy `name` at `version` (default: its latest)."""
+        where = "name = ?" + (" and version = ?" if version is not None else "")
+        params: list[Any] = [name] + ([version] if version is not None else [])
+        with self.store.lock:
+            row = next(self.store.db["ask_policies"].rows_where(where, params, order_by="version desc", limit=1), None)
+        if row is None:
+            known = ", ".join(f"{p.name} v{p.version}" for p in self.list()) or "none"
+            wanted = f"{name!r}" + (f" version {version}" if version is not None else "")
+            raise AskPolicyError(
+                f"no ask policy {wanted} in {self.store.path} (stored: {known}): train one with `prag train-asker`"
+            )
+        return _from_row(row)
 
-def get_ask_policy(store: Store, name: str = DEFAULT_NAME, version: int | None = None) -> AskPolicyRecord:
-    """The policy `name` at `version` (default: its latest)."""
-    where = "name = ?" + (" and version = ?" if version is not None else "")
-    params: list[Any] = [name] + ([version] if version is not None else [])
-    with store.lock:
-        row = next(store.db["ask_policies"].rows_where(where, params, order_by="version desc", limit=1), None)
-    if row is None:
-        known = ", ".join(f"{p.name} v{p.version}" for p in list_ask_policies(store)) or "none"
-        wanted = f"{name!r}" + (f" version {version}" if version is not None else "")
-        raise AskPolicyError(
-            f"no ask policy {wanted} in {store.path} (stored: {known}): train one with `prag train-asker`"
-        )
-    return _from_row(dict(row))
-
-
-def list_ask_policies(store: Store) -> list[AskPolicyRecord]:
-    """Every stored policy, by name then version."""
-    with store.lock:
-        rows = list(store.db["ask_policies"].rows_where(order_by="name, version"))
-    return [_from_row(row) for row in rows]
+    def list(self) -> builtins.list[AskPolicyRecord]:
+        """Every stored policy, by name then version."""
+        with self.store.lock:
+            rows = builtins.list(self.store.db["ask_policies"].rows_where(order_by="name, version"))
+        return [_from_row(row) for row in rows]
 
 
 def _from_row(row: dict[str, Any]) -> AskPolicyRecord:

@@ -27,6 +27,7 @@ import numpy as np
 import sqlite_utils
 
 from prag.errors import StoreError
+from prag.store.ask_policies import AskPolicies
 from prag.store.claims import Claim, run_state
 from prag.store.corrections import Corrections, correction_texts
 from prag.store.records import EpisodeRecord, RunRecord, StepRecord, now, text_hash
@@ -110,6 +111,7 @@ class Store:
         self._depth = 0  # nesting of `transaction()`
         self._checked = False  # the quick check ran (before this process's first write)
         self.corrections = Corrections(self)
+        self.ask_policies = AskPolicies(self)
         if not self.path.exists() and not create:
             raise StoreError(
                 f"no store at {self.path}: create one with `prag run` or `prag import`"
@@ -141,6 +143,7 @@ class Store:
         store._depth = 0
         store._checked = False
         store.corrections = Corrections(store)
+        store.ask_policies = AskPolicies(store)
         store.db = sqlite_utils.Database(memory=True)
         store.db.conn.execute("PRAGMA foreign_keys = ON")
         store._recognise()

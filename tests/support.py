@@ -1,6 +1,7 @@
 """Builders shared by the store, retrieval and CLI tests."""
 from __future__ import annotations
 
+import sqlite3
 from functools import cache
 
 import numpy as np
@@ -74,3 +75,22 @@ def add_random_episode(store: Store, rng: np.random.Generator, model: str, dim: 
 
 def cache_for(store: Store, encoder: Encoder) -> EmbeddingCache:
     return EmbeddingCache(store, encoder)
+
+
+def damage_a_page_of(path, table: str = "steps") -> None:
+    """Overwrite the header of a middle page of `table`'s b-tree (the store is closed)."""
+    conn = sqlite3.connect(path)
+    pages = [row[0] for row in conn.execute("select pageno from dbstat where name = ? order by pageno", [table])]
+    size = conn.execute("pragma page_size").fetchone()[0]
+    conn.close()
+    with open(path, "r+b") as handle:
+        handle.seek((pages[len(pages) // 2] - 1) * size)
+        handle.write(b"\xff" * 64)
+
+
+def stored_steps(path, episodes: int = 40) -> None:
+    """A store of run r1 whose episodes' steps fill many pages (for damaging one of them)."""
+    with Store(path) as store:
+        store.add_run(run())
+        for n in range(episodes):
+            store.add_episode(episode(task_id=f"t{n}", scenes=tuple(f"scene {n}.{t} " + "x" * 400 for t in range(5))))

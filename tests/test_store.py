@@ -6,7 +6,7 @@ import sqlite3
 
 import numpy as np
 import pytest
-from support import episode, run
+from support import damage_a_page_of, episode, run, stored_steps
 
 from prag.errors import StoreError
 from prag.retrieval.embed import text_hash
@@ -133,3 +133,178 @@ def test_processes_creating_the_same_store_at_once_all_succeed(tmp_path):
     assert [(p.wait(), p.stderr.read()) for p in processes] == [(0, b"")] * 4
     with Store(path) as store:
         assert [m["version"] for m in store.migrations()] == list(range(1, SCHEMA_VERSION + 1))
+
+
+# --- one transaction helper, nesting -----------------------------------------------------------
+
+
+def test_a_nested_transaction_that_fails_is_undone_alone_and_an_outer_failure_undoes_all(tmp_path):
+    with Store(tmp_path / "s.db") as store:
+        store.add_run(run())
+        with store.transaction():
+            store.add_episode(episode(task_id="kept"))
+            with pytest.raises(StoreError):
+                store.add_episode(episode(run_id="nobody"))  # fails inside, handled by its caller
+        assert [e.task_id for e in store.episodes()] == ["kept"]
+        with pytest.raises(RuntimeError):
+            with store.transaction():
+                store.add_episode(episode(task_id="gone"))
+                raise RuntimeError("stop")
+        assert [e.task_id for e in store.episodes()] == ["kept"] and store.count("steps") == 2
+
+
+def test_outcomes_are_the_agents_episodes_of_the_runs_without_steps(tmp_path):
+    with Store(tmp_path / "s.db") as store:
+        store.add_run(run("a"))
+        store.add_run(run("b"))
+        store.add_episode(episode("a", task_id="t1", scenes=("x", "y", "z")))
+        store.add_episode(episode("b", task_id="t2"))
+        correction = episode("a", task_id="t3")
+        correction.source = "correction"
+        store.add_episode(correction)
+        with store.transaction() as conn:  # a row of an early version: its counts NULL
+            conn.execute("update episodes set llm_calls = null, seconds = null, task_type = null where task_id = 't1'")
+        (got,) = store.outcomes(["a"])
+        assert (got.task_id, got.steps, got.n_actions, got.llm_calls, got.seconds, got.task_type) == ("t1", [], 2, 0, 0.0, "")
+        assert [e.task_id for e in store.outcomes(["a", "b"])] == ["t1", "t2"]
+
+
+# --- deleting --------------------------------------------------------------------------------------
+
+
+def vectors_of(store: Store, *texts: str) -> set[str]:
+    return set(store.vectors("m", [text_hash(t) for t in texts]))
+
+
+def test_deleting_an_episode_removes_its_steps_and_the_vectors_no_other_row_uses(tmp_path):
+    with Store(tmp_path / "s.db") as store:
+        store.add_run(run())
+        gone = episode(task_id="t1", goal="shared goal", scenes=("shared scene", "own scene"))
+        kept = episode(task_id="t2", goal="shared goal", scenes=("shared scene", "other scene"))
+        texts = {"shared goal", "shared scene", "own scene", "other scene"}
+        store.add_vectors("m", {text_hash(t): np.ones(4, dtype=np.float32) for t in texts})
+        store.add_vectors("m2", {text_hash("own scene"): np.ones(2, dtype=np.float32)})  # every model's goes
+        store.add_episode(gone)
+        store.add_episode(kept)
+        store.count_embeddings("m", encoded=4, hits=3)
+        result = store.delete_episode(gone.id)
+        assert (result.episodes, result.steps, result.vectors) == (1, 2, 2)
+        assert [e.task_id for e in store.episodes()] == ["t2"] and store.count("steps") == 2
+        assert vectors_of(store, *texts) == {text_hash(t) for t in texts - {"own scene"}}
+        assert store.vector_counts() == {"m": 3}
+        assert store.embedding_counts() == {"m": {"encoded": 4, "hits": 3}}  # the cache's history stays
+        with pytest.raises(StoreError, match="no episode"):
+            store.delete_episode(gone.id)
+
+
+def test_deleting_a_run_removes_it_with_its_episodes_in_one_transaction(tmp_path):
+    with Store(tmp_path / "s.db") as store:
+        store.add_run(run("a"))
+        store.add_run(run("b"))
+        for n in range(3):
+            store.add_episode(episode("a", round_=n))
+        store.add_episode(episode("b"))
+        result = store.delete_run("a")
+        assert (result.runs, result.episodes, result.steps) == (1, 3, 6)
+        assert [r.id for r in store.runs()] == ["b"] and [e.run_id for e in store.episodes()] == ["b"]
+        with pytest.raises(StoreError, match="no run 'a'"):
+            store.delete_run("a")
+
+
+def test_an_episode_a_correction_was_made_from_is_not_deleted_under_it(tmp_path):
+    from prag.store.corrections import Correction
+
+    with Store(tmp_path / "s.db") as store:
+        store.add_run(run())
+        source = store.add_episode(episode())
+        fixed = store.corrections.add(Correction(origin="edit", domain="alfworld", goal="g", instructions=["g"],
+                                                 transcript=">>> act('look')\n", verified=True, source_episode=source))
+        for delete in (lambda: store.delete_episode(source), lambda: store.delete_run("r1")):
+            with pytest.raises(StoreError, match=f"{fixed} \\(of episode {source}\\).*prag corrections delete"):
+                delete()
+        assert store.count("episodes") == 1 and store.runs()
+        store.corrections.delete(fixed)
+        assert store.delete_run("r1").episodes == 1
+
+
+# --- damaged files ---------------------------------------------------------------------------------
+
+
+def test_a_damaged_store_is_never_written_to(tmp_path):
+    path = tmp_path / "s.db"
+    stored_steps(path)
+    damage_a_page_of(path)
+    before = file_digest(path)
+    with Store(path) as store:  # opening reads only
+        assert store.integrity() != "ok"
+        for write in (lambda: store.add_run(run("new")), lambda: store.set_run_status("r1", "finished"),
+                      lambda: store.add_vectors("m", {"h": np.ones(2, dtype=np.float32)})):
+            with pytest.raises(StoreError, match=r"is damaged .* writes nothing .*`sqlite3 .*s.db \.recover \| sqlite3 "):
+                write()
+    assert file_digest(path) == before
+
+
+def test_a_read_that_meets_a_damaged_page_ends_in_the_recovery_message(tmp_path):
+    path = tmp_path / "s.db"
+    stored_steps(path)
+    damage_a_page_of(path)
+    with pytest.raises(StoreError, match=r"s.db is damaged \(database disk image is malformed\)"):
+        with Store(path) as store:
+            list(store.episodes())
+
+
+# --- run claims ------------------------------------------------------------------------------------
+
+CLAIMER = """
+import sys, time
+from prag.store import Store
+with Store(sys.argv[1]) as store:
+    store.claim_run("r1")
+print("claimed", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_run_played_by_a_live_process_is_not_claimed_twice_and_shows_stale_once_it_is_killed(tmp_path):
+    import subprocess
+    import sys
+
+    from prag.store.claims import Claim
+
+    path = tmp_path / "s.db"
+    with Store(path) as store:
+        store.add_run(run())
+        store.set_run_status("r1", "interrupted")
+    other = subprocess.Popen([sys.executable, "-c", CLAIMER, str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "claimed"
+        with Store(path) as store:
+            assert store.run_states() == {"r1": "running"}
+            with pytest.raises(StoreError, match=f"run r1 is being resumed elsewhere \\(pid {other.pid} on "):
+                store.claim_run("r1")
+            with pytest.raises(StoreError, match=f"run r1 is being played \\(pid {other.pid} on "):
+                store.delete_run("r1")
+    finally:
+        other.kill()
+        other.wait()
+    with Store(path) as store:
+        assert store.run_states() == {"r1": "running (stale)"}
+        store.claim_run("r1")  # the killed process's claim lapses
+        assert store.run_claims()["r1"].is_mine() and store.run_states() == {"r1": "running"}
+        store.set_run_status("r1", "interrupted")
+        assert store.run_claims() == {"r1": None} and store.run_states() == {"r1": "interrupted"}
+    assert Claim("elsewhere", 1, None, "2026-01-01T00:00:00+00:00").is_alive() is False  # another host: by heartbeat
+
+
+def test_a_new_run_is_claimed_by_its_process_and_stamped_by_each_episode(tmp_path):
+    with Store(tmp_path / "s.db") as store:
+        store.add_run(run())
+        store.add_run(run("done"), claim=False)
+        claims = store.run_claims()
+        assert claims["r1"] is not None and claims["r1"].is_mine() and claims["done"] is None
+        first = claims["r1"].heartbeat_at
+        with store.transaction() as conn:
+            conn.execute("update runs set heartbeat_at = '2020-01-01T00:00:00+00:00'")
+        store.add_episode(episode())
+        assert store.run_claims()["r1"].heartbeat_at >= first
+        assert store.run_states() == {"r1": "running", "done": "running (stale)"}

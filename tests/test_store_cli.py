@@ -1,10 +1,16 @@
-"""`prag query`, `stats`, `export`, `import` through typer's test runner, with the real MiniLM."""
+"""`prag query`, `stats`, `export`, `import`, `delete` through typer's test runner, with the real
+MiniLM: what they print, what bad input and damaged files get, and that a damaged file is left as it was."""
 from __future__ import annotations
 
+import hashlib
 import json
+import sqlite3
+import subprocess
+import sys
 
 import pytest
-from support import episode, minilm, run
+from conftest import write_spec
+from support import damage_a_page_of, episode, minilm, run, stored_steps
 from typer.testing import CliRunner
 
 from prag.cli import _register, app
@@ -111,3 +117,135 @@ def test_every_command_has_help():
         result = invoke(name, "--help")
         assert result.exit_code == 0 and "Usage" in result.output
         assert (command.callback.__doc__ or "").strip(), f"{name} has no help text"
+
+
+# --- import: every line checked first ----------------------------------------------------------------
+
+
+def exported(store_path, tmp_path):
+    lines = invoke("export", store_path).output.splitlines()
+    assert len(lines) == 5  # the run and its four episodes
+    return lines
+
+
+def test_a_bad_file_imports_nothing_and_leaves_no_new_store(store_path, tmp_path):
+    lines = exported(store_path, tmp_path)
+    episode = json.loads(lines[2])
+    episode["won"] = "no"
+    lines[2] = json.dumps(episode)
+    (tmp_path / "bad.jsonl").write_text("\n".join(lines) + "\n")
+    result = invoke("import", tmp_path / "new.db", tmp_path / "bad.jsonl")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"1 bad line in {tmp_path / 'bad.jsonl'}; nothing was imported" in result.output
+    assert f"bad.jsonl:3: won: input should be a valid boolean, got \"no\"" in result.output
+    assert not (tmp_path / "new.db").exists()
+
+
+def test_skip_bad_imports_the_good_lines_and_lists_the_bad(store_path, tmp_path):
+    lines = exported(store_path, tmp_path)
+    lines[4] = lines[4].replace('"t": 1', '"t": "x"')
+    (tmp_path / "bad.jsonl").write_text("\n".join(lines) + "\n")
+    result = invoke("import", tmp_path / "new.db", tmp_path / "bad.jsonl", "--skip-bad")
+    assert result.exit_code == 0, result.output
+    assert "imported 3 episodes (1 new runs), 0 corrections, 0 prior loads; skipped 0 already stored" in result.output
+    assert "skipped 1 bad lines:" in result.output and 'bad.jsonl:5: steps[1].t: input should be a valid integer, got "x"' in result.output
+
+
+def test_import_reads_standard_input(store_path, tmp_path):
+    result = invoke("import", tmp_path / "new.db", "-", input="\n".join(exported(store_path, tmp_path)) + "\n")
+    assert result.exit_code == 0 and "imported 4 episodes" in result.output
+
+
+# --- delete ------------------------------------------------------------------------------------------
+
+
+def copy_of(store_path, tmp_path):
+    copy = tmp_path / "copy.db"
+    target = sqlite3.connect(copy)
+    with Store(store_path) as store:  # through the store: a consistent copy with its WAL applied
+        store.db.conn.backup(target)
+    target.close()
+    return copy
+
+
+def test_delete_asks_first_unless_yes_is_given(store_path, tmp_path):
+    path = copy_of(store_path, tmp_path)
+    declined = invoke("delete", path, "--episode", 2, input="n\n")
+    assert declined.exit_code == 1 and "nothing deleted: answer y to delete episode 2" in declined.output
+    agreed = invoke("delete", path, "--episode", 2, input="y\n")
+    assert agreed.exit_code == 0, agreed.output
+    assert "delete episode 2 (t1, run demo round 0, 1 actions) from" in agreed.output
+    assert "deleted episode 2 (t1, run demo round 0, 1 actions): 1 episodes, 2 steps, 2 vectors no other text uses" in agreed.output
+    stats = json.loads(invoke("stats", path, "--json").output)
+    assert (stats["episodes"], stats["steps"], stats["vectors"]["all-MiniLM-L6-v2"]) == (3, 6, 8 - 2)
+    whole = invoke("delete", path, "--run", "demo", "--yes")
+    assert whole.exit_code == 0 and "deleted run demo with its 3 episodes: 3 episodes, 6 steps, 6 vectors" in whole.output
+    assert json.loads(invoke("stats", path, "--json").output)["vectors"] == {}
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ((), "give --episode ID or --run RUN (one of them)"),
+        (("--episode", "1", "--run", "demo"), "give --episode ID or --run RUN (one of them)"),
+        (("--episode", "99", "--yes"), "no episode 99"),
+        (("--run", "nope", "--yes"), "no run 'nope'"),
+    ],
+)
+def test_delete_says_what_is_wrong(store_path, args, message):
+    result = invoke("delete", store_path, *args)
+    assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output
+
+
+# --- damaged files and run states --------------------------------------------------------------------
+
+
+@pytest.fixture
+def damaged(tmp_path):
+    path = tmp_path / "broken.db"
+    stored_steps(path)
+    damage_a_page_of(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("stats", "{db}"),
+        ("stats", "{db}", "--json"),
+        ("query", "{db}", "put a clean apple in the fridge"),
+        ("export", "{db}"),
+        ("import", "{db}", "{lines}"),
+        ("delete", "{db}", "--run", "r1", "--yes"),
+        ("run", "{spec}", "--store", "{db}", "--rounds", "1", "--no-prior"),
+    ],
+)
+def test_a_damaged_store_is_refused_with_a_way_to_recover_and_left_as_it_was(damaged, tmp_path, monkeypatch, args):
+    monkeypatch.chdir(tmp_path)  # a run would write runs/ here; it is refused before it builds its LLM
+    lines = tmp_path / "one.jsonl"
+    lines.write_text(json.dumps({"kind": "run", "id": "x", "spec": "s", "llm": "l", "mode": "prag", "k": 1, "rounds": 1}) + "\n")
+    spec = write_spec(tmp_path, "one", ["throw_away_trash"])
+    before = hashlib.sha256(damaged.read_bytes()).hexdigest()
+    result = invoke(*[a.format(db=damaged, lines=lines, spec=spec) for a in args])
+    assert result.exit_code == 1
+    assert f"{damaged} is damaged (" in result.output and f"`sqlite3 {damaged} .recover | sqlite3 " in result.output
+    assert "Traceback" not in result.output
+    assert hashlib.sha256(damaged.read_bytes()).hexdigest() == before
+    with Store(damaged) as store:
+        assert [r.id for r in store.runs()] == ["r1"]
+
+
+def test_stats_shows_a_run_whose_process_is_gone_as_stale(store_path, tmp_path):
+    path = copy_of(store_path, tmp_path)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    with Store(path) as store:
+        store.add_run(run("live"))  # claimed by this process
+        store.add_run(run("killed"))
+        with store.transaction() as conn:  # as a process that was killed left it
+            conn.execute("update runs set claim_pid = ?, claim_started = '1' where id = 'killed'", [gone.pid])
+    result = invoke("stats", path, "--json")
+    assert {r["id"]: r["status"] for r in json.loads(result.output)["runs"]} == {
+        "demo": "running", "live": "running", "killed": "running (stale)",  # demo: this process's
+    }
+    assert "running (stale)" in invoke("stats", path).output

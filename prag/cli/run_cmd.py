@@ -55,6 +55,7 @@ def run(
     with Store(store_path) as store:
         if resume:
             run_record, config = resume_config(store, resume)
+            store.claim_run(run_record.id)  # refused while another process plays the run
         else:
             config = RunConfig(
                 spec=spec, rounds=rounds, k=k, mode=mode, llm=llm, max_steps=max_steps, workers=workers,

@@ -22,7 +22,8 @@ from prag.retrieval.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
 from prag.retrieval.index import ExperienceIndex, Hit, Visibility, check_mode
 from prag.store import EpisodeRecord, Store
 from prag.store.exchange import ImportResult, import_file, write_export
-from prag.store.stats import store_stats
+from prag.store.database import damaged
+from prag.store.stats import StoreStats, store_stats
 
 StoreArg = Annotated[Path, typer.Argument(help="Path of the experience store (SQLite file).")]
 ModelOpt = Annotated[str, typer.Option("--model", help="Sentence-embedding model: a name or a local path.")]
@@ -125,12 +126,19 @@ def stats(
     store_path: StoreArg,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
-    """Runs, success per round, steps, text per episode, embedding cache and database size."""
+    """Runs (a running one whose process is gone: `running (stale)`), success per round, steps,
+    text per episode, embedding cache, database size and integrity."""
     with Store(store_path, create=False) as store:
         figures = store_stats(store)
     if as_json:
         console.print_json(json.dumps(figures.to_dict()))
-        return
+    else:
+        _print_stats(figures, store_path)
+    if figures.integrity != "ok":
+        raise damaged(store_path, figures.integrity)
+
+
+def _print_stats(figures: StoreStats, store_path: Path) -> None:
     runs = Table(title=f"runs in {store_path}")
     for column in ("run", "spec", "llm", "mode", "k", "status"):
         runs.add_column(column)
@@ -159,6 +167,7 @@ def stats(
         )
     summary.add_row("database size", f"{figures.db_bytes / 1024:.0f} KB")
     summary.add_row("schema version", str(figures.schema_version))
+    summary.add_row("integrity", figures.integrity)
     console.print(summary)
 
 

@@ -189,16 +189,21 @@ class Store:
         row = self.db.execute("select value from prag_meta where key = 'schema_version'").fetchone()
         return int(row[0]) if row else 0
 
+    def integrity(self) -> str:
+        """SQLite's quick check of the whole file: "ok", or what is wrong with it."""
+        try:
+            return "; ".join(row[0] for row in self.db.execute("PRAGMA quick_check(3)"))
+        except sqlite3.DatabaseError as exc:
+            return str(exc)
+
     def _check_before_writing(self) -> None:
-        """SQLite's quick check, once per store object, before the first write."""
+        """The quick check, once per store object, before its first write: a damaged file is
+        never written to (it reads the whole file: about a second a GB)."""
         if self._checked:
             return
-        try:
-            problems = [row[0] for row in self.db.execute("PRAGMA quick_check(3)")]
-        except sqlite3.DatabaseError as exc:
-            raise damaged(self.path, str(exc)) from None
-        if problems != ["ok"]:
-            raise damaged(self.path, "; ".join(problems))
+        found = self.integrity()
+        if found != "ok":
+            raise damaged(self.path, found)
         self._checked = True
 
     @contextmanager

@@ -39,6 +39,7 @@ class StoreStats:
     cache: dict[str, dict[str, int]]  # model -> encoded / hits
     db_bytes: int
     corrections: int = 0
+    integrity: str = "ok"  # SQLite's quick check: "ok", or what is wrong with the file
     answers: dict[str, dict[str, float]] = field(default_factory=dict)  # model -> rows / hits / misses / saved_seconds
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -82,4 +83,5 @@ def store_stats(store: Store) -> StoreStats:
         answers=answer_stats(store),
         db_bytes=size,
         corrections=store.count("corrections"),
+        integrity=store.integrity(),
     )

@@ -10,6 +10,7 @@ from support import episode, run
 from typer.testing import CliRunner
 
 from prag.cli import _register, app
+from prag.run.config import ExperimentConfig, RunConfig
 from prag.run.plot import success_figure
 from prag.run.report import compare
 from prag.store import Store
@@ -153,7 +154,8 @@ def test_plot_labels_of_equal_values_go_to_both_sides():
 def test_train_then_test_run_marks_its_test_round(tmp_path):
     path = tmp_path / "tt.db"
     with Store(path) as store:
-        store.add_run(dataclasses.replace(run("tt", rounds=2), config={"train": "envs/train.toml"}))
+        config = RunConfig(ExperimentConfig(spec="envs/test.toml", train="envs/train.toml", rounds=2))
+        store.add_run(dataclasses.replace(run("tt", rounds=2), config=config.to_dict()))
         add(store, "tt", {0: {"t1": (False, 5, 4), "t2": (True, 4, 4)}, 1: {"t1": (True, 4, 4), "t2": (True, 4, 4)}})
         add(store, "tt", {2: {"t4": (True, 5, None), "t5": (False, 6, 2)}})  # the test set: other tasks
     data = json.loads(invoke("compare", path, "--json").output)

@@ -6,16 +6,22 @@ from __future__ import annotations
 import io
 
 import pytest
+from conftest import (
+    ADVICE,
+    PROBLEM,
+    plan_follower,
+    plan_transcript,
+    plans_of,
+    write_spec,
+)
 from rich.console import Console
 from support import minilm
-from test_learn import ADVICE, PROBLEM, plan_transcript
-from test_runner import plan_follower, plans_of, write_spec
 from typer.testing import CliRunner
 
-import prag.cli.console_cmd as console_cmd
-from prag.cli import _register, app
+from prag.cli import _register, app, common
 from prag.cli.console_cmd import ConsoleSession
 from prag.llm.scripted import ScriptedLLM
+from prag.run.config import ExperimentConfig, RetrievalConfig, RunConfig
 from prag.store import Store
 
 _register()
@@ -32,7 +38,8 @@ def dishes(tmp_path_factory):
 def session(store, spec, lines, agent, improver):
     script = iter(lines)
     out = Console(file=io.StringIO(), width=200)
-    s = ConsoleSession(store, spec, 0, agent, minilm(), improver=improver, prior=False,
+    config = RunConfig(ExperimentConfig(spec=spec, rounds=1), RetrievalConfig(prior=False))
+    s = ConsoleSession(store, config, 0, llm=agent, encoder=minilm(), improver=improver,
                        read_line=lambda prompt: next(script, None), out=out)
     return s, out
 
@@ -84,7 +91,7 @@ def test_learn_mid_episode_follows_the_persons_words_and_a_late_learn_is_refused
 def test_prag_console_reads_the_person_from_stdin(dishes, tmp_path, monkeypatch):
     spec, goal, plan = dishes
     llms = {"local:agent": ScriptedLLM(plan_follower({goal: plan})), "local:improver": ScriptedLLM([PROBLEM, ADVICE, plan_transcript(goal, plan)])}
-    monkeypatch.setattr(console_cmd, "make_llm", lambda name: llms[name])
+    monkeypatch.setattr(common, "test_llm", lambda name: llms[name])
     store = tmp_path / "s.db"
     result = CliRunner().invoke(
         app,

@@ -7,8 +7,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import ADVICE, PROBLEM, plan_follower, plan_transcript, plans_of, write_spec
 from support import minilm
-from test_runner import plan_follower, plans_of, write_spec
 from typer.testing import CliRunner
 
 import prag.cli.correct_cmd as correct_cmd
@@ -22,22 +22,11 @@ from prag.corrections.replay import open_task, replay
 from prag.corrections.transcripts import Entry, from_episode, parse
 from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.embed import EmbeddingCache
-from prag.run.config import RunConfig
+from prag.run.config import ExperimentConfig, RetrievalConfig, RunConfig
 from prag.run.runner import Runner, start_run
 from prag.store import Store
 
 _register()
-
-PROBLEM = "The robot never opened the door to the kitchen."
-ADVICE = "Open a closed door before trying to walk through it."
-
-
-def plan_transcript(goal: str, plan: list[str], say: str | None = None) -> str:
-    lines = [">>> wait_for_trigger()", repr({"type": "dialog", "text": goal}), ">>> observe()", "You are somewhere."]
-    for action in plan:
-        lines += [f'>>> act("{action}")', "It works."]
-    return "\n".join(lines) + "\n"
-
 
 def store_copy(path: Path, directory: Path) -> Path:
     """A copy of the module's store that a test may write to."""
@@ -54,9 +43,9 @@ def lost_episode(tmp_path_factory):
     plans = plans_of(spec)
     path = directory / "s.db"
     with Store(path) as store:
-        config = RunConfig(spec=spec, rounds=1, k=0, mode="none", think=False, corrections=False)
+        config = RunConfig(ExperimentConfig(spec=spec, rounds=1), RetrievalConfig(mode="none", k=0, corrections=False))
         run = start_run(store, config, "lost")
-        Runner(store, run, config, ScriptedLLM(plan_follower(plans, spoil=set(plans))), minilm()).play()
+        Runner(store, run, config, llm=ScriptedLLM(plan_follower(plans, spoil=set(plans))), encoder=minilm()).play()
         (episode,) = store.episodes("lost")
     (goal, plan), = plans.items()
     return path, spec, episode, goal, plan

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import model_parts_installed
 from support import minilm
-from test_end_to_end import model_parts_installed
 from typer.testing import CliRunner
 
 from prag.cli import _register, app

@@ -10,81 +10,36 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
-import time
-from pathlib import Path
 
 import pytest
+from conftest import held_cli, plan_follower, plans_of, wait_for_episodes, write_spec
 from support import minilm
 
 from prag.agent.agent import AgentConfig, PragAgent
+from prag.envs.domain import ALFWORLD, GRID
 from prag.envs.spec import load_spec
+from prag.errors import PragError
 from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.index import Visibility
-from prag.run.config import RunConfig
-from prag.run.runner import Runner, play_episode, start_run
+from prag.run.config import ExperimentConfig, RetrievalConfig, RunConfig
+from prag.run.runner import Runner, play_episode, resume_config, start_run
 from prag.store import Store
-
-SPEC = """
-name = "{name}"
-env = "grid"
-max_steps = {max_steps}
-[params]
-tasks = {tasks}
-per_task = {per_task}
-seed = {seed}
-"""
-
-
-def write_spec(directory: Path, name: str, tasks: list[str], per_task: int = 1, seed: int = 0, max_steps: int = 40, hide: list[str] = []) -> str:
-    path = directory / f"{name}.toml"
-    text = SPEC.format(name=name, tasks=tasks, per_task=per_task, seed=seed, max_steps=max_steps)
-    if hide:
-        text = f"hide_actions = {hide}\n" + text
-    path.write_text(text.replace("'", '"'))
-    return str(path)
-
-
-def plans_of(spec_path: str) -> dict[str, list[str]]:
-    """Goal text -> the solver's plan, for every task of a spec."""
-    source = load_spec(spec_path).open()
-    plans = {}
-    for task in source.tasks():
-        env = source.make(task)
-        goal = env.reset().goal
-        plans[goal] = env.oracle_plan()
-        env.close()
-    return plans
-
-
-def plan_follower(plans: dict[str, list[str]], spoil: set[str] = frozenset()):
-    """Stand-in LLM: the next step of the solver plan for the goal in the prompt.
-
-    Goals in `spoil` get "look around the room" (never admissible) instead: a losing policy.
-    """
-
-    def answer(messages):
-        task = next(m["content"] for m in reversed(messages) if m["content"].startswith("Your goal"))
-        goal = task.split("\n", 1)[0].removeprefix("Your goal: ")
-        if goal in spoil:
-            return "look around the room"
-        done = sum(1 for line in task.split("\n") if line.startswith("> "))
-        return plans[goal][done]
-
-    return answer
 
 
 def make_runner(store: Store, config: RunConfig, llm) -> Runner:
     run = start_run(store, config)
-    return Runner(store, run, config, llm, minilm())
+    return Runner(store, run, config, llm=llm, encoder=minilm())
+
+
+def run_config(spec: str, rounds: int = 1, k: int = 0, mode: str = "none", **experiment) -> RunConfig:
+    return RunConfig(ExperimentConfig(spec=spec, rounds=rounds, **experiment), RetrievalConfig(mode=mode, k=k))
 
 
 def test_rounds_retrieve_only_from_earlier_rounds(tmp_path):
     spec = write_spec(tmp_path, "two", ["throw_away_trash", "collect_toys"])
     llm = ScriptedLLM(plan_follower(plans_of(spec)))
     with Store(tmp_path / "s.db") as store:
-        config = RunConfig(spec=spec, rounds=3, k=2, mode="prag", think=False)
-        runner = make_runner(store, config, llm)
+        runner = make_runner(store, run_config(spec, rounds=3, k=2, mode="prag"), llm)
         runner.play()
         episodes = list(store.episodes(runner.run.id))
         assert [(e.round, e.won) for e in episodes] == [(r, True) for r in range(3) for _ in range(2)]
@@ -105,8 +60,7 @@ def test_train_then_test_freezes_the_store(tmp_path):
     test = write_spec(tmp_path, "test", ["throw_away_trash"], per_task=2, seed=10)
     plans = plans_of(train) | plans_of(test)
     with Store(tmp_path / "s.db") as store:
-        config = RunConfig(spec=test, train=train, rounds=2, k=3, mode="goal", think=False)
-        runner = make_runner(store, config, ScriptedLLM(plan_follower(plans)))
+        runner = make_runner(store, run_config(test, train=train, rounds=2, k=3, mode="goal"), ScriptedLLM(plan_follower(plans)))
         runner.play()
         episodes = list(store.episodes(runner.run.id))
         assert [(e.round, e.extra["spec"]) for e in episodes] == [(0, "train")] * 2 + [(1, "train")] * 2 + [(2, "test")] * 2
@@ -119,9 +73,8 @@ def test_a_lost_episode_is_stored_as_lost_at_the_step_cap(tmp_path):
     spec = write_spec(tmp_path, "cap", ["collect_toys"], max_steps=5)
     plans = plans_of(spec)
     with Store(tmp_path / "s.db") as store:
-        config = RunConfig(spec=spec, rounds=1, k=0, mode="none", think=False)
         llm = ScriptedLLM(plan_follower(plans, spoil=set(plans)))
-        runner = make_runner(store, config, llm)
+        runner = make_runner(store, run_config(spec), llm)
         runner.play()
         (episode,) = store.episodes(runner.run.id)
         assert not episode.won and episode.n_actions == 5
@@ -139,7 +92,7 @@ def test_an_invalid_answer_is_reasked_with_the_error(tmp_path):
     plan = env.oracle_plan()
     answers = ["Action: fly to the moon", plan[0]]
     llm = ScriptedLLM(answers)
-    agent = PragAgent(llm, None, Visibility(), AgentConfig(think=False))
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(think=False), domain=GRID)
     agent.reset(first)
     decision = agent.act(first)
     assert decision.action == plan[0] and decision.valid and agent.usage.reasks == 1
@@ -158,14 +111,14 @@ def test_repeating_an_action_that_changes_nothing_is_pointed_out_then_banned(tmp
         return (a, b)[sum(line.startswith("> ") for line in task.split("\n")) % 2]
 
     llm = ScriptedLLM(shuttle)
-    agent = PragAgent(llm, None, Visibility(), AgentConfig(think=False, loop_limit=3))
-    steps, won, extra = play_episode(env, agent, source.tasks()[0], 8)
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(think=False, loop_limit=3), domain=GRID)
+    steps, won, trace = play_episode(env, agent)
     prompts = [call["messages"][-1]["content"] for call in llm.calls]
     assert not any("Warning" in p for p in prompts[:3])
     assert f"Warning: you did '{a}' 2 times and nothing changed" in prompts[4]
     # After the third identical visit the action is out of the choices: the stand-in's answer
     # is then not admissible and gets re-asked.
-    assert extra["banned_actions"] > 0 and agent.usage.reasks > 0
+    assert len(steps) == 9 and trace.usage.banned_actions > 0 and trace.usage.reasks > 0
     last_list = [p for p in prompts if "Admissible actions: " in p][-1].split("Admissible actions: ")[1].split("\n")[0]
     go_to = last_list.split(";")[0]
     assert go_to.startswith("go to") and a.removeprefix("go to ") not in go_to and b.removeprefix("go to ") not in go_to
@@ -174,52 +127,29 @@ def test_repeating_an_action_that_changes_nothing_is_pointed_out_then_banned(tmp
 
 def test_resume_after_a_real_kill_plays_each_task_once_per_round(tmp_path):
     spec = write_spec(tmp_path, "kill", ["throw_away_trash", "collect_toys"], per_task=2)
-    script = tmp_path / "play.py"
-    script.write_text(textwrap.dedent(f"""
-        import sys, time
-        sys.path.insert(0, {str(Path(__file__).parent)!r})
-        from test_runner import plan_follower, plans_of
-        from prag.llm.scripted import ScriptedLLM
-        from prag.run.config import RunConfig
-        from prag.run.runner import Runner, start_run
-        from prag.store import Store
-        from support import minilm
-        plans = plans_of({spec!r})
-        follow = plan_follower(plans)
-        def slow(messages):
-            time.sleep(0.05)
-            return follow(messages)
-        store = Store({str(tmp_path / "s.db")!r})
-        config = RunConfig(spec={spec!r}, rounds=2, k=2, mode="prag", think=False)
-        run = start_run(store, config, "victim")
-        Runner(store, run, config, ScriptedLLM(slow), minilm()).play()
-    """))
-    process = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path)
-    deadline = time.time() + 240
+    db = tmp_path / "s.db"
+    # The stand-in stops answering once 5 episodes are stored: the kill lands in round 1, after
+    # round 0's four episodes and one of round 1's, whatever the machine's speed.
+    script = held_cli(tmp_path, spec, db, episodes=5)
+    args = ["run", spec, "--store", str(db), "--rounds", "2", "--k", "2", "--name", "victim", "--no-prior"]
+    process = subprocess.Popen([sys.executable, str(script), *args], cwd=tmp_path,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        while time.time() < deadline:
-            time.sleep(0.5)
-            if (tmp_path / "s.db").exists():
-                with Store(tmp_path / "s.db") as store:
-                    if "episodes" in store.db.table_names() and store.count("episodes") >= 5:
-                        break
-        assert process.poll() is None, "the run finished before it could be killed"
+        wait_for_episodes(process, db, 5)
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
     finally:
         if process.poll() is None:
             process.kill()
-    with Store(tmp_path / "s.db") as store:
-        killed_at = store.count("episodes")
-        assert 5 <= killed_at < 8 and store.run("victim").status == "running"
-        from prag.run.runner import resume_config
-
-        run, config = resume_config(store, "victim")
-        Runner(store, run, config, ScriptedLLM(plan_follower(plans_of(spec))), minilm()).play()
+    with Store(db) as store:
+        assert [e.round for e in store.episodes("victim")] == [0, 0, 0, 0, 1]
+        assert store.run("victim").status == "running"  # a crash leaves it as it was
+        run, resumed = resume_config(store, "victim")
+        Runner(store, run, resumed, llm=ScriptedLLM(plan_follower(plans_of(spec))), encoder=minilm()).play()
         keys = [(e.round, e.task_id) for e in store.episodes("victim")]
         assert len(keys) == len(set(keys)) == 2 * 4
         assert store.run("victim").status == "finished"
-        with pytest.raises(Exception, match="finished"):
+        with pytest.raises(PragError, match="finished"):
             resume_config(store, "victim")
 
 
@@ -229,7 +159,7 @@ def test_an_action_taken_from_the_same_state_is_not_offered_there_again():
     goal = "put some newspaper on ottoman."
     here = Observation(goal, "You arrive at safe 1. The safe 1 is closed.", ["go to shelf 1", "go to ottoman 1", "open safe 1"], [], "at: safe 1")
     shelf = Observation(goal, "You arrive at shelf 1.", ["go to safe 1", "go to ottoman 1"], [], "at: shelf 1")
-    agent = PragAgent(ScriptedLLM(lambda messages: "open safe 1"), None, Visibility(), AgentConfig(think=False))
+    agent = PragAgent(ScriptedLLM(lambda messages: "open safe 1"), None, Visibility(), AgentConfig(think=False), domain=ALFWORLD)
     agent.reset(here)
     agent.observe("go to shelf 1", shelf)
     agent.observe("go to safe 1", here)
@@ -254,8 +184,7 @@ def test_the_spec_action_filter_hides_actions_from_the_planner(tmp_path):
     assert load_spec(spec).hide_actions == ("go to door",)
     llm = ScriptedLLM(lambda messages: "look around the room")
     with Store(tmp_path / "s.db") as store:
-        config = RunConfig(spec=spec, rounds=1, k=0, mode="none", think=False)
-        make_runner(store, config, llm).play()
+        make_runner(store, run_config(spec), llm).play()
     offered = llm.calls[0]["messages"][-1]["content"].split("Admissible actions: ")[1].split("\n")[0]
     assert "door" not in offered and "bin 1" in offered
 
@@ -263,7 +192,7 @@ def test_the_spec_action_filter_hides_actions_from_the_planner(tmp_path):
 def test_the_agent_notes_where_goal_objects_were_seen():
     from prag.envs.base import Observation
 
-    agent = PragAgent(ScriptedLLM(["go to shelf 1"]), None, Visibility(), AgentConfig(think=False))
+    agent = PragAgent(ScriptedLLM(["go to shelf 1"]), None, Visibility(), AgentConfig(think=False), domain=ALFWORLD)
     start = Observation("put some newspaper on ottoman.", "You see a cabinet 1, a ottoman 1, and a shelf 1.", ["go to shelf 1"], [], "")
     agent.reset(start)
     agent.observe("go to shelf 1", Observation(start.goal, "On the shelf 1, you see a book 1, and a newspaper 1.", [], [], ""))
@@ -275,7 +204,7 @@ def test_the_agent_notes_where_goal_objects_were_seen():
 def test_the_goal_object_note_leaves_out_what_the_agent_holds():
     from prag.envs.base import Observation
 
-    agent = PragAgent(ScriptedLLM(["go to ottoman 1"]), None, Visibility(), AgentConfig(think=False))
+    agent = PragAgent(ScriptedLLM(["go to ottoman 1"]), None, Visibility(), AgentConfig(think=False), domain=ALFWORLD)
     start = Observation("put some newspaper on ottoman.", "You see a ottoman 1, and a shelf 1.", ["go to ottoman 1"], [], "")
     agent.reset(start)
     agent.observe("go to shelf 1", Observation(start.goal, "On the shelf 1, you see a newspaper 1.", [], [], ""))
@@ -318,7 +247,7 @@ def test_corrections_are_retrieved_again_only_when_the_person_says_something():
             return []
 
     corrections = CountingCorrections()
-    agent = PragAgent(ScriptedLLM(["go to shelf 1"] * 4), None, Visibility(), AgentConfig(think=False), corrections=corrections)
+    agent = PragAgent(ScriptedLLM(["go to shelf 1"] * 4), None, Visibility(), AgentConfig(think=False), corrections=corrections, domain=ALFWORLD)
     start = Observation("put some newspaper on ottoman.", "You see a shelf 1.", ["go to shelf 1"], [], "at: middle of room")
     agent.reset(start)
     agent.act(start)
@@ -331,15 +260,13 @@ def test_corrections_are_retrieved_again_only_when_the_person_says_something():
 
 
 def test_a_run_can_start_from_another_runs_round_0(tmp_path):
-    from prag.errors import PragError
-
     spec = write_spec(tmp_path, "branch", ["throw_away_trash", "collect_toys"])
     plans = plans_of(spec)
     with Store(tmp_path / "s.db") as store:
-        first = make_runner(store, RunConfig(spec=spec, rounds=1, k=2, mode="prag", think=False), ScriptedLLM(plan_follower(plans)))
+        first = make_runner(store, run_config(spec, rounds=1, k=2, mode="prag"), ScriptedLLM(plan_follower(plans)))
         first.play()
         llm = ScriptedLLM(plan_follower(plans))
-        branch = make_runner(store, RunConfig(spec=spec, rounds=2, k=2, mode="goal", think=False, round0_from=first.run.id), llm)
+        branch = make_runner(store, run_config(spec, rounds=2, k=2, mode="goal", round0_from=first.run.id), llm)
         branch.play()
         original = {e.task_id: e for e in store.episodes(first.run.id)}
         episodes = list(store.episodes(branch.run.id))
@@ -351,8 +278,8 @@ def test_a_run_can_start_from_another_runs_round_0(tmp_path):
         assert len(llm.calls) == sum(e.n_actions for e in episodes[2:])
         copies = {e.id for e in episodes[:2]}
         assert all(set(e.extra["retrieved"]) <= copies for e in episodes[2:])
-        with pytest.raises(PragError, match="max_steps"):
-            start_run(store, RunConfig(spec=spec, rounds=2, mode="none", max_steps=3, round0_from=first.run.id))
+        with pytest.raises(PragError, match="experiment.max_steps"):
+            start_run(store, run_config(spec, rounds=2, max_steps=3, round0_from=first.run.id))
 
 
 def offered(llm) -> str:
@@ -364,7 +291,7 @@ def test_the_agent_is_not_offered_to_undo_its_last_action():
     from prag.envs.base import Observation
 
     llm = ScriptedLLM(["go to ottoman 1"] * 2)
-    agent = PragAgent(llm, None, Visibility(), AgentConfig(think=False))
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(think=False), domain=ALFWORLD)
     start = Observation("put some newspaper on ottoman.", "You see a ottoman 1, and a shelf 1.", [], [], "")
     agent.reset(start)
     agent.observe("take newspaper 1 from shelf 1", Observation(start.goal, "You pick up the newspaper 1 from the shelf 1.", [], [], ""))

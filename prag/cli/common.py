@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 
 from prag.errors import PragError
+from prag.llm import LLM
 
 console = Console()
 err_console = Console(stderr=True)
@@ -27,3 +28,14 @@ def guarded(fn: F) -> F:
             raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+# Test-only hook: tests play the real commands with a scripted stand-in LLM by setting this to a
+# function of the --llm spec (with monkeypatch in process, or in a script that then calls
+# `prag.cli.main()`). Nothing sets it in production: the runner builds the LLM the config names.
+test_llm: Callable[[str], LLM] | None = None
+
+
+def injected_llm(spec: str) -> LLM | None:
+    """The test hook's LLM for `spec`, or None when no test set one."""
+    return test_llm(spec) if test_llm is not None else None

@@ -19,20 +19,22 @@ from rich.console import Console
 from rich.markup import escape
 
 from prag.agent.agent import PragAgent
+from prag.agent.protocol import Agent
 from prag.cli import app
-from prag.cli.common import console, guarded
-from prag.cli.run_cmd import DEFAULT_STORE
+from prag.cli.common import console, guarded, injected_llm
+from prag.cli.run_cmd import DEFAULT, DEFAULT_STORE
 from prag.corrections.learn import Outcome, correct_episode
 from prag.corrections.replay import Replay
 from prag.corrections.transcripts import Entry, statement
 from prag.envs.base import Observation
 from prag.envs.spec import load_spec
 from prag.errors import PragError
-from prag.llm import LLM, SPEC_HELP, make_llm
-from prag.retrieval.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
-from prag.run.config import RunConfig
-from prag.run.runner import Phase, Runner, start_run
+from prag.llm import LLM, SPEC_HELP
+from prag.retrieval.embed import EmbeddingCache, Encoder
+from prag.run.config import ExperimentConfig, RetrievalConfig, RunConfig
+from prag.run.runner import Phase, Runner, build_llm, start_run
 from prag.store import Store
+from prag.store.records import StepRecord
 
 LEARN, QUIT = "learn", "quit"
 ReadLine = Callable[[str], Optional[str]]  # shows a prompt, returns the line (None at end of input)
@@ -45,48 +47,44 @@ def stdin_line(prompt: str) -> str | None:
 
 
 class ConsoleSession:
-    """One task played by the agent under a person's eyes, stored as a run of its own."""
+    """One task played by the agent under a person's eyes, stored as a run of its own.
+
+    `config` names the LLM and encoder the runner builds; `llm` and `encoder` stand in for them
+    (tests). The improvement LLM for `learn` is `improver`, by default the agent's own.
+    """
 
     def __init__(
         self,
         store: Store,
-        spec_ref: str,
+        config: RunConfig,
         task_index: int,
-        llm: LLM,
-        encoder: Encoder,
         *,
+        llm: LLM | None = None,
+        encoder: Encoder | None = None,
         improver: LLM | None = None,
-        k: int = 3,
-        corrections_k: int = 1,
-        prior: bool = True,
-        max_steps: int | None = None,
         read_line: ReadLine = stdin_line,
         out: Console = console,
     ) -> None:
         self.store = store
-        self.spec = load_spec(spec_ref)
-        self.source = self.spec.open()
+        self.spec = load_spec(config.experiment.spec)
+        self.source = self.spec.open(max_steps=config.experiment.max_steps)
         tasks = self.source.tasks()
         if not 0 <= task_index < len(tasks):
             raise PragError(f"{self.spec.name} has {len(tasks)} tasks: give --task from 0 to {len(tasks) - 1}")
         self.task = tasks[task_index]
+        self.config = config
         self.llm = llm
-        self.improver = improver or llm
         self.encoder = encoder
+        self.improver = improver
         self.read_line = read_line
         self.out = out
-        # The console sees every episode already in the store, and all corrections.
-        self.config = RunConfig(
-            spec=spec_ref, rounds=1, k=k, llm=llm.name, max_steps=max_steps, think=False,
-            include_runs=[run.id for run in store.runs()], corrections_k=corrections_k, prior=prior,
-        )
         self.learn_now = False
         self.feedback: list[str] = []
 
     def run(self) -> Outcome | None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-%f")
         run = start_run(self.store, self.config, f"console-{self.spec.name}-{stamp}")
-        runner = Runner(self.store, run, self.config, self.llm, self.encoder)
+        runner = Runner(self.store, run, self.config, llm=self.llm, encoder=self.encoder)
         self.out.print(
             f"[bold]{escape(self.spec.name)}[/] task {escape(self.task.task_id)}: press Enter for the agent's "
             f"next action, type text to tell it something, `{LEARN}` to learn, `{QUIT}` to stop."
@@ -101,8 +99,8 @@ class ConsoleSession:
             return None
         assert record.id is not None
         outcome = correct_episode(
-            self.store, record.id, EmbeddingCache(self.store, self.encoder),
-            feedback=" ".join(self.feedback), llm=self.improver, keep_unverified=self._keep_unverified,
+            self.store, record.id, EmbeddingCache(self.store, runner.encoder),
+            feedback=" ".join(self.feedback), llm=self.improver or runner.llm, keep_unverified=self._keep_unverified,
         )
         if outcome.learning is not None and outcome.learning.problem:
             self.out.print(f"[bold]problem:[/] {escape(outcome.learning.problem)}")
@@ -110,13 +108,12 @@ class ConsoleSession:
         self.out.print(escape(outcome.message))
         return outcome
 
-    def _before_act(self, t: int, observation: Observation, agent: PragAgent) -> bool:
-        if t == 1:
+    def _before_act(self, step: StepRecord, observation: Observation, agent: Agent) -> bool:
+        if step.action is None:
             self._show(Entry.utterance(observation.goal))
             self._show(Entry("observe", (), observation.text))
         else:
-            action, text = agent.history[-1]
-            self._show(Entry.action(action or "", text))
+            self._show(Entry.action(step.action, step.observation))
         while True:
             line = self.read_line("[dim](Enter: next action; text: say it; learn; quit)[/] ")
             if line is None or line.strip() == QUIT:
@@ -126,6 +123,7 @@ class ConsoleSession:
                 return False
             if not line.strip():
                 return True
+            assert isinstance(agent, PragAgent)  # the runner plays the P-RAG agent, which hears
             agent.hear(line)
             self._show(Entry.utterance(" ".join(line.split())))
 
@@ -160,19 +158,23 @@ def console_cmd(
     spec_name: Annotated[str, typer.Argument(metavar="SPEC", help="A spec name from `prag envs list`, or a .toml path.")],
     task: Annotated[int, typer.Option("--task", min=0, help="Index of the task in the spec's task list.")] = 0,
     store_path: Annotated[Path, typer.Option("--store", help="Store the episode and corrections go to (created if missing).")] = DEFAULT_STORE,
-    llm: Annotated[str, typer.Option("--llm", help=SPEC_HELP)] = "local",
+    llm: Annotated[str, typer.Option("--llm", help=SPEC_HELP)] = DEFAULT.experiment.llm,
     improver: Annotated[Optional[str], typer.Option("--improver", help="Improvement LLM for `learn` (default: the --llm model).")] = None,
-    k: Annotated[int, typer.Option("--k", help="Episodes retrieved into the prompt.")] = 3,
-    corrections_k: Annotated[int, typer.Option("--corrections-k", help="Corrections retrieved into the prompt.")] = 1,
-    prior: Annotated[bool, typer.Option("--prior/--no-prior", help="Use the human-written transcripts shipped with prag.")] = True,
+    k: Annotated[int, typer.Option("--k", help="Episodes retrieved into the prompt.")] = DEFAULT.retrieval.k,
+    corrections_k: Annotated[int, typer.Option("--corrections-k", help="Corrections retrieved into the prompt.")] = DEFAULT.retrieval.corrections_k,
+    prior: Annotated[bool, typer.Option("--prior/--no-prior", help="Use the human-written transcripts shipped with prag.")] = DEFAULT.retrieval.prior,
     max_steps: Annotated[Optional[int], typer.Option("--max-steps", help="Step cap (default: the spec's).")] = None,
-    model: Annotated[str, typer.Option("--model", help="Sentence-embedding model: a name or a local path.")] = DEFAULT_MODEL,
+    model: Annotated[str, typer.Option("--model", help="Sentence-embedding model: a name or a local path.")] = DEFAULT.retrieval.embedding_model,
 ) -> None:
     """Watch the agent play a task step by step; tell it things as it goes; `learn` at the end."""
     with Store(store_path) as store:
-        agent_llm = make_llm(llm)
-        improvement = make_llm(improver) if improver and improver != llm else agent_llm
-        ConsoleSession(
-            store, spec_name, task, agent_llm, Encoder(model), improver=improvement, k=k,
-            corrections_k=corrections_k, prior=prior, max_steps=max_steps,
-        ).run()
+        # One round of one task that sees every episode already in the store, and all corrections.
+        config = RunConfig(
+            ExperimentConfig(spec=spec_name, rounds=1, llm=llm, max_steps=max_steps),
+            RetrievalConfig(k=k, embedding_model=model, include_runs=tuple(run.id for run in store.runs()),
+                            corrections_k=corrections_k, prior=prior),
+        )
+        improvement = None
+        if improver and improver != llm:
+            improvement = injected_llm(improver) or build_llm(improver, config.execution)
+        ConsoleSession(store, config, task, llm=injected_llm(llm), improver=improvement).run()

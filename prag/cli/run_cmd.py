@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -15,16 +16,22 @@ from rich.progress import (
 )
 
 from prag.cli import app
-from prag.cli.common import console, err_console, guarded
-from prag.llm import SPEC_HELP, make_llm
-from prag.retrieval.embed import Encoder
-from prag.run.config import RunConfig
+from prag.cli.common import console, err_console, guarded, injected_llm
+from prag.llm import SPEC_HELP
+from prag.run.config import (
+    ExecutionConfig,
+    ExperimentConfig,
+    RetrievalConfig,
+    RunConfig,
+)
 from prag.run.runner import RunLog, Runner, resume_config, start_run
 from prag.store import Store
 from prag.store.stats import store_stats
 
 DEFAULT_SPEC = "alfworld-mini"
 DEFAULT_STORE = Path("stores/default.db")
+# The options' defaults are the configs' own.
+DEFAULT = RunConfig(ExperimentConfig(spec=DEFAULT_SPEC))
 
 
 @app.command()
@@ -32,24 +39,26 @@ DEFAULT_STORE = Path("stores/default.db")
 def run(
     spec: Annotated[str, typer.Argument(help="Task-set spec: a name from `prag envs list` or a .toml path.")] = DEFAULT_SPEC,
     store_path: Annotated[Path, typer.Option("--store", help="Experience store to write to (created if missing).")] = DEFAULT_STORE,
-    rounds: Annotated[int, typer.Option("--rounds", help="Rounds of self-iteration (train rounds with --train).")] = 3,
-    k: Annotated[int, typer.Option("--k", help="Episodes retrieved into the prompt.")] = 3,
-    mode: Annotated[str, typer.Option("--mode", help="Retrieval: prag (goal + scene graph), goal, or none.")] = "prag",
-    llm: Annotated[str, typer.Option("--llm", help=SPEC_HELP)] = "local",
+    rounds: Annotated[int, typer.Option("--rounds", help="Rounds of self-iteration (train rounds with --train).")] = DEFAULT.experiment.rounds,
+    k: Annotated[int, typer.Option("--k", help="Episodes retrieved into the prompt.")] = DEFAULT.retrieval.k,
+    mode: Annotated[str, typer.Option("--mode", help="Retrieval: prag (goal + scene graph), goal, or none.")] = DEFAULT.retrieval.mode,
+    llm: Annotated[str, typer.Option("--llm", help=SPEC_HELP)] = DEFAULT.experiment.llm,
     max_steps: Annotated[Optional[int], typer.Option("--max-steps", help="Step cap (default: the spec's).")] = None,
-    workers: Annotated[int, typer.Option("--workers", help="Episodes played in parallel within a round.")] = 1,
-    seed: Annotated[int, typer.Option("--seed", help="Seed for the LLM's sampling.")] = 0,
+    workers: Annotated[int, typer.Option("--workers", help="Episodes played in parallel within a round.")] = DEFAULT.execution.workers,
+    seed: Annotated[int, typer.Option("--seed", help="Seed for the LLM's sampling.")] = DEFAULT.experiment.seed,
     train: Annotated[Optional[str], typer.Option("--train", help="Iterate on this spec, then evaluate SPEC with the store frozen.")] = None,
     include: Annotated[Optional[list[str]], typer.Option("--include", help="Earlier run whose episodes round 0 may retrieve (repeatable).")] = None,
     name: Annotated[Optional[str], typer.Option("--name", help="Run id (default: spec-mode-time).")] = None,
-    think: Annotated[bool, typer.Option("--think/--no-think", help="A one-sentence thought before each action (ReAct-style).")] = False,
-    constrain: Annotated[bool, typer.Option("--constrain/--no-constrain", help="Constrained decoding to the admissible actions.")] = True,
+    think: Annotated[bool, typer.Option("--think/--no-think", help="A one-sentence thought before each action (ReAct-style).")] = DEFAULT.agent.think,
+    constrain: Annotated[bool, typer.Option("--constrain/--no-constrain", help="Constrained decoding to the admissible actions.")] = DEFAULT.agent.constrained,
     limit: Annotated[Optional[int], typer.Option("--limit", help="Play only the first N tasks of the set.")] = None,
     resume: Annotated[Optional[str], typer.Option("--resume", help="Continue this interrupted run (other options are taken from it).")] = None,
-    corrections: Annotated[bool, typer.Option("--corrections/--no-corrections", help="Put transcripts corrected by a person first in the prompt.")] = True,
-    corrections_k: Annotated[int, typer.Option("--corrections-k", help="Corrections retrieved into the prompt, ahead of the K episodes.")] = 1,
-    prior: Annotated[bool, typer.Option("--prior/--no-prior", help="Use the human-written transcripts shipped with prag as the first corrections.")] = True,
+    corrections: Annotated[bool, typer.Option("--corrections/--no-corrections", help="Put transcripts corrected by a person first in the prompt.")] = DEFAULT.retrieval.corrections,
+    corrections_k: Annotated[int, typer.Option("--corrections-k", help="Corrections retrieved into the prompt, ahead of the K episodes.")] = DEFAULT.retrieval.corrections_k,
+    prior: Annotated[bool, typer.Option("--prior/--no-prior", help="Use the human-written transcripts shipped with prag as the first corrections.")] = DEFAULT.retrieval.prior,
     round0_from: Annotated[Optional[str], typer.Option("--round0-from", help="Start from this run's round 0 (same settings, another --mode or --k): compare modes from one round 0.")] = None,
+    llm_timeout: Annotated[float, typer.Option("--llm-timeout", help="Seconds one request to an LLM server may take.")] = DEFAULT.execution.llm_timeout,
+    llm_retries: Annotated[int, typer.Option("--llm-retries", help="Further requests after one to an LLM server failed.")] = DEFAULT.execution.llm_retries,
 ) -> None:
     """Run P-RAG's progressive rounds: round r retrieves the episodes of rounds < r."""
     with Store(store_path) as store:
@@ -58,20 +67,23 @@ def run(
             store.claim_run(run_record.id)  # refused while another process plays the run
         else:
             config = RunConfig(
-                spec=spec, rounds=rounds, k=k, mode=mode, llm=llm, max_steps=max_steps, workers=workers,
-                seed=seed, train=train, include_runs=list(include or []), think=think, constrained=constrain,
-                limit=limit, corrections=corrections, corrections_k=corrections_k, prior=prior, round0_from=round0_from,
+                ExperimentConfig(spec=spec, rounds=rounds, train=train, limit=limit, max_steps=max_steps, llm=llm,
+                                 seed=seed, round0_from=round0_from),
+                RetrievalConfig(mode=mode, k=k, include_runs=tuple(include or ()), corrections=corrections,
+                                corrections_k=corrections_k, prior=prior),
+                replace(DEFAULT.agent, think=think, constrained=constrain),
+                ExecutionConfig(workers=workers, llm_timeout=llm_timeout, llm_retries=llm_retries),
             )
             run_record = start_run(store, config, name)
+        experiment, retrieval = config.experiment, config.retrieval
         log = RunLog(Path("runs") / run_record.id)
-        console.print(f"run [bold]{run_record.id}[/] into {store_path}: {config.spec}, {config.rounds} rounds, mode {config.mode}, k {config.k}, "
-                      f"corrections {config.corrections_k if config.corrections else 'off'}{'' if config.prior else ' (no prior)'}, llm {config.llm}")
-        model = make_llm(config.llm)
+        console.print(f"run [bold]{run_record.id}[/] into {store_path}: {experiment.spec}, {experiment.rounds} rounds, "
+                      f"mode {retrieval.mode}, k {retrieval.k}, corrections {retrieval.corrections_k if retrieval.corrections else 'off'}"
+                      f"{'' if retrieval.prior else ' (no prior)'}, llm {experiment.llm}")
         with _progress() as progress:
             listener = _ProgressListener(progress, log)
-            runner = Runner(store, run_record, config, model, Encoder(config.embedding_model), listener)
             try:
-                runner.play()
+                Runner(store, run_record, config, listener, llm=injected_llm(experiment.llm)).play()
             except KeyboardInterrupt:
                 store.set_run_status(run_record.id, "interrupted")
                 err_console.print(

@@ -93,8 +93,9 @@ def open_task(spec_ref: str, task_id: str) -> tuple[TaskSetSpec, Task, Environme
 def episode_spec(store: Store, episode: EpisodeRecord) -> str:
     """The spec (as its run was given it: a name or a path) an episode's task comes from."""
     config = store.run(episode.run_id).config
+    experiment = config.get("experiment", config)  # run config version 2 nests it; version 1 was flat
     played = episode.extra.get("spec")
-    for candidate in (config.get("spec"), config.get("train")):
+    for candidate in (experiment.get("spec"), experiment.get("train")):
         if candidate and (played is None or _spec_name(candidate) == played):
             return str(candidate)
     raise PragError(

@@ -12,6 +12,7 @@ from typing import Any
 from rich.table import Table
 
 from prag.errors import PragError
+from prag.run.config import train_spec
 from prag.run.metrics import RoundMetrics, Transition, round_metrics, transitions
 from prag.store import Store
 from prag.store.records import RunRecord
@@ -31,7 +32,7 @@ class Comparison:
         """Whether the round is the test evaluation of a train-then-test run: the runner plays it
         after the `rounds` train rounds, numbered `rounds`, with the store frozen."""
         run = next(run for run in self.runs if run.id == run_id)
-        return bool(run.config.get("train")) and round_ == run.rounds
+        return bool(train_spec(run)) and round_ == run.rounds
 
     def round_label(self, run_id: str, round_: int) -> str:
         return f"{round_} (test)" if self.is_test_round(run_id, round_) else str(round_)
@@ -47,7 +48,7 @@ class Comparison:
                     "mode": run.mode,
                     "k": run.k,
                     "rounds": run.rounds,
-                    "train": run.config.get("train"),
+                    "train": train_spec(run),
                     "status": run.status,
                 }
                 for run in self.runs
@@ -96,7 +97,7 @@ def runs_table(comparison: Comparison) -> Table:
         table.add_column(column)
     for run in comparison.runs:
         played = len(comparison.rounds_of(run.id))
-        train = run.config.get("train")
+        train = train_spec(run)
         planned = run.rounds + 1 if train else run.rounds  # the test round follows the train rounds
         spec = f"{train} → {run.spec}" if train else run.spec
         table.add_row(run.id, run.mode, str(run.k), spec, run.llm, f"{played}/{planned}", run.status)

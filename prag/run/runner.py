@@ -9,9 +9,13 @@ Each episode is written to the store in one transaction when it ends, by this th
 parallel episodes (threads) hand their records over. A run interrupted at any point resumes
 with the episodes its rounds are missing: every task is played exactly once per round, and
 an episode cut off mid-way is replayed from its start.
+
+The runner builds what its config names (the LLM, the encoder) and plays agents only through
+the Agent protocol (`prag.agent.protocol`): an episode is its steps plus the agent's Trace.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -20,18 +24,19 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from prag.agent.agent import AgentConfig, PragAgent
+from prag.agent.agent import PragAgent
+from prag.agent.protocol import Agent, Trace
 from prag.corrections.prior import load_prior
-from prag.envs.base import Environment, Observation, Task, TaskSource
 from prag.envs import registry
+from prag.envs.base import Environment, Observation, Task, TaskSource
 from prag.envs.spec import TaskSetSpec, load_spec
 from prag.errors import PragError
-from prag.llm.base import LLM
+from prag.llm import LLM, make_llm
 from prag.retrieval.corrections import CorrectionSource
 from prag.retrieval.embed import EmbeddingCache, Encoder
 from prag.retrieval.episodes import ExperienceSource
 from prag.retrieval.index import Visibility, check_mode
-from prag.run.config import ROUND0_SETTINGS, RunConfig
+from prag.run.config import ExecutionConfig, RunConfig, recorded_config, round0_settings
 from prag.store import Store
 from prag.store.records import EpisodeRecord, RunRecord, StepRecord
 
@@ -59,69 +64,72 @@ def new_run_id(spec: str, mode: str) -> str:
     return f"{spec}-{mode}-{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S')}"
 
 
-# Called before each action with (t, observation, agent); returning False ends the episode.
-# The console uses it to show the episode and let a person speak to the agent (`agent.hear`).
-BeforeAct = Callable[[int, Observation, PragAgent], bool]
+# Called before each action with the latest step (t = 0: the reset), its observation and the
+# agent; returning False ends the episode. The console uses it to show the episode and let a
+# person speak to the agent.
+BeforeAct = Callable[[StepRecord, Observation, Agent], bool]
 
 
-def play_episode(
-    env: Environment, agent: PragAgent, task: Task, max_steps: int, before_act: BeforeAct | None = None
-) -> tuple[list[StepRecord], bool, dict]:
-    """One episode from reset to win or step cap; success is the environment's `won`."""
+def play_episode(env: Environment, agent: Agent, before_act: BeforeAct | None = None) -> tuple[list[StepRecord], bool, Trace]:
+    """One episode from reset until the environment is done (won, or at the step cap of the
+    spec's wrapper); success is the environment's `won`."""
     observation = env.reset()
     agent.reset(observation)
-    steps = [StepRecord(0, None, observation.text, observation.scene_text)]
-    won = False
-    for t in range(1, max_steps + 1):
-        if before_act is not None and not before_act(t, observation, agent):
+    steps = [StepRecord.of(0, None, observation)]
+    for t in itertools.count(1):
+        if before_act is not None and not before_act(steps[-1], observation, agent):
             break
         decision = agent.act(observation)
         observation = env.step(decision.action)
         agent.observe(decision.action, observation)
-        steps.append(StepRecord(t, decision.action, observation.text, observation.scene_text))
-        if observation.won:
-            won = True
+        steps.append(StepRecord.of(t, decision.action, observation))
+        if observation.won or observation.done:
             break
-        if observation.done:
-            break
-    extra = {
-        "thoughts": agent.thoughts,
-        "invalid_actions": agent.usage.invalid_actions,
-        "banned_actions": agent.usage.banned_actions,
-        "corrections": agent.shown_corrections,
-        # [t, text]: said after step t's observation (history index t is step t).
-        "utterances": [[at, text] for at, text in agent.utterances],
-    }
-    return steps, won, extra
+    return steps, len(steps) > 1 and observation.won, agent.finish()
+
+
+def build_llm(spec: str, execution: ExecutionConfig) -> LLM:
+    """The LLM a `--llm` spec names, with the run's request timeout and retries."""
+    return make_llm(spec, timeout=execution.llm_timeout, retries=execution.llm_retries)
 
 
 class Runner:
-    """Plays a run's rounds into a store. `listener` hears about rounds and episodes."""
+    """Plays a run's rounds into a store, with the LLM and encoder its config names.
 
-    def __init__(self, store: Store, run: RunRecord, config: RunConfig, llm: LLM, encoder: Encoder, listener: Listener | None = None) -> None:
+    `listener` hears about rounds and episodes. `llm` and `encoder` stand in for the ones the
+    config names: a scripted stand-in LLM in tests, an encoder loaded once per test session.
+    """
+
+    def __init__(
+        self, store: Store, run: RunRecord, config: RunConfig, listener: Listener | None = None,
+        *, llm: LLM | None = None, encoder: Encoder | None = None,
+    ) -> None:
         self.store = store
         self.run = run
         self.config = config
-        self.llm = llm
+        self.llm = llm if llm is not None else build_llm(config.experiment.llm, config.execution)
+        self.encoder = encoder if encoder is not None else Encoder(config.retrieval.embedding_model)
         self.listener = listener or (lambda event, data: None)
-        self.persisting_cache = EmbeddingCache(store, encoder)
-        self.query_cache = EmbeddingCache(store, encoder, read_only=True)
-        self.experiences = ExperienceSource(store, self.query_cache, check_mode(config.mode), config.k)
+        self.persisting_cache = EmbeddingCache(store, self.encoder)
+        self.query_cache = EmbeddingCache(store, self.encoder, read_only=True)
+        retrieval = config.retrieval
+        self.experiences = ExperienceSource(store, self.query_cache, check_mode(retrieval.mode), retrieval.k)
         self.corrections: dict[str, CorrectionSource] = {}  # by domain (action vocabulary)
 
     # --- the rounds -------------------------------------------------------------------------
 
     def phases(self) -> Iterator[Phase]:
-        test = load_spec(self.config.spec)
-        train = load_spec(self.config.train) if self.config.train else None
+        experiment = self.config.experiment
+        test = load_spec(experiment.spec)
+        train = load_spec(experiment.train) if experiment.train else None
         iterate = train or test
-        source = iterate.open()
-        tasks = source.tasks()[: self.config.limit]
-        for round_ in range(self.config.rounds):
+        source = iterate.open(max_steps=experiment.max_steps)
+        tasks = source.tasks()[: experiment.limit]
+        for round_ in range(experiment.rounds):
             yield Phase(round_, iterate, tasks, source)
         if train is not None:
-            test_source = test.open()
-            yield Phase(self.config.rounds, test, test_source.tasks()[: self.config.limit], test_source)
+            test_source = test.open(max_steps=experiment.max_steps)
+            yield Phase(experiment.rounds, test, test_source.tasks()[: experiment.limit], test_source)
 
     def play(self) -> None:
         for phase in self.phases():
@@ -145,24 +153,26 @@ class Runner:
     def _refresh_corrections(self, phase: Phase) -> None:
         """Load the prior transcripts of the phase's domain once, and re-read the corrections
         (a person may have added or deleted some between rounds)."""
-        if not self.config.corrections or self.config.corrections_k == 0:
+        retrieval = self.config.retrieval
+        if not retrieval.corrections or retrieval.corrections_k == 0:
             return
         domain = registry.domain(phase.spec.env).name
-        if self.config.prior:
+        if retrieval.prior:
             load_prior(self.store, self.persisting_cache, domain=domain)
         if domain not in self.corrections:
             self.corrections[domain] = CorrectionSource(
-                self.store, self.query_cache, k=self.config.corrections_k, domain=domain, prior=self.config.prior
+                self.store, self.query_cache, k=retrieval.corrections_k, domain=domain, prior=retrieval.prior
             )
         else:
             self.corrections[domain].refresh()
 
     def _play_round(self, phase: Phase, tasks: list[Task]) -> Iterator[EpisodeDone]:
-        if self.config.workers == 1:
+        workers = self.config.execution.workers
+        if workers == 1:
             for task in tasks:
                 yield self._episode(phase, task)
             return
-        pool = ThreadPoolExecutor(self.config.workers)
+        pool = ThreadPoolExecutor(workers)
         pending: set[Future[EpisodeDone]] = {pool.submit(self._episode, phase, task) for task in tasks}
         try:
             while pending:
@@ -175,26 +185,25 @@ class Runner:
             pool.shutdown(wait=True, cancel_futures=True)
 
     def _episode(self, phase: Phase, task: Task, before_act: BeforeAct | None = None) -> EpisodeDone:
-        visibility = Visibility(self.run.id, phase.round, tuple(self.config.include_runs))
-        agent_config = AgentConfig(think=self.config.think, constrained=self.config.constrained, hide_actions=phase.spec.hide_actions)
+        visibility = Visibility(self.run.id, phase.round, self.config.retrieval.include_runs)
+        domain = registry.domain(phase.spec.env)
         agent = PragAgent(
-            self.llm, self.experiences, visibility, agent_config, seed=self.config.seed,
-            corrections=self.corrections.get(registry.domain(phase.spec.env).name),
+            self.llm, self.experiences, visibility, self.config.agent,
+            seed=self.config.experiment.seed, corrections=self.corrections.get(domain.name), domain=domain,
         )
         env = phase.source.make(task)
-        max_steps = self.config.max_steps or phase.spec.max_steps
         start = time.perf_counter()
         try:
-            steps, won, extra = play_episode(env, agent, task, max_steps, before_act)
+            steps, won, trace = play_episode(env, agent, before_act)
         finally:
             env.close()
-        usage = agent.usage
+        usage = trace.usage
         record = EpisodeRecord(
             run_id=self.run.id,
             round=phase.round,
             task_id=task.task_id,
             task_type=task.task_type,
-            goal=agent.goal,
+            goal=trace.goal,
             won=won,
             steps=steps,
             shortest_path=env.shortest_path_length,
@@ -206,7 +215,7 @@ class Runner:
             reasks=usage.reasks,
             seconds=time.perf_counter() - start,
             llm_seconds=usage.llm_seconds,
-            extra={**extra, "spec": phase.spec.name, "retrieved": [e.hit.episode_id for e in agent.retrieved]},
+            extra={**trace.extra, "spec": phase.spec.name, "retrieved": trace.retrieved},
         )
         return EpisodeDone(record, phase)
 
@@ -220,22 +229,23 @@ class Runner:
 def start_run(store: Store, config: RunConfig, run_id: str | None = None) -> RunRecord:
     """Record a new run in the store (its config, so that `resume_config` can rebuild it)."""
     config.check()
-    spec = load_spec(config.spec)
-    if config.train:
-        load_spec(config.train)
-    for included in config.include_runs:
+    experiment, retrieval = config.experiment, config.retrieval
+    spec = load_spec(experiment.spec)
+    if experiment.train:
+        load_spec(experiment.train)
+    for included in retrieval.include_runs:
         store.run(included)  # fails clearly on an unknown run
     run = RunRecord(
-        id=run_id or new_run_id(spec.name, config.mode),
+        id=run_id or new_run_id(spec.name, retrieval.mode),
         spec=spec.name,
-        llm=config.llm,
-        mode=config.mode,
-        k=config.k,
-        rounds=config.rounds,
-        config=asdict(config),
-        include_runs=list(config.include_runs),
+        llm=experiment.llm,
+        mode=retrieval.mode,
+        k=retrieval.k,
+        rounds=experiment.rounds,
+        config=config.to_dict(),
+        include_runs=list(retrieval.include_runs),
     )
-    round0 = _round0_of(store, config) if config.round0_from else []
+    round0 = _round0_of(store, config) if experiment.round0_from else []
     store.add_run(run)
     for episode in round0:
         store.add_episode(replace(episode, run_id=run.id, id=None, extra={**episode.extra, "copied_from": episode.id}))
@@ -243,20 +253,20 @@ def start_run(store: Store, config: RunConfig, run_id: str | None = None) -> Run
 
 
 def _round0_of(store: Store, config: RunConfig) -> list[EpisodeRecord]:
-    """The round-0 episodes of `config.round0_from`, checked to stand for a round 0 of `config`;
-    the new run gets copies of them and goes on from round 1."""
-    source = store.run(config.round0_from or "")
-    theirs = source.config
-    if config.train or theirs.get("train") or config.include_runs or theirs.get("include_runs"):
+    """The round-0 episodes of `config`'s round0_from run, checked to stand for a round 0 of
+    `config`; the new run gets copies of them and goes on from round 1."""
+    source = store.run(config.experiment.round0_from or "")
+    theirs = recorded_config(source)
+    if any(c.experiment.train or c.retrieval.include_runs for c in (config, theirs)):
         raise PragError("--round0-from works for self-iteration runs without --train or --include, "
                         "whose round 0 retrieves nothing")
-    ours = asdict(config)
-    differ = [key for key in ROUND0_SETTINGS if theirs.get(key) != ours[key]]
+    ours, before = round0_settings(config), round0_settings(theirs)
+    differ = [key for key in ours if before[key] != ours[key]]
     if differ:
         raise PragError(f"run {source.id} played round 0 with other settings ({', '.join(differ)}): "
                         f"its round 0 cannot stand for this run's; give the same options")
     episodes = [e for e in store.episodes(source.id) if e.round == 0 and e.source == "agent"]
-    expected = len(load_spec(config.spec).open().tasks()[: config.limit])
+    expected = len(load_spec(config.experiment.spec).open().tasks()[: config.experiment.limit])
     if len({e.task_id for e in episodes}) < expected:
         raise PragError(f"run {source.id} has not finished round 0 ({len(episodes)} of {expected} tasks): "
                         f"finish it first with `prag run --resume {source.id}`")
@@ -264,10 +274,11 @@ def _round0_of(store: Store, config: RunConfig) -> list[EpisodeRecord]:
 
 
 def resume_config(store: Store, run_id: str) -> tuple[RunRecord, RunConfig]:
+    """An unfinished run and its recorded config, to play the episodes it is missing."""
     run = store.run(run_id)
     if run.status == "finished":
         raise PragError(f"run {run_id} is finished: nothing to resume")
-    return run, RunConfig(**run.config)
+    return run, recorded_config(run)
 
 
 class RunLog:

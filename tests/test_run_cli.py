@@ -1,0 +1,205 @@
+"""`prag run` through the command line, on the real grid world with a scripted stand-in LLM (set
+through the CLI's test hook, `prag.cli.common.test_llm`): what a run stores, prints and writes,
+parallel workers, Ctrl-C and `--resume`, and runs recorded by other versions of prag."""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+from conftest import held_cli, plan_follower, plans_of, wait_for_episodes, write_spec
+from typer.testing import CliRunner
+
+from prag.agent.agent import AgentConfig
+from prag.cli import _register, app, common
+from prag.envs.spec import load_spec
+from prag.llm.scripted import ScriptedLLM
+from prag.run.config import (
+    ExecutionConfig,
+    ExperimentConfig,
+    RetrievalConfig,
+    RunConfig,
+)
+from prag.store import Store
+from prag.store.records import RunRecord
+
+_register()
+WIDE = {"COLUMNS": "300"}  # no wrapped lines in what is checked
+
+
+def task_ids(spec: str) -> list[str]:
+    return [task.task_id for task in load_spec(spec).open().tasks()]
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch):
+    """(invoke, play, asked): `invoke` runs `prag` in tmp_path (runs/ goes there); `play(answer)`
+    makes the commands' LLM a scripted stand-in answering `answer(messages)`; `asked` lists the
+    --llm specs the commands built an LLM for."""
+    monkeypatch.chdir(tmp_path)
+    asked: list[str] = []
+
+    def play(answer) -> None:
+        def make(spec: str) -> ScriptedLLM:
+            asked.append(spec)
+            return ScriptedLLM(answer)
+
+        monkeypatch.setattr(common, "test_llm", make)
+
+    def invoke(*args: object):
+        return CliRunner().invoke(app, [str(a) for a in args], env=WIDE)
+
+    return invoke, play, asked
+
+
+def test_a_run_stores_every_setting_and_writes_its_summary(tmp_path, cli):
+    invoke, play, asked = cli
+    spec = write_spec(tmp_path, "pair", ["throw_away_trash", "collect_toys"], max_steps=20)
+    plans = plans_of(spec)
+    lost = min(plans)
+    play(plan_follower(plans, spoil={lost}))
+    db = tmp_path / "s.db"
+    result = invoke("run", spec, "--store", db, "--rounds", 2, "--k", 1, "--name", "cli", "--no-prior", "--think",
+                    "--llm", "openai:stand-in", "--llm-timeout", 7.5, "--llm-retries", 0, "--seed", 3)
+    assert result.exit_code == 0, result.output
+    assert asked == ["openai:stand-in"]  # one LLM, built once for the run
+    assert "round 0: 1/2 won (50%)" in result.output and "round 1: 1/2 won (50%)" in result.output
+    summary = json.loads((tmp_path / "runs" / "cli" / "summary.json").read_text())
+    assert summary == [{"round": r, "episodes": 2, "won": 1, "success_rate": 0.5} for r in (0, 1)]
+    events = [json.loads(line)["event"] for line in (tmp_path / "runs" / "cli" / "log.jsonl").read_text().splitlines()]
+    assert events == ["round", "episode", "episode"] * 2
+    with Store(db) as store:
+        run = store.run("cli")
+        assert run.status == "finished"
+        assert RunConfig.from_dict(run.config) == RunConfig(
+            ExperimentConfig(spec=spec, rounds=2, llm="openai:stand-in", seed=3),
+            RetrievalConfig(k=1, prior=False),
+            AgentConfig(think=True),
+            ExecutionConfig(llm_timeout=7.5, llm_retries=0),
+        )
+        assert set(run.config["agent"]) >= {"think", "constrained", "max_reasks", "loop_limit", "keep_margin", "limits"}
+        episodes = list(store.episodes("cli"))
+        assert [e.round for e in episodes] == [0, 0, 1, 1]
+        assert all(e.won == (e.goal != lost) for e in episodes)
+        assert all(e.n_actions == 20 for e in episodes if not e.won)  # the spec's step cap
+        assert all(len(e.extra["thoughts"]) == e.n_actions for e in episodes)  # --think was played
+
+
+def test_workers_play_a_round_in_parallel_and_each_task_once(tmp_path, cli):
+    invoke, play, _ = cli
+    spec = write_spec(tmp_path, "four", ["throw_away_trash", "collect_toys"], per_task=2)
+    follow = plan_follower(plans_of(spec))
+    calls = itertools.count()
+    meet = threading.Barrier(2, timeout=60)
+
+    def answer(messages):
+        if next(calls) < 2:
+            meet.wait()  # the first two calls can only both get here from two episodes at once
+        return follow(messages)
+
+    play(answer)
+    result = invoke("run", spec, "--store", tmp_path / "s.db", "--rounds", 2, "--k", 2, "--name", "par", "--workers", 2, "--no-prior")
+    assert result.exit_code == 0, result.output
+    with Store(tmp_path / "s.db") as store:
+        episodes = list(store.episodes("par"))
+        keys = [(e.round, e.task_id) for e in episodes]
+        assert sorted(keys) == sorted((r, t) for r in (0, 1) for t in task_ids(spec))
+        assert all(e.won for e in episodes)
+        round0 = {e.id for e in episodes if e.round == 0}
+        assert all(e.extra["retrieved"] and set(e.extra["retrieved"]) <= round0 for e in episodes if e.round == 1)
+    assert "round 1: 4/4 won (100%)" in result.output
+
+
+def test_ctrl_c_keeps_what_is_stored_and_resume_plays_the_rest(tmp_path, cli):
+    invoke, play, _ = cli
+    spec = write_spec(tmp_path, "four", ["throw_away_trash", "collect_toys"], per_task=2)
+    db = tmp_path / "s.db"
+    # Held after three stored episodes: Ctrl-C lands in round 0, with its fourth task unplayed.
+    script = held_cli(tmp_path, spec, db, episodes=3)
+    out, err = tmp_path / "out.txt", tmp_path / "err.txt"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, str(script), "run", spec, "--store", str(db), "--rounds", "2", "--name", "victim", "--no-prior"],
+            cwd=tmp_path, stdout=stdout, stderr=stderr, env={**os.environ, **WIDE},
+        )
+        try:
+            wait_for_episodes(process, db, 3)
+            process.send_signal(signal.SIGINT)
+            assert process.wait(timeout=120) == 130
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert f"interrupted: finished episodes are stored; continue with `prag run --resume victim --store {db}`" in err.read_text()
+    assert "Traceback" not in err.read_text()
+    assert not (tmp_path / "runs" / "victim" / "summary.json").exists()
+    with Store(db) as store:
+        assert store.run("victim").status == "interrupted"
+        assert len(list(store.episodes("victim"))) == 3
+
+    play(plan_follower(plans_of(spec)))
+    result = invoke("run", "--resume", "victim", "--store", db)
+    assert result.exit_code == 0, result.output
+    assert "round 0: 4/4 won (100%)" in result.output and "round 1: 4/4 won (100%)" in result.output
+    with Store(db) as store:
+        keys = [(e.round, e.task_id) for e in store.episodes("victim")]
+        assert sorted(keys) == sorted((r, t) for r in (0, 1) for t in task_ids(spec))
+        assert store.run("victim").status == "finished"
+    summary = json.loads((tmp_path / "runs" / "victim" / "summary.json").read_text())
+    assert [(r["round"], r["episodes"], r["won"]) for r in summary] == [(0, 4, 4), (1, 4, 4)]
+    again = invoke("run", "--resume", "victim", "--store", db)
+    assert again.exit_code == 1 and "run victim is finished: nothing to resume" in again.output
+
+
+# A run as the first prag recorded it: its config flat, with no version.
+FLAT = {
+    "spec": "", "rounds": 2, "k": 1, "mode": "goal", "llm": "local", "max_steps": 4, "workers": 1, "seed": 0,
+    "train": None, "include_runs": [], "think": False, "constrained": True, "embedding_model": "all-MiniLM-L6-v2",
+    "limit": 1, "corrections": True, "corrections_k": 1, "prior": False, "round0_from": None,
+}
+
+
+def interrupted_run(db, spec: str, config: dict) -> None:
+    with Store(db) as store:
+        store.add_run(RunRecord(id="old", spec="pair", llm="local", mode="goal", k=1, rounds=2, config=config, status="interrupted"))
+
+
+def test_a_run_recorded_by_the_first_prag_resumes_with_its_settings(tmp_path, cli):
+    invoke, play, _ = cli
+    spec = write_spec(tmp_path, "pair", ["throw_away_trash", "collect_toys"])
+    plans = plans_of(spec)
+    play(plan_follower(plans, spoil=set(plans)))
+    db = tmp_path / "s.db"
+    interrupted_run(db, spec, {**FLAT, "spec": spec})
+    result = invoke("run", "--resume", "old", "--store", db)
+    assert result.exit_code == 0, result.output
+    with Store(db) as store:
+        episodes = list(store.episodes("old"))
+    # Its settings, converted: one task (limit 1), two rounds, capped at its max_steps of 4.
+    first = task_ids(spec)[0]
+    assert [(e.round, e.task_id, e.won, e.n_actions) for e in episodes] == [(0, first, False, 4), (1, first, False, 4)]
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"version": 3, "prag": "0.9.0", "experiment": {"spec": "x"}},
+         "of config version 3, written by prag 0.9.0; this is prag"),
+        ({"version": 2, "prag": "0.1.0", "experiment": {"spec": "x", "beam_width": 4}},
+         "name settings this prag"),
+        ({**FLAT, "temperature": 0.7}, "unknown prag (flat config with temperature)"),
+        ({"version": 2, "prag": "0.1.0", "experiment": {"spec": "x", "rounds": "many"}}, "experiment.rounds"),
+    ],
+)
+def test_a_run_this_prag_cannot_read_is_refused_with_a_message(tmp_path, cli, config, message):
+    invoke, _, _ = cli
+    db = tmp_path / "s.db"
+    interrupted_run(db, "x", config)
+    result = invoke("run", "--resume", "old", "--store", db)
+    assert result.exit_code == 1
+    assert "run old:" in result.output and message in result.output
+    assert "Traceback" not in result.output

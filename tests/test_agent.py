@@ -164,6 +164,7 @@ def test_finish_reports_what_the_store_keeps():
         "banned_actions": 0,
         "corrections": [],
         "utterances": [[0, "try the table"]],
+        "decisions": [["llm", True, False]],  # who chose each step, whether it asked
     }
 
 

@@ -16,16 +16,30 @@ said, and the latest ones are repeated with every step's actions.
 What the agent knows of its environment family comes from the family's `Domain`: the rules
 text, which actions undo the last one (never offered), and the hints (prag.agent.hints) whose
 notes follow each step's actions.
+
+Experience also acts directly (When2Ask's planner-actor-mediator): a retrieved success or a
+verified correction that fits the task becomes a plan (`prag.agent.actor`), and each step the
+ask policy (`prag.agent.mediator`) decides whether the plan's next step is taken without an
+LLM call or the LLM is asked. With `ask = "always"` every step asks, as P-RAG plays.
 """
 from __future__ import annotations
 
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
+from prag.agent.actor import Actor, candidates
 from prag.agent.hints import Situation, hints_for
+from prag.agent.mediator import (
+    POLICIES,
+    Always,
+    AskPolicy,
+    HardCoded,
+    MediatorState,
+    RandomAsk,
+)
 from prag.agent.prompt import ACT, THINK, PromptLimits, messages
 from prag.agent.protocol import Decision, Trace, Usage
 from prag.envs.base import Observation, Triple, canonical
@@ -53,6 +67,21 @@ class AgentConfig:
     thought_tokens: int = 48
     action_tokens: int = 24
     limits: PromptLimits = field(default_factory=PromptLimits)
+    # When to ask the LLM (prag.agent.mediator): always | hard-coded | random | learned.
+    ask: str = "always"
+    ask_probability: float = 0.5  # the random policy's
+    plan_pool: int = 10  # retrieved episodes searched for a plan at the start of an episode
+
+
+def ask_policy(config: AgentConfig, seed: int = 0) -> AskPolicy:
+    """The ask policy a config names; `learned` needs its trained network (prag.run.asker)."""
+    if config.ask == "always":
+        return Always()
+    if config.ask == "hard-coded":
+        return HardCoded()
+    if config.ask == "random":
+        return RandomAsk(config.ask_probability, seed)
+    raise ValueError(f"ask policy {config.ask!r} is built by the runner, or unknown: use one of {', '.join(POLICIES)}")
 
 
 def normalise(answer: str) -> str:
@@ -80,6 +109,7 @@ class PragAgent:
         corrections: CorrectionSource | None = None,
         *,
         domain: Domain,
+        asker: AskPolicy | None = None,
     ) -> None:
         self.llm = llm
         self.experiences = experiences
@@ -89,6 +119,7 @@ class PragAgent:
         self.seed = seed
         self.domain = domain
         self.hints = hints_for(domain)
+        self.asker = asker or ask_policy(config, seed)
 
     def reset(self, observation: Observation) -> None:
         self.goal = observation.goal
@@ -105,6 +136,13 @@ class PragAgent:
         self.utterances: list[tuple[int, str]] = []  # (index in history it followed, text)
         self.thoughts: list[str] = []
         self.usage = Usage()
+        self.actor = Actor(self.domain)
+        self.first_scene = observation.scene_text
+        self.max_steps = int(observation.infos.get("max_steps", 50))
+        self.last_changed = True
+        self.steps_since_ask = 0
+        self.asks = 0
+        self.decisions: list[list[object]] = []  # per step: [who chose, asked, the answer was the plan's step]
 
     def hear(self, text: str) -> None:
         """The person says something: it joins the history after the latest observation."""
@@ -116,6 +154,7 @@ class PragAgent:
         return [self.goal] + [text for _, text in self.utterances]
 
     def observe(self, action: str, observation: Observation) -> None:
+        self.last_changed = (observation.text, observation.scene_text) != (self.history[-1][1], self.scenes[-1])
         self.tried[(self.history[-1][1], self.scenes[-1], action)] += 1
         self.history.append((action, observation.text))
         self.scenes.append(observation.scene_text)
@@ -125,6 +164,54 @@ class PragAgent:
         self.outcomes[(action, observation.text, observation.scene_text)] += 1
 
     def act(self, observation: Observation) -> Decision:
+        """The plan's next step when the mediator does not ask; otherwise the LLM's answer."""
+        follower = self.actor.follower
+        if not isinstance(self.asker, Always) and (len(self.history) == 1 or (follower and follower.left == 0)):
+            self._offer_plans(observation)
+        while True:
+            state = self.mediator_state(observation)
+            if self.asker.ask(state):
+                break
+            step = self.actor.step_now(observation.admissible)
+            if step is not None:
+                self.actor.took(step, observation.admissible)
+                self.steps_since_ask += 1
+                return self._decided(Decision(step, source=self.actor.source, asked=False))
+            # The mediator keeps the plan but its step cannot be taken: passed over, not forced.
+            assert self.actor.follower is not None
+            self.actor.follower.advance()
+        self.asks += 1
+        self.steps_since_ask = 0
+        decision = self._ask_llm(observation)
+        same = self.actor.took(decision.action, observation.admissible)
+        return self._decided(replace(decision, asked=True, same_plan=same))
+
+    def mediator_state(self, observation: Observation) -> MediatorState:
+        """What the ask policy sees for this observation (training environments read it too)."""
+        return self.actor.state(
+            t=len(self.history), max_steps=self.max_steps, admissible=observation.admissible,
+            last_changed=self.last_changed, steps_since_ask=self.steps_since_ask, asks=self.asks,
+            holding=bool(self.domain.held(observation.scene_triples)),
+        )
+
+    def _offer_plans(self, observation: Observation) -> None:
+        """Plans from experience: the successes among a wider retrieval than the prompt's, and
+        the corrections retrieved for the instructions."""
+        if self.experiences is None and self.corrections is None:
+            return
+        self._retrieve_corrections(observation.scene_text)
+        pool = (
+            self.experiences.retrieve(self.goal, observation.scene_text, self.visibility, k=self.config.plan_pool)
+            if self.experiences is not None else []
+        )
+        self.actor.offer(candidates(self.goal, self.first_scene, pool, self.corrected, self.domain))
+
+    def _decided(self, decision: Decision) -> Decision:
+        self.decisions.append([decision.source, decision.asked, decision.same_plan])
+        return decision
+
+    def _ask_llm(self, observation: Observation) -> Decision:
+        """P-RAG's step: retrieve, prompt, ask, check the answer."""
         self._retrieve(observation.scene_text)
         self._retrieve_corrections(observation.scene_text)
         choices = list(observation.admissible)
@@ -168,6 +255,7 @@ class PragAgent:
                 "corrections": self.shown_corrections,
                 # [t, text]: said after step t's observation (history index t is step t).
                 "utterances": [[at, text] for at, text in self.utterances],
+                "decisions": self.decisions,
             },
         )
 

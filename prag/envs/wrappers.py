@@ -45,12 +45,16 @@ class StepLimit(Wrapper):
 
     def reset(self) -> Observation:
         self.steps = 0
-        return self.env.reset()
+        return self._capped(self.env.reset())
 
     def step(self, action: str) -> Observation:
         observation = self.env.step(action)
         self.steps += 1
-        return replace(observation, done=True) if self.steps >= self.max_steps else observation
+        return self._capped(replace(observation, done=True) if self.steps >= self.max_steps else observation)
+
+    def _capped(self, observation: Observation) -> Observation:
+        # The agent's mediator weighs how much of the episode is left.
+        return replace(observation, infos={**observation.infos, "max_steps": self.max_steps})
 
 
 class ActionFilter(Wrapper):

@@ -1,0 +1,105 @@
+"""The actor of When2Ask's planner-actor-mediator: which plan it follows, and its next step.
+
+Plans come from experience, in the order of the prompt's layering: a verified correction of
+this very task, then the agent's own success at this very task (same goal, same first scene
+graph: the same room, so its actions replay as they were), then corrections and successes of
+other tasks of the same template, re-bound to this one (`prag.agent.plans.adapt`). Among
+successes of this very task the shortest wins. The mediator (`prag.agent.mediator`) decides
+each step whether the actor's step is taken or the LLM is asked.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from prag.agent.mediator import MediatorState
+from prag.agent.plans import Follower, Names, Plan, adapt
+from prag.corrections.transcripts import TranscriptError, parse
+from prag.retrieval.corrections import CorrectionHit
+from prag.retrieval.episodes import Experience
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A plan from experience and how strongly it applies (lower rank first)."""
+
+    rank: int  # 0: verified correction of this task; 1: own success at it; 2: correction; 3: success
+    length: int
+    plan: Plan
+
+
+def candidates(
+    goal: str, first_scene: str, experiences: Sequence[Experience], corrections: Sequence[CorrectionHit], names: Names
+) -> list[Candidate]:
+    """The plans that experience offers for this task, best first."""
+    found: list[Candidate] = []
+    for hit in corrections:
+        correction = hit.correction
+        if not correction.verified:
+            continue  # its replay did not win: not a plan to follow blindly
+        try:
+            actions = parse(correction.transcript).actions
+        except TranscriptError:
+            continue
+        plan = adapt(actions, correction.goal, goal, names, "correction", correction.id)
+        if plan is not None and actions:
+            same = correction.goal == goal and correction.scenes[:1] == [first_scene]
+            found.append(Candidate(0 if same else 2, len(actions), plan))
+    for experience in experiences:
+        episode = experience.episode
+        if not episode.won:
+            continue
+        actions = [step.action for step in episode.steps if step.action is not None]
+        plan = adapt(actions, episode.goal, goal, names, "episode", episode.id)
+        if plan is not None and actions:
+            same = episode.goal == goal and episode.steps[0].scene == first_scene
+            found.append(Candidate(1 if same else 3, len(actions), plan))
+    return sorted(found, key=lambda c: (c.rank, c.length))
+
+
+class Actor:
+    """Follows one plan at a time; a new one is adopted only when there is none or it ran out."""
+
+    def __init__(self, names: Names) -> None:
+        self.names = names
+        self.follower: Follower | None = None
+        self.adopted: list[Plan] = []
+
+    def offer(self, offered: Sequence[Candidate]) -> None:
+        """Plans from experience: the best is adopted unless the current one still has steps,
+        and none is adopted twice in an episode (it already failed to go on once)."""
+        if self.follower is not None and self.follower.left > 0:
+            return
+        for candidate in offered:
+            if candidate.plan not in self.adopted:
+                self.follower = Follower(candidate.plan)
+                self.adopted.append(candidate.plan)
+                return
+
+    @property
+    def source(self) -> str:
+        """Where the plan being followed came from (episode, correction, ...)."""
+        return self.follower.plan.source if self.follower else ""
+
+    def step_now(self, admissible: Sequence[str]) -> str | None:
+        return self.follower.step_now(admissible, self.names) if self.follower else None
+
+    def state(
+        self, t: int, max_steps: int, admissible: Sequence[str], last_changed: bool, steps_since_ask: int,
+        asks: int, holding: bool,
+    ) -> MediatorState:
+        """What the mediator sees now."""
+        follower = self.follower
+        return MediatorState(
+            t=t, max_steps=max_steps, has_plan=follower is not None,
+            plan_source=follower.plan.source if follower else "", plan_left=follower.left if follower else 0,
+            next_admissible=self.step_now(admissible) is not None, last_changed=last_changed,
+            steps_since_ask=steps_since_ask, asks=asks, n_admissible=len(admissible), holding=holding,
+        )
+
+    def took(self, action: str, admissible: Sequence[str]) -> bool:
+        """An action was taken: the plan moves on when it was the plan's next step. True then."""
+        if self.follower is not None and self.step_now(admissible) == action:
+            self.follower.advance()
+            return True
+        return False

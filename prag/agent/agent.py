@@ -142,6 +142,7 @@ class PragAgent:
         self.last_changed = True
         self.steps_since_ask = 0
         self.asks = 0
+        self._offered_at = 0  # the step (history length) plans were last offered at
         self.decisions: list[list[object]] = []  # per step: [who chose, asked, the answer was the plan's step]
 
     def hear(self, text: str) -> None:
@@ -165,11 +166,9 @@ class PragAgent:
 
     def act(self, observation: Observation) -> Decision:
         """The plan's next step when the mediator does not ask; otherwise the LLM's answer."""
-        follower = self.actor.follower
-        if not isinstance(self.asker, Always) and (len(self.history) == 1 or (follower and follower.left == 0)):
-            self._offer_plans(observation)
+        self._offer_plans_once(observation)
         while True:
-            state = self.mediator_state(observation)
+            state = self._state(observation)
             if self.asker.ask(state):
                 break
             step = self.actor.step_now(observation.admissible)
@@ -187,7 +186,20 @@ class PragAgent:
         return self._decided(replace(decision, asked=True, same_plan=same))
 
     def mediator_state(self, observation: Observation) -> MediatorState:
-        """What the ask policy sees for this observation (training environments read it too)."""
+        """What the ask policy sees for this observation. Training environments read it before
+        `act` (prag.run.asker), so the plans `act` would offer at this step are offered first."""
+        self._offer_plans_once(observation)
+        return self._state(observation)
+
+    def _offer_plans_once(self, observation: Observation) -> None:
+        """At the first step, or when the plan ran out: plans from experience, once per step."""
+        follower = self.actor.follower
+        due = len(self.history) == 1 or (follower is not None and follower.left == 0)
+        if due and not isinstance(self.asker, Always) and self._offered_at != len(self.history):
+            self._offered_at = len(self.history)
+            self._offer_plans(observation)
+
+    def _state(self, observation: Observation) -> MediatorState:
         return self.actor.state(
             t=len(self.history), max_steps=self.max_steps, admissible=observation.admissible,
             last_changed=self.last_changed, steps_since_ask=self.steps_since_ask, asks=self.asks,

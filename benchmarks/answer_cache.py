@@ -27,10 +27,10 @@ from prag.agent.agent import AgentConfig
 from prag.llm import LLM, Message, make_llm
 from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.embed import Encoder
-from prag.run.config import RunConfig
+from prag.run.config import ExperimentConfig, RetrievalConfig, RunConfig
 from prag.run.runner import Runner, start_run
 from prag.store import Store
-from prag.store.answers import answer_stats, cached
+from prag.store.answers import cached
 
 SPEC = """name = "cache-bench"
 env = "grid"
@@ -53,20 +53,20 @@ def rerun_round(directory: Path) -> list[list[Message]]:
     """Part 1: print the stand-in's calls per run; return the prompts the agent wrote."""
     spec = directory / "cache-bench.toml"
     spec.write_text(SPEC)
-    config = RunConfig(spec=str(spec), rounds=1, k=2, mode="prag", think=False)
+    config = RunConfig(ExperimentConfig(spec=str(spec), rounds=1), RetrievalConfig(mode="prag", k=2))
     stand_in = ScriptedLLM(first_action)
-    encoder = Encoder(config.embedding_model)
+    encoder = Encoder(config.retrieval.embedding_model)
     with Store(directory / "rerun.db") as store:
         for name in ("first", "again"):
             before, start = len(stand_in.calls), time.perf_counter()
             record = start_run(store, config, name)
-            Runner(store, record, config, cached(stand_in, store), encoder).play()
+            Runner(store, record, config, llm=cached(stand_in, store), encoder=encoder).play()
             agent_calls = sum(e.llm_calls for e in store.episodes(record.id))
             print(
                 f"run {name:5}: {agent_calls:3d} agent calls, {len(stand_in.calls) - before:3d} reached "
                 f"the stand-in, {time.perf_counter() - start:5.1f} s"
             )
-        print(f"answer cache after both runs: {answer_stats(store)}")
+        print(f"answer cache after both runs: {store.answers.stats()}")
     return [call["messages"] for call in stand_in.calls]
 
 
@@ -91,7 +91,7 @@ def model_calls(directory: Path, size: str, prompts: list[list[Message]]) -> Non
             ("again, model only", lambda: timed(model, prompts)),
         ]
         results = {name: run() for name, run in passes}
-        stats = answer_stats(store)[model.name]
+        stats = store.answers.stats()[model.name]
     print(f"{len(prompts)} agent prompts to {model.name} ({os.cpu_count()} cores):")
     print(f"{'pass':26} {'total s':>8} {'mean ms':>9} {'median ms':>10} {'max ms':>8}")
     for name, (seconds, _) in results.items():

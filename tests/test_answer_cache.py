@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 
 from prag.cli import _register, app
 from prag.llm.scripted import ScriptedLLM
-from prag.run.config import RunConfig
+from prag.run.config import ExperimentConfig, RetrievalConfig, RunConfig
 from prag.run.runner import Runner, start_run
 from prag.store import Store
-from prag.store.answers import MAX_ANSWER_CHARS, answer_stats, cached
+from prag.store.answers import MAX_ANSWER_CHARS, cached
 from prag.store.schema import MIGRATIONS
 
 PROMPT = [
@@ -40,7 +40,7 @@ def test_a_hit_never_calls_the_model_and_costs_nothing(tmp_path):
     # A fresh store object and wrapper: the answer was kept in the file, not in memory.
     with Store(tmp_path / "s.db") as store:
         again = cached(model, store).complete(PROMPT, max_tokens=16)
-        stats = answer_stats(store)
+        stats = store.answers.stats()
     assert len(model.calls) == 1
     assert again.text == first.text == "answer 1"
     assert (again.prompt_tokens, again.completion_tokens) == (first.prompt_tokens, first.completion_tokens)
@@ -70,7 +70,7 @@ def test_a_different_decoding_setting_or_prompt_is_a_miss(tmp_path, change):
         assert llm.complete(**base).text == "answer 1"
         assert llm.complete(**(base | change)).text == "answer 2"
         assert llm.complete(**(base | change)).text == "answer 2"  # and then a hit
-        assert answer_stats(store)["scripted"] == {"rows": 2, "hits": 1, "misses": 2, "saved_seconds": 0.0}
+        assert store.answers.stats()["scripted"] == {"rows": 2, "hits": 1, "misses": 2, "saved_seconds": 0.0}
 
 
 def test_another_model_misses(tmp_path):
@@ -99,7 +99,7 @@ def test_sampled_calls_always_run_the_model_and_are_not_kept(tmp_path):
         texts = [llm.complete(PROMPT, temperature=0.7, seed=1).text for _ in range(2)]
         assert texts == ["answer 1", "answer 2"]
         assert llm.complete(PROMPT).text == "answer 3"  # nothing sampled was kept for greedy either
-        assert answer_stats(store)["scripted"]["rows"] == 1
+        assert store.answers.stats()["scripted"]["rows"] == 1
 
 
 def test_an_answer_too_long_to_keep_is_returned_but_not_stored(tmp_path):
@@ -110,7 +110,7 @@ def test_an_answer_too_long_to_keep_is_returned_but_not_stored(tmp_path):
         assert llm.complete(PROMPT).text == long
         assert llm.complete(PROMPT).text == long
         assert len(model.calls) == 2
-        assert answer_stats(store)["scripted"] == {"rows": 0, "hits": 0, "misses": 2, "saved_seconds": 0.0}
+        assert store.answers.stats()["scripted"] == {"rows": 0, "hits": 0, "misses": 2, "saved_seconds": 0.0}
 
 
 def test_parallel_threads_share_the_cache_safely(tmp_path):
@@ -133,7 +133,7 @@ def test_parallel_threads_share_the_cache_safely(tmp_path):
             thread.start()
         for thread in threads:
             thread.join()
-        stats = answer_stats(store)["scripted"]
+        stats = store.answers.stats()["scripted"]
     assert not errors
     assert stats["rows"] == len(prompts)
     # Every call was served or ran the model, which ran for misses only; a thread can miss a
@@ -153,15 +153,15 @@ def test_a_rerun_of_an_identical_round_is_served_from_the_cache(tmp_path):
     spec = tmp_path / "tiny.toml"
     spec.write_text('name = "tiny"\nenv = "grid"\nmax_steps = 6\n[params]\n'
                     'tasks = ["throw_away_trash", "collect_toys"]\nper_task = 1\nseed = 0\n')
-    config = RunConfig(spec=str(spec), rounds=1, k=2, mode="prag", think=False)
+    config = RunConfig(ExperimentConfig(spec=str(spec), rounds=1), RetrievalConfig(mode="prag", k=2))
     model = ScriptedLLM(first_action)
     played = []
     with Store(tmp_path / "s.db") as store:
         for name in ("first", "again"):
             record = start_run(store, config, name)
-            Runner(store, record, config, cached(model, store), minilm()).play()
+            Runner(store, record, config, llm=cached(model, store), encoder=minilm()).play()
             played.append([[s.action for s in e.steps] for e in store.episodes(record.id)])
-        stats = answer_stats(store)["scripted"]
+        stats = store.answers.stats()["scripted"]
     first_run_calls = stats["misses"]
     assert len(model.calls) == first_run_calls > 0  # the second run never asked the stand-in
     assert stats["hits"] == first_run_calls

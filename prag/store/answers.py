@@ -2,7 +2,7 @@
 
 A prompt a model has already answered with greedy decoding (temperature 0) is answered from the
 store without running the model (KIT kept such a cache); a re-run of an identical round costs no
-model time. `cached(llm, store)` wraps any `LLM` in it.
+model time. `store.answers` is the table; `cached(llm, store)` wraps any `LLM` in it.
 
 The key is a SHA-256 of the model's name, whether it enforces `choices`, the full messages,
 max_tokens, stop, choices and the temperature. The seed is left out: only greedy answers are
@@ -17,9 +17,13 @@ import hashlib
 import json
 import sqlite3
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from prag.llm.base import LLM, Completion, Message
-from prag.store.database import Store, now
+from prag.store.records import now
+
+if TYPE_CHECKING:
+    from prag.store.database import Store
 
 MAX_ANSWER_CHARS = 4096  # an action or a plan is far shorter; longer answers are not worth a row
 
@@ -58,8 +62,8 @@ class CachedAnswer:
     seconds: float
 
 
-class AnswerCache:
-    """The store's `answers` table: answers by key, with hits and misses counted per model."""
+class Answers:
+    """The answer cache of a store (`store.answers`): answers by key, hits and misses per model."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -91,6 +95,23 @@ class AnswerCache:
         with self.store.transaction() as conn:
             _count(conn, model, hits=1, misses=0, saved_seconds=answer.seconds)
 
+    def stats(self) -> dict[str, dict[str, float]]:
+        """Per model: answers stored, hits, misses and the model seconds the hits saved."""
+        with self.store.lock:
+            db = self.store.db
+            rows = dict(db.execute("select model, count(*) from answers group by model").fetchall())
+            counts = {
+                model: {"hits": hits, "misses": misses, "saved_seconds": saved}
+                for model, hits, misses, saved in db.execute(
+                    "select model, hits, misses, saved_seconds from answer_counts"
+                )
+            }
+        never = {"hits": 0, "misses": 0, "saved_seconds": 0.0}
+        return {
+            model: {"rows": rows.get(model, 0), **counts.get(model, never)}
+            for model in sorted(rows.keys() | counts.keys())
+        }
+
 
 def _count(conn: sqlite3.Connection, model: str, *, hits: int, misses: int, saved_seconds: float) -> None:
     conn.execute(
@@ -99,23 +120,6 @@ def _count(conn: sqlite3.Connection, model: str, *, hits: int, misses: int, save
         "misses = misses + excluded.misses, saved_seconds = saved_seconds + excluded.saved_seconds",
         [model, hits, misses, saved_seconds],
     )
-
-
-def answer_stats(store: Store) -> dict[str, dict[str, float]]:
-    """Per model: answers stored, hits, misses and the model seconds the hits saved."""
-    with store.lock:
-        rows = dict(store.db.execute("select model, count(*) from answers group by model").fetchall())
-        counts = {
-            model: {"hits": hits, "misses": misses, "saved_seconds": saved}
-            for model, hits, misses, saved in store.db.execute(
-                "select model, hits, misses, saved_seconds from answer_counts"
-            )
-        }
-    never = {"hits": 0, "misses": 0, "saved_seconds": 0.0}
-    return {
-        model: {"rows": rows.get(model, 0), **counts.get(model, never)}
-        for model in sorted(rows.keys() | counts.keys())
-    }
 
 
 class CachedLLM:
@@ -127,7 +131,7 @@ class CachedLLM:
     def __init__(self, inner: LLM, store: Store) -> None:
         self.inner = inner
         self.name = inner.name
-        self.answers = AnswerCache(store)
+        self.answers = store.answers
 
     @property
     def supports_choices(self) -> bool:

@@ -5,8 +5,9 @@ a store is recognised by its `prag_meta` table. Opening a file that is not a pra
 or one written by a newer prag, fails before anything in it is touched.
 
 The store owns every table: callers read and write through its methods (and
-`store.corrections`), never with SQL of their own. Every write goes through `transaction()`,
-which nests, so that an import or a deletion is one transaction however many rows it touches.
+`store.corrections`, `store.ask_policies`, `store.answers`), never with SQL of their own.
+Every write goes through `transaction()`, which nests, so that an import or a deletion is one
+transaction however many rows it touches.
 
 A file with a damaged page is never written to: before its first write a process runs SQLite's
 quick check and refuses with a way to recover; a read that meets a damaged page ends in the
@@ -27,6 +28,7 @@ import numpy as np
 import sqlite_utils
 
 from prag.errors import StoreError
+from prag.store.answers import Answers
 from prag.store.ask_policies import AskPolicies
 from prag.store.claims import Claim, run_state
 from prag.store.corrections import Corrections, correction_texts
@@ -112,6 +114,7 @@ class Store:
         self._checked = False  # the quick check ran (before this process's first write)
         self.corrections = Corrections(self)
         self.ask_policies = AskPolicies(self)
+        self.answers = Answers(self)
         if not self.path.exists() and not create:
             raise StoreError(
                 f"no store at {self.path}: create one with `prag run` or `prag import`"
@@ -144,6 +147,7 @@ class Store:
         store._checked = False
         store.corrections = Corrections(store)
         store.ask_policies = AskPolicies(store)
+        store.answers = Answers(store)
         store.db = sqlite_utils.Database(memory=True)
         store.db.conn.execute("PRAGMA foreign_keys = ON")
         store._recognise()

@@ -6,7 +6,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from prag.store import Store
-from prag.store.answers import answer_stats
 
 
 @dataclass
@@ -80,7 +79,7 @@ def store_stats(store: Store) -> StoreStats:
         bytes_per_episode=store.trajectory_bytes() / episodes if episodes else 0.0,
         vectors=store.vector_counts(),
         cache=store.embedding_counts(),
-        answers=answer_stats(store),
+        answers=store.answers.stats(),
         db_bytes=size,
         corrections=store.count("corrections"),
         integrity=store.integrity(),

@@ -10,6 +10,7 @@ from support import episode, minilm, run
 from prag.agent.agent import AgentConfig, PragAgent
 from prag.agent.prompt import PromptLimits, messages
 from prag.corrections.prior import load_prior
+from prag.envs.domain import GRID
 from prag.envs.spec import load_spec
 from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.corrections import (
@@ -110,7 +111,7 @@ def test_the_prompt_puts_corrections_first_marked_as_corrected_by_a_person():
     own = Experience(
         Hit(1, 1.0, 1.0, 0.0, None), episode()
     )
-    prompt = messages([own], "goal", [(None, "You are in a room.")], "at: room", ["look"], [], PromptLimits(correction_steps=3),
+    prompt = messages(GRID, [own], "goal", [(None, "You are in a room.")], "at: room", ["look"], [], PromptLimits(correction_steps=3),
                       corrections=[hit], utterances=[(0, "try shelf 4")])
     examples = prompt[1]["content"]
     assert examples.index("Corrected by a person 1 (checked: it reaches the goal)") < examples.index("## Attempt 1:")
@@ -138,16 +139,16 @@ def test_the_agent_shows_matching_corrections_first_and_hears_the_person(tmp_pat
             return plan[sum(line.startswith("> ") for line in messages_[-1]["content"].split("\n"))]
 
         llm = ScriptedLLM(follow)
-        agent = PragAgent(llm, experiences, Visibility(), AgentConfig(think=False), corrections=corrections)
+        agent = PragAgent(llm, experiences, Visibility(), AgentConfig(think=False), corrections=corrections, domain=GRID)
 
-        def speak(t, observation, agent_):
-            if t == 1:
+        def speak(step, observation, agent_):  # before each action, after step `step.t`
+            if step.t == 0:
                 plan.extend(env.oracle_plan())
-            if t == 2:
+            if step.t == 1:
                 agent_.hear("the sink is in the kitchen")
             return True
 
-        _, won, extra = play_episode(env, agent, task, 40, speak)
+        _, won, trace = play_episode(env, agent, speak)
         env.close()
     assert won
     first = llm.calls[0]["messages"][1]["content"]
@@ -157,5 +158,5 @@ def test_the_agent_shows_matching_corrections_first_and_hears_the_person(tmp_pat
     later = llm.calls[2]["messages"][-1]["content"]
     assert 'The person says: "the sink is in the kitchen"' in later
     assert 'Note: the person told you: "the sink is in the kitchen"' in later
-    assert extra["utterances"] == [[1, "the sink is in the kitchen"]]
-    assert extra["corrections"] and all(isinstance(i, int) for i in extra["corrections"])
+    assert trace.extra["utterances"] == [[1, "the sink is in the kitchen"]]
+    assert trace.extra["corrections"] and all(isinstance(i, int) for i in trace.extra["corrections"])

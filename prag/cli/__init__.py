@@ -14,6 +14,7 @@ app = typer.Typer(
 def _register() -> None:
     # Each module adds its commands to `app`; imported here so `prag --help` lists them all.
     from prag.cli import (  # noqa: F401
+        asker_cmd,
         compare_cmd,
         console_cmd,
         correct_cmd,

@@ -162,8 +162,9 @@ def copy_of(store_path, tmp_path):
 
 def test_delete_asks_first_unless_yes_is_given(store_path, tmp_path):
     path = copy_of(store_path, tmp_path)
-    declined = invoke("delete", path, "--episode", 2, input="n\n")
-    assert declined.exit_code == 1 and "nothing deleted: answer y to delete episode 2" in declined.output
+    for answer in ("n\n", None):  # no, or no answer at all (end of input)
+        declined = invoke("delete", path, "--episode", 2, input=answer)
+        assert declined.exit_code == 1 and "nothing deleted: answer y to delete episode 2" in declined.output
     agreed = invoke("delete", path, "--episode", 2, input="y\n")
     assert agreed.exit_code == 0, agreed.output
     assert "delete episode 2 (t1, run demo round 0, 1 actions) from" in agreed.output

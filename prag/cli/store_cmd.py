@@ -9,7 +9,6 @@ import tempfile
 from pathlib import Path
 from typing import Annotated, Optional
 
-import click
 import typer
 from rich.markup import escape
 from rich.table import Table
@@ -251,7 +250,7 @@ def delete(
         if not yes:
             try:
                 agreed = typer.confirm(f"delete {what} from {store_path}?", default=False)
-            except click.exceptions.Abort:
+            except typer.Abort:  # no answer at all (end of input)
                 agreed = False
             if not agreed:
                 raise PragError(f"nothing deleted: answer y to delete {what}, or pass --yes")

@@ -22,6 +22,7 @@ from prag.run.asker import (
     ASK,
     FOLLOW,
     AskEnv,
+    decider,
     evaluate,
     learned_policy,
     prag_agents,
@@ -150,10 +151,10 @@ def test_the_stored_policy_decides_as_the_trained_one(trained, played):
     assert (stored.version, stored.spec, stored.tasks, stored.llm) == (1, "tiny-grid", ["wash_dishes-0", "collect_toys-0"], "scripted")
     assert (stored.timesteps, stored.penalty, stored.gamma, stored.seed) == (512, PENALTY, GAMMA, 0)
     assert stored.curve == record.curve and stored.extra["after"]["asks"] == training.after.asks
-    in_memory = learned_policy(record)
+    in_memory = decider(training.model)  # the network as training left it, never saved
     states = np.random.default_rng(0).random((200, MediatorState.FEATURES), dtype=np.float32)
     decisions = [replayed.decide(s) for s in states]
-    assert decisions == [in_memory.decide(s) for s in states]
+    assert decisions == [in_memory(s) for s in states]
     assert sum(o.asks for o in outcomes) / len(outcomes) == training.after.asks
     assert sum(o.reward for o in outcomes) / len(outcomes) == pytest.approx(training.after.mean_return)
 

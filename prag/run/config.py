@@ -133,6 +133,7 @@ def train_spec(run: RunRecord) -> str | None:
 
 
 def prag_version() -> str:
+    """The installed prag's version, recorded with every config."""
     try:
         return version("prag")
     except PackageNotFoundError:  # a checkout used without installing it

@@ -53,6 +53,8 @@ class Phase:
 
 @dataclass
 class EpisodeDone:
+    """A played episode's record, on its way from a worker to the store."""
+
     record: EpisodeRecord
     phase: Phase
 
@@ -61,6 +63,7 @@ Listener = Callable[[str, dict], None]  # (event, data): progress reporting, run
 
 
 def new_run_id(spec: str, mode: str) -> str:
+    """The default run id: spec, mode and the UTC time."""
     return f"{spec}-{mode}-{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S')}"
 
 

@@ -44,11 +44,13 @@ class Claim:
 
     @classmethod
     def mine(cls) -> "Claim":
+        """The claim of this process."""
         pid = os.getpid()
         return cls(socket.gethostname(), pid, process_start(pid))
 
     def is_mine(self) -> bool:
-        return self == Claim.mine() or (self.host, self.pid) == (socket.gethostname(), os.getpid())
+        """Whether this process made the claim."""
+        return (self.host, self.pid) == (socket.gethostname(), os.getpid())
 
     def is_alive(self, now: datetime | None = None) -> bool:
         """Whether the claiming process still runs (on another host: whether it stored an
@@ -69,6 +71,7 @@ class Claim:
         return True
 
     def describe(self) -> str:
+        """The claiming process, as messages name it."""
         return f"pid {self.pid} on {self.host}"
 
 

@@ -131,6 +131,7 @@ class Corrections:
         return cursor.rowcount > 0
 
     def get(self, correction_id: int) -> Correction:
+        """A correction by id; an unknown one is an error pointing to `prag corrections list`."""
         with self.store.lock:
             try:
                 row = dict(self.store.db.table("corrections").get(correction_id))

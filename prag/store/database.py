@@ -155,6 +155,7 @@ class Store:
         return store
 
     def close(self) -> None:
+        """Close the file (the `with` block does)."""
         self.db.close()
 
     def __enter__(self) -> "Store":
@@ -188,6 +189,7 @@ class Store:
 
     @property
     def schema_version(self) -> int:
+        """The schema the file is at (0 before the first migration)."""
         if "prag_meta" not in self.db.table_names():
             return 0
         row = self.db.execute("select value from prag_meta where key = 'schema_version'").fetchone()
@@ -259,9 +261,11 @@ class Store:
                 )
 
     def migrations(self) -> list[dict[str, Any]]:
+        """The migrations applied to the file, with when."""
         return list(self.db["prag_migrations"].rows_where(order_by="version"))
 
     def count(self, table: str) -> int:
+        """The number of rows of one of the store's tables."""
         return self.db[table].count
 
     def insert(self, table: str, row: dict[str, Any]) -> int:
@@ -285,6 +289,7 @@ class Store:
         self.insert("runs", row)
 
     def run(self, run_id: str) -> RunRecord:
+        """A run by id; an unknown one is an error naming the runs there are."""
         try:
             row = self.db["runs"].get(run_id)
         except sqlite_utils.db.NotFoundError:
@@ -293,6 +298,7 @@ class Store:
         return _run_from_row(row)
 
     def runs(self) -> list[RunRecord]:
+        """Every run, oldest first."""
         return [_run_from_row(row) for row in self.db["runs"].rows_where(order_by="created_at, id")]
 
     def set_run_status(self, run_id: str, status: str) -> None:
@@ -385,6 +391,7 @@ class Store:
         return episode.id
 
     def has_episode(self, run_id: str, round_: int, task_id: str, source: str = "agent") -> bool:
+        """Whether the task was played (stored) in this round of the run."""
         return self.episode_id(run_id, round_, task_id, source) is not None
 
     def episode_id(self, run_id: str, round_: int, task_id: str, source: str = "agent") -> int | None:
@@ -396,6 +403,7 @@ class Store:
         return int(row[0]) if row else None
 
     def episode(self, episode_id: int) -> EpisodeRecord:
+        """An episode with its steps; an unknown id is an error."""
         with self.lock:
             try:
                 row = dict(self.db["episodes"].get(episode_id))
@@ -533,6 +541,7 @@ class Store:
     # --- embeddings -------------------------------------------------------------------------
 
     def vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of a model for these text hashes (missing ones are left out)."""
         wanted = list(dict.fromkeys(hashes))
         found: dict[str, np.ndarray] = {}
         with self.lock:
@@ -546,6 +555,7 @@ class Store:
         return found
 
     def add_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
+        """Store vectors of a model by text hash (one already there is kept)."""
         with self.transaction() as conn:
             conn.executemany(
                 "insert or ignore into embeddings (model, hash, dim, vector) values (?, ?, ?, ?)",
@@ -576,6 +586,7 @@ class Store:
         return dropped
 
     def count_embeddings(self, model: str, *, encoded: int, hits: int) -> None:
+        """Add to the embedding cache's counts of texts encoded and served from the store."""
         with self.transaction() as conn:
             conn.execute(
                 "insert into embedding_counts (model, encoded, hits) values (?, ?, ?) "
@@ -585,6 +596,7 @@ class Store:
             )
 
     def embedding_models(self) -> list[str]:
+        """The models the store holds vectors of."""
         return [row[0] for row in self.db.execute("select distinct model from embeddings order by model")]
 
     def vector_counts(self) -> dict[str, int]:

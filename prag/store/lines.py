@@ -56,9 +56,11 @@ class EpisodeKey:
 
     @classmethod
     def of(cls, episode: EpisodeRecord) -> "EpisodeKey":
+        """The key of a stored episode."""
         return cls(episode.run_id, episode.round, episode.task_id, episode.source)
 
     def describe(self) -> str:
+        """The episode, as messages name it."""
         return f"task {self.task_id!r} of run {self.run_id!r} round {self.round} ({self.source})"
 
 

@@ -81,9 +81,11 @@ def replay(transcript: Transcript, env: Environment) -> Replay:
 
 
 def open_task(spec_ref: str, task_id: str) -> tuple[TaskSetSpec, Task, Environment]:
-    """The environment of one task of a spec (a name or a .toml path), ready to reset."""
+    """The environment of one task of a spec (a name or a .toml path), ready to reset: as the
+    family plays it, with neither the spec's step cap nor its action filter (a person's transcript
+    may be longer than the agent's budget, and may use what the agent is not offered)."""
     spec = load_spec(spec_ref)
-    source = spec.open()
+    source = spec.open_unwrapped()
     for task in source.tasks():
         if task.task_id == task_id:
             return spec, task, source.make(task)

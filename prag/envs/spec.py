@@ -36,8 +36,12 @@ class TaskSetSpec:
     def open(self, max_steps: int | None = None) -> WrappedSource:
         """Build the family's task source (validates params, generates or finds games), whose
         environments end at `max_steps` (default: the spec's) and hide the spec's hidden actions."""
-        source = factory(self.env)(dict(self.params), self.path.parent)
-        return WrappedSource(source, max_steps or self.max_steps, self.hide_actions)
+        return WrappedSource(self.open_unwrapped(), max_steps or self.max_steps, self.hide_actions)
+
+    def open_unwrapped(self) -> TaskSource:
+        """The family's task source as it is: no step limit, no action filter. For replaying a
+        transcript, which checks the transcript itself, not an agent's budget."""
+        return factory(self.env)(dict(self.params), self.path.parent)
 
 
 def find_spec(name_or_path: str) -> Path:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from prag.envs.base import TaskSource
 from prag.envs.registry import FAMILIES, factory
 from prag.envs.wrappers import WrappedSource
 from prag.errors import SpecError

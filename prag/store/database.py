@@ -239,13 +239,20 @@ class Store:
             self._depth -= 1
             conn.execute(f"RELEASE {savepoint}" if self._depth else "COMMIT")
 
+    def _applied(self) -> set[int]:
+        if "prag_migrations" not in self.db.table_names():
+            return set()
+        return {row[0] for row in self.db.execute("select version from prag_migrations")}
+
     def _migrate(self) -> None:
+        # By the recorded set, not the highest version: a migration released after a higher one
+        # (numbers are taken as work starts) still runs.
         for version, name, step in MIGRATIONS:
-            if version <= self.schema_version:
+            if version in self._applied():
                 continue
             with self.transaction() as conn:  # each migration is one transaction, recorded with it
                 # Another process may have migrated while we waited for the write lock.
-                if version <= self.schema_version:
+                if version in self._applied():
                     continue
                 if version == 1:
                     conn.execute("create table prag_meta (key text primary key, value text)")
@@ -257,7 +264,8 @@ class Store:
                 step(self.db)
                 conn.execute("insert into prag_migrations values (?, ?, ?)", [version, name, now()])
                 conn.execute(
-                    "insert or replace into prag_meta values ('schema_version', ?)", [str(version)]
+                    "insert or replace into prag_meta values ('schema_version', ?)",
+                    [str(max(version, self.schema_version))],
                 )
 
     def migrations(self) -> list[dict[str, Any]]:

@@ -115,27 +115,6 @@ def _v2(db: sqlite_utils.Database) -> None:
     db["prior_loads"].create({"name": str, "digest": str, "loaded_at": str}, pk="name")
 
 
-def _v5(db: sqlite_utils.Database) -> None:
-    # The LLM answer cache (prag.store.answers): greedy answers by a hash of (model, prompt, decoding
-    # settings). The prompt is not kept, so a row stays small.
-    db["answers"].create(
-        {
-            "key": str,
-            "model": str,
-            "text": str,
-            "prompt_tokens": int,
-            "completion_tokens": int,
-            "seconds": float,  # what the model took when it first answered
-            "created_at": str,
-        },
-        pk="key",
-        not_null={"model", "text", "prompt_tokens", "completion_tokens", "seconds"},
-    )
-    db["answer_counts"].create(
-        {"model": str, "hits": int, "misses": int, "saved_seconds": float}, pk="model"
-    )
-
-
 def _v3(db: sqlite_utils.Database) -> None:
     # A prior transcript is one correction: two runs starting at once on a new store each loaded
     # the prior (12 rows for 6 transcripts). Keep the first copy, then let the key refuse another.
@@ -164,6 +143,27 @@ def _v4(db: sqlite_utils.Database) -> None:
         location, triples = scene_from_text(scene)
         graph = json.dumps({"location": location, "triples": triples})
         db.execute("update steps set graph = ? where scene_hash = ?", [graph, scene_hash])
+
+
+def _v5(db: sqlite_utils.Database) -> None:
+    # The LLM answer cache (prag.store.answers): greedy answers by a hash of (model, prompt, decoding
+    # settings). The prompt is not kept, so a row stays small.
+    db["answers"].create(
+        {
+            "key": str,
+            "model": str,
+            "text": str,
+            "prompt_tokens": int,
+            "completion_tokens": int,
+            "seconds": float,  # what the model took when it first answered
+            "created_at": str,
+        },
+        pk="key",
+        not_null={"model", "text", "prompt_tokens", "completion_tokens", "seconds"},
+    )
+    db["answer_counts"].create(
+        {"model": str, "hits": int, "misses": int, "saved_seconds": float}, pk="model"
+    )
 
 
 def _v6(db: sqlite_utils.Database) -> None:

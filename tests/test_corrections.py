@@ -15,9 +15,9 @@ from prag.corrections.prior import load_prior, prior_dir, prior_transcripts
 from prag.corrections.replay import open_task, replay
 from prag.corrections.transcripts import parse
 from prag.envs.spec import load_spec
+from prag.retrieval.corrections import add_correction
 from prag.retrieval.embed import EmbeddingCache, text_hash
 from prag.store import Store
-from prag.retrieval.corrections import add_correction
 from prag.store.corrections import Correction, CorrectionError
 from prag.store.schema import SCHEMA_VERSION
 

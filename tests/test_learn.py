@@ -7,7 +7,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import ADVICE, PROBLEM, plan_follower, plan_transcript, plans_of, write_spec
+from conftest import (
+    ADVICE,
+    PROBLEM,
+    plan_follower,
+    plan_transcript,
+    plans_of,
+    write_spec,
+)
 from support import minilm
 from typer.testing import CliRunner
 

@@ -6,7 +6,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from prag.agent.mediator import Always, HardCoded, Learned, MediatorState, RandomAsk, ask_reward
+from prag.agent.mediator import (
+    Always,
+    HardCoded,
+    Learned,
+    MediatorState,
+    RandomAsk,
+    ask_reward,
+)
 
 FOLLOWING = MediatorState(
     t=3, max_steps=20, has_plan=True, plan_source="episode", plan_left=4, next_admissible=True,

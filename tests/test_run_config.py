@@ -73,7 +73,9 @@ def test_round_0_depends_on_everything_but_how_it_runs_and_what_only_later_round
     assert set(leaves(ODD.to_dict())) - set(round0_settings(ODD)) - {"version", "prag"} == {
         "experiment.rounds", "experiment.round0_from",  # how many rounds follow, and where round 0 came from
         "retrieval.mode", "retrieval.k",  # round 0 retrieves nothing of the run's own
-        "execution.workers", "execution.llm_timeout", "execution.llm_retries",  # how, not what
+        "execution.workers", "execution.llm_timeout", "execution.llm_retries", "execution.answer_cache",  # how
+        # when to ask: a round 0 in which every step was asked stands for any policy's (checked on use)
+        "agent.ask", "agent.ask_probability", "agent.asker", "agent.plan_pool",
     }
 
 
@@ -100,6 +102,9 @@ def test_a_round_0_played_with_other_agent_settings_cannot_be_reused(tmp_path):
         (RunConfig(ExperimentConfig(spec="a"), execution=ExecutionConfig(llm_timeout=0)), "--llm-timeout"),
         (RunConfig(ExperimentConfig(spec="a"), execution=ExecutionConfig(llm_retries=-1)), "--llm-retries"),
         (RunConfig(ExperimentConfig(spec="a"), RetrievalConfig(mode="sg")), "sg"),
+        (RunConfig(ExperimentConfig(spec="a"), agent=AgentConfig(ask="sometimes")), "--ask"),
+        (RunConfig(ExperimentConfig(spec="a"), agent=AgentConfig(ask="random", ask_probability=2)), "--ask-p"),
+        (RunConfig(ExperimentConfig(spec="a"), agent=AgentConfig(asker="mine")), "--ask learned"),
     ],
 )
 def test_settings_no_run_can_use_are_refused_naming_the_option(config, option):

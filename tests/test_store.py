@@ -11,8 +11,8 @@ from support import damage_a_page_of, episode, run, stored_steps
 from prag.errors import StoreError
 from prag.retrieval.embed import text_hash
 from prag.store import Store
-from prag.store.schema import SCHEMA_VERSION
 from prag.store.records import StepRecord
+from prag.store.schema import SCHEMA_VERSION
 
 
 def file_digest(path) -> str:

@@ -129,7 +129,7 @@ def test_a_bad_file_imports_nothing_and_leaves_no_new_store(store_path, tmp_path
     result = invoke("import", tmp_path / "new.db", tmp_path / "bad.jsonl")
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert f"1 bad line in {tmp_path / 'bad.jsonl'}; nothing was imported" in result.output
-    assert f"bad.jsonl:3: won: input should be a valid boolean, got \"no\"" in result.output
+    assert "bad.jsonl:3: won: input should be a valid boolean, got \"no\"" in result.output
     assert not (tmp_path / "new.db").exists()
 
 

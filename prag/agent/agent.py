@@ -67,10 +67,13 @@ class AgentConfig:
     thought_tokens: int = 48
     action_tokens: int = 24
     limits: PromptLimits = field(default_factory=PromptLimits)
-    # When to ask the LLM (prag.agent.mediator): always | hard-coded | random | learned.
-    ask: str = "always"
-    ask_probability: float = 0.5  # the random policy's
-    plan_pool: int = 10  # retrieved episodes searched for a plan at the start of an episode
+    # When to ask the LLM (prag.agent.mediator): always | hard-coded | random | learned. Not among
+    # what round 0 depends on (metadata read by prag.run.config): a run may start from another's
+    # round 0 if every step of it was asked (prag.run.runner checks).
+    ask: str = field(default="always", metadata={"round0": False})
+    ask_probability: float = field(default=0.5, metadata={"round0": False})  # the random policy's
+    asker: str | None = field(default=None, metadata={"round0": False})  # the learned one's NAME[:VERSION]
+    plan_pool: int = field(default=10, metadata={"round0": False})  # episodes searched for a plan at the start
 
 
 def ask_policy(config: AgentConfig, seed: int = 0) -> AskPolicy:

@@ -59,6 +59,10 @@ def run(
     round0_from: Annotated[Optional[str], typer.Option("--round0-from", help="Start from this run's round 0 (same settings, another --mode or --k): compare modes from one round 0.")] = None,
     llm_timeout: Annotated[float, typer.Option("--llm-timeout", help="Seconds one request to an LLM server may take.")] = DEFAULT.execution.llm_timeout,
     llm_retries: Annotated[int, typer.Option("--llm-retries", help="Further requests after one to an LLM server failed.")] = DEFAULT.execution.llm_retries,
+    ask: Annotated[str, typer.Option("--ask", help="When to ask the LLM: always (every step), hard-coded (when the plan from experience cannot go on), random, or learned (`prag train-asker`).")] = DEFAULT.agent.ask,
+    ask_p: Annotated[float, typer.Option("--ask-p", help="The random policy's probability of asking.")] = DEFAULT.agent.ask_probability,
+    asker: Annotated[Optional[str], typer.Option("--asker", help="With --ask learned: the stored policy, NAME or NAME:VERSION (default: the newest).")] = None,
+    answer_cache: Annotated[bool, typer.Option("--answer-cache/--no-answer-cache", help="Serve greedy LLM answers already in the store without running the model.")] = DEFAULT.execution.answer_cache,
 ) -> None:
     """Run P-RAG's progressive rounds: round r retrieves the episodes of rounds < r."""
     with Store(store_path) as store:
@@ -71,15 +75,15 @@ def run(
                                  seed=seed, round0_from=round0_from),
                 RetrievalConfig(mode=mode, k=k, include_runs=tuple(include or ()), corrections=corrections,
                                 corrections_k=corrections_k, prior=prior),
-                replace(DEFAULT.agent, think=think, constrained=constrain),
-                ExecutionConfig(workers=workers, llm_timeout=llm_timeout, llm_retries=llm_retries),
+                replace(DEFAULT.agent, think=think, constrained=constrain, ask=ask, ask_probability=ask_p, asker=asker),
+                ExecutionConfig(workers=workers, llm_timeout=llm_timeout, llm_retries=llm_retries, answer_cache=answer_cache),
             )
             run_record = start_run(store, config, name)
         experiment, retrieval = config.experiment, config.retrieval
         log = RunLog(Path("runs") / run_record.id)
         console.print(f"run [bold]{run_record.id}[/] into {store_path}: {experiment.spec}, {experiment.rounds} rounds, "
                       f"mode {retrieval.mode}, k {retrieval.k}, corrections {retrieval.corrections_k if retrieval.corrections else 'off'}"
-                      f"{'' if retrieval.prior else ' (no prior)'}, llm {experiment.llm}")
+                      f"{'' if retrieval.prior else ' (no prior)'}, ask {config.agent.ask}, llm {experiment.llm}")
         with _progress() as progress:
             listener = _ProgressListener(progress, log)
             try:

@@ -20,8 +20,8 @@ from prag.retrieval.corrections import CorrectionHit, CorrectionSource
 from prag.retrieval.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
 from prag.retrieval.index import ExperienceIndex, Hit, Visibility, check_mode
 from prag.store import EpisodeRecord, Store
-from prag.store.exchange import ImportResult, import_file, write_export
 from prag.store.database import damaged
+from prag.store.exchange import ImportResult, import_file, write_export
 from prag.store.stats import StoreStats, store_stats
 
 StoreArg = Annotated[Path, typer.Argument(help="Path of the experience store (SQLite file).")]

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from prag.agent.agent import AgentConfig
+from prag.agent.mediator import POLICIES
 from prag.errors import ConfigError, PragError
 from prag.llm import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from prag.retrieval.embed import DEFAULT_MODEL
@@ -67,6 +68,7 @@ class ExecutionConfig:
     workers: int = 1  # episodes played in parallel within a round
     llm_timeout: float = DEFAULT_TIMEOUT  # seconds one request to an LLM server may take
     llm_retries: int = DEFAULT_RETRIES  # further requests after a failed one
+    answer_cache: bool = True  # greedy answers served from the store's cache (prag.store.answers)
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,13 @@ class RunConfig:
             raise PragError("--k and --corrections-k must be 0 or more and --workers at least 1")
         if self.execution.llm_timeout <= 0 or self.execution.llm_retries < 0:
             raise PragError("--llm-timeout must be more than 0 seconds and --llm-retries 0 or more")
+        agent = self.agent
+        if agent.ask not in POLICIES:
+            raise PragError(f"--ask {agent.ask!r} is not a policy: use one of {', '.join(POLICIES)}")
+        if not 0 <= agent.ask_probability <= 1 or agent.plan_pool < 1:
+            raise PragError("--ask-p must be between 0 and 1")
+        if agent.asker is not None and agent.ask != "learned":
+            raise PragError("--asker names a learned policy: give it with --ask learned")
 
     def to_dict(self) -> dict[str, Any]:
         """The config as the store records it: every setting, the version and the prag that wrote it."""

@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from prag.agent.agent import PragAgent
+from prag.agent.mediator import AskPolicy
 from prag.agent.protocol import Agent, Trace
 from prag.corrections.prior import load_prior
 from prag.envs import registry
@@ -38,6 +39,8 @@ from prag.retrieval.episodes import ExperienceSource
 from prag.retrieval.index import Visibility, check_mode
 from prag.run.config import ExecutionConfig, RunConfig, recorded_config, round0_settings
 from prag.store import Store
+from prag.store.answers import cached
+from prag.store.ask_policies import DEFAULT_NAME
 from prag.store.records import EpisodeRecord, RunRecord, StepRecord
 
 
@@ -110,7 +113,9 @@ class Runner:
         self.store = store
         self.run = run
         self.config = config
-        self.llm = llm if llm is not None else build_llm(config.experiment.llm, config.execution)
+        model = llm if llm is not None else build_llm(config.experiment.llm, config.execution)
+        self.llm = cached(model, store) if config.execution.answer_cache else model
+        self.asker = learned_asker(store, config.agent.asker) if config.agent.ask == "learned" else None
         self.encoder = encoder if encoder is not None else Encoder(config.retrieval.embedding_model)
         self.listener = listener or (lambda event, data: None)
         self.persisting_cache = EmbeddingCache(store, self.encoder)
@@ -193,6 +198,7 @@ class Runner:
         agent = PragAgent(
             self.llm, self.experiences, visibility, self.config.agent,
             seed=self.config.experiment.seed, corrections=self.corrections.get(domain.name), domain=domain,
+            asker=self.asker,
         )
         env = phase.source.make(task)
         start = time.perf_counter()
@@ -269,11 +275,32 @@ def _round0_of(store: Store, config: RunConfig) -> list[EpisodeRecord]:
         raise PragError(f"run {source.id} played round 0 with other settings ({', '.join(differ)}): "
                         f"its round 0 cannot stand for this run's; give the same options")
     episodes = [e for e in store.episodes(source.id) if e.round == 0 and e.source == "agent"]
+    if theirs.agent.ask != config.agent.ask and not all(asked_every_step(e) for e in episodes):
+        raise PragError(f"run {source.id} followed plans in round 0 (--ask {theirs.agent.ask}): its round 0 stands "
+                        f"only for runs asking as it did; start the shared round 0 with --ask always")
     expected = len(load_spec(config.experiment.spec).open().tasks()[: config.experiment.limit])
     if len({e.task_id for e in episodes}) < expected:
         raise PragError(f"run {source.id} has not finished round 0 ({len(episodes)} of {expected} tasks): "
                         f"finish it first with `prag run --resume {source.id}`")
     return episodes
+
+
+def asked_every_step(episode: EpisodeRecord) -> bool:
+    """Whether the LLM chose every action of the episode (runs before the mediator always asked):
+    such an episode is what any ask policy plays when it has no plan to follow."""
+    return all(asked for _, asked, _ in episode.extra.get("decisions", []))
+
+
+def learned_asker(store: Store, name: str | None) -> AskPolicy:
+    """The learned ask policy stored under NAME[:VERSION] (default: the newest of the default name)."""
+    from prag.run.asker import (
+        learned_policy,  # loads stable-baselines3: only when asked for
+    )
+
+    base, _, version = (name or DEFAULT_NAME).partition(":")
+    if version and not version.isdigit():
+        raise PragError(f"--asker {name!r}: give NAME or NAME:VERSION, the version a number")
+    return learned_policy(store.ask_policies.get(base, int(version) if version else None))
 
 
 def resume_config(store: Store, run_id: str) -> tuple[RunRecord, RunConfig]:

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from prag.errors import PragError
+
 Triple = tuple[str, str, str]
 
 
@@ -61,6 +63,23 @@ class Environment(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+class KnowsItsPlan:
+    """For environments that learn their oracle's plan at reset: `shortest_path_length` and
+    `oracle_plan()` from the plan they keep in `_plan`."""
+
+    _plan: list[str] | None = None
+
+    @property
+    def shortest_path_length(self) -> int | None:
+        return None if self._plan is None else len(self._plan)
+
+    def oracle_plan(self) -> list[str]:
+        """The oracle's winning plan from the start (for checks and SPL, never for the agent)."""
+        if self._plan is None:
+            raise PragError("the plan is known after reset(): call reset() first")
+        return list(self._plan)
 
 
 class TaskSource(Protocol):

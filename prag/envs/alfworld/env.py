@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from prag.envs.alfworld.graph import Fact, scene_graph
-from prag.envs.base import Observation, Task, scene_text_from_triples
+from prag.envs.base import KnowsItsPlan, Observation, Task, scene_text_from_triples
 from prag.errors import PragError, SpecError
 
 TASK_TYPES: tuple[str, ...] = (
@@ -217,7 +217,7 @@ class AlfworldTaskSource:
         return AlfworldEnv(task, Path(task.ref))
 
 
-class AlfworldEnv:
+class AlfworldEnv(KnowsItsPlan):
     """One ALFWorld game on the real engine (textworld's PDDL env with ALFWorld's wrappers).
 
     `infos` of each observation: `game_file`. `oracle_plan()` is the planner's plan from the start
@@ -233,14 +233,6 @@ class AlfworldEnv:
         self._plan: list[str] | None = None
         self._done = True
 
-    @property
-    def shortest_path_length(self) -> int | None:
-        return None if self._plan is None else len(self._plan)
-
-    def oracle_plan(self) -> list[str]:
-        if self._plan is None:
-            raise PragError("the plan is known after reset(): call reset() first")
-        return list(self._plan)
 
     def reset(self) -> Observation:
         with _argv_kept():

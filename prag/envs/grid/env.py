@@ -15,7 +15,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from prag.envs.base import Environment, Observation, Task, scene_text_from_triples
+from prag.envs.base import (
+    Environment,
+    KnowsItsPlan,
+    Observation,
+    Task,
+    scene_text_from_triples,
+)
 from prag.envs.grid import actions, scene
 from prag.envs.grid.solver import find_plan
 from prag.envs.grid.tasks import TASKS
@@ -25,7 +31,7 @@ DEFAULT_ROOM_SIZE = 6
 ROOM_SIZES = range(5, 13)
 
 
-class GridEnv:
+class GridEnv(KnowsItsPlan):
     """One household grid task, played by high-level actions (implements `Environment`)."""
 
     def __init__(self, task: Task, room_size: int = DEFAULT_ROOM_SIZE) -> None:
@@ -41,15 +47,6 @@ class GridEnv:
         self._steps = 0
         self._over = False
 
-    @property
-    def shortest_path_length(self) -> int | None:
-        return None if self._plan is None else len(self._plan)
-
-    def oracle_plan(self) -> list[str]:
-        """The solver's plan for this task (known after reset)."""
-        if self._plan is None:
-            raise PragError("the plan is known after reset(): call reset() first")
-        return list(self._plan)
 
     def reset(self) -> Observation:
         self.world.reset(seed=self.task.seed)

@@ -22,7 +22,13 @@ from typing import Any
 import textworld
 from textworld.logic import Proposition, Variable
 
-from prag.envs.base import Observation, Task, Triple, scene_text_from_triples
+from prag.envs.base import (
+    KnowsItsPlan,
+    Observation,
+    Task,
+    Triple,
+    scene_text_from_triples,
+)
 from prag.envs.textworld.games import (
     GameSpec,
     check_settings,
@@ -107,7 +113,7 @@ def clean_text(feedback: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
-class TextworldEnv:
+class TextworldEnv(KnowsItsPlan):
     """One generated TextWorld game, played through Jericho with TextWorld's state tracking."""
 
     def __init__(self, task: Task, game_file: str | Path) -> None:
@@ -118,15 +124,6 @@ class TextworldEnv:
         self._goal = ""
         self._steps = 0
 
-    @property
-    def shortest_path_length(self) -> int | None:
-        return None if self._plan is None else len(self._plan)
-
-    def oracle_plan(self) -> list[str]:
-        """The engine's winning plan from the start (for checks and SPL, not for the agent)."""
-        if self._plan is None:
-            raise PragError("the plan is known after reset(): call reset() first")
-        return list(self._plan)
 
     def reset(self) -> Observation:
         if self._env is None:

@@ -76,6 +76,12 @@ class Actor:
                 self.adopted.append(candidate.plan)
                 return
 
+    def follow_llm(self, plan: Plan) -> None:
+        """The LLM's plan (the actions its answer planned after the one taken): it replaces a plan
+        that ran out or an earlier answer's, never a plan from experience that still has steps."""
+        if self.follower is None or self.follower.left == 0 or self.follower.plan.source == "llm":
+            self.follower = Follower(plan)
+
     @property
     def source(self) -> str:
         """Where the plan being followed came from (episode, correction, ...)."""

@@ -21,6 +21,12 @@ Experience also acts directly (When2Ask's planner-actor-mediator): a retrieved s
 verified correction that fits the task becomes a plan (`prag.agent.actor`), and each step the
 ask policy (`prag.agent.mediator`) decides whether the plan's next step is taken without an
 LLM call or the LLM is asked. With `ask = "always"` every step asks, as P-RAG plays.
+
+The LLM may plan too (`plan_length` n > 1): it answers with the next action and up to n - 1
+further actions, one per line. Constrained decoding still forces the first line to be
+admissible; the further lines become the actor's plan (source `llm`), each validated when its
+turn comes. Such a plan replaces one that ran out or an earlier answer's, never a plan from
+experience that still has steps: those are proven, an LLM's guess is not.
 """
 from __future__ import annotations
 
@@ -40,7 +46,8 @@ from prag.agent.mediator import (
     MediatorState,
     RandomAsk,
 )
-from prag.agent.prompt import ACT, THINK, PromptLimits, messages
+from prag.agent.plans import Plan
+from prag.agent.prompt import THINK, PromptLimits, act_instruction, messages
 from prag.agent.protocol import Decision, Trace, Usage
 from prag.envs.base import Observation, Triple, canonical
 from prag.envs.domain import Domain
@@ -66,6 +73,8 @@ class AgentConfig:
     keep_margin: float = 0.25  # a shown example is replaced only by one scoring this much higher
     thought_tokens: int = 48
     action_tokens: int = 24
+    # Actions per LLM answer: 1 is one action; n > 1 the next action and up to n - 1 planned after it.
+    plan_length: int = 1
     limits: PromptLimits = field(default_factory=PromptLimits)
     # When to ask the LLM (prag.agent.mediator): always | hard-coded | random | learned. Not among
     # what round 0 depends on (metadata read by prag.run.config): a run may start from another's
@@ -96,6 +105,11 @@ def normalise(answer: str) -> str:
     # The prompt lists actions sharing a verb folded ("go to: a, b"); models answer in that form.
     line = re.sub(r"^\s*(\w+(?: to)?):\s+", r"\1 ", line)
     return " ".join(line.strip().strip("`\"'").rstrip(".").split()).lower()
+
+
+def plan_lines(answer: str) -> list[str]:
+    """A plan answer's lines without the list markers models put before them ("1.", "-")."""
+    return [re.sub(r"^\s*(?:\d+[.)]|[-*\u2022])\s+", "", line) for line in answer.strip().splitlines()]
 
 
 class PragAgent:
@@ -184,8 +198,10 @@ class PragAgent:
             self.actor.follower.advance()
         self.asks += 1
         self.steps_since_ask = 0
-        decision = self._ask_llm(observation)
+        decision, planned = self._ask_llm(observation)
         same = self.actor.took(decision.action, observation.admissible)
+        if self.config.plan_length > 1 and decision.valid:
+            self.actor.follow_llm(Plan(tuple(planned), "llm", goal=self.goal))
         return self._decided(replace(decision, asked=True, same_plan=same))
 
     def mediator_state(self, observation: Observation) -> MediatorState:
@@ -225,8 +241,9 @@ class PragAgent:
         self.decisions.append([decision.source, decision.asked, decision.same_plan])
         return decision
 
-    def _ask_llm(self, observation: Observation) -> Decision:
-        """P-RAG's step: retrieve, prompt, ask, check the answer."""
+    def _ask_llm(self, observation: Observation) -> tuple[Decision, list[str]]:
+        """P-RAG's step: retrieve, prompt, ask, check the answer. Also the actions the answer
+        plans after this one (none unless `plan_length` > 1)."""
         self._retrieve(observation.scene_text)
         self._retrieve_corrections(observation.scene_text)
         choices = list(observation.admissible)
@@ -245,16 +262,17 @@ class PragAgent:
             corrections=self.corrected, utterances=self.utterances,
         )
         thought = ""
+        act = act_instruction(self.config.plan_length)
         if self.config.think:
             thought = self._ask(_with_instruction(prompt, THINK), self.config.thought_tokens).strip()
             thought = thought.splitlines()[0] if thought else ""
             self.thoughts.append(thought)
             prompt = _with_instruction(prompt, THINK) + [
                 {"role": "assistant", "content": thought},
-                {"role": "user", "content": ACT},
+                {"role": "user", "content": act},
             ]
         else:
-            prompt = _with_instruction(prompt, ACT)
+            prompt = _with_instruction(prompt, act)
         return self._choose(prompt, allowed, thought)
 
     def finish(self) -> Trace:
@@ -310,31 +328,44 @@ class PragAgent:
             return set()
         return self.domain.inverse(self.history[-1][0], observation.location)
 
-    def _choose(self, prompt: list[Message], allowed: list[str], thought: str) -> Decision:
+    def _choose(self, prompt: list[Message], allowed: list[str], thought: str) -> tuple[Decision, list[str]]:
         by_form = {normalise(a): a for a in allowed}
         constrain = self.config.constrained and self.llm.supports_choices
+        more = self.config.plan_length - 1
         for attempt in range(self.config.max_reasks + 1):
-            answer = self._ask(prompt, self.config.action_tokens, allowed if constrain else None)
-            action = by_form.get(normalise(answer))
+            answer = self._ask(
+                prompt, self.config.action_tokens * (more + 1), allowed if constrain else None, more_lines=more
+            )
+            lines = plan_lines(answer) if more else [answer]
+            action = by_form.get(normalise(lines[0] if lines else ""))
             if action is not None:
-                return Decision(action, thought, valid=True)
+                planned = [step for step in map(normalise, lines[1 : more + 1]) if step]
+                return Decision(action, thought, valid=True), planned
             if attempt < self.config.max_reasks:
                 self.usage.reasks += 1
                 prompt = prompt + [
                     {"role": "assistant", "content": answer},
-                    {
-                        "role": "user",
-                        "content": f"'{answer.strip()}' is not an admissible action. "
-                        "Reply with one admissible action, copied exactly.",
-                    },
+                    {"role": "user", "content": self._reask(answer)},
                 ]
         self.usage.invalid_actions += 1
         # Sent as it is: the environment says it does nothing, which the model then sees.
-        return Decision(answer.strip().splitlines()[0] if answer.strip() else "look", thought, valid=False)
+        return Decision(answer.strip().splitlines()[0] if answer.strip() else "look", thought, valid=False), []
 
-    def _ask(self, prompt: list[Message], max_tokens: int, choices: list[str] | None = None) -> str:
+    def _reask(self, answer: str) -> str:
+        """What the model is told when its answer (its first line, for a plan) is not admissible."""
+        if self.config.plan_length == 1:
+            return f"'{answer.strip()}' is not an admissible action. Reply with one admissible action, copied exactly."
+        first = answer.strip().splitlines()[0] if answer.strip() else ""
+        return (
+            f"'{first}' is not an admissible action. Reply with an admissible action, copied exactly, on the "
+            f"first line, then up to {self.config.plan_length - 1} further actions, one per line."
+        )
+
+    def _ask(self, prompt: list[Message], max_tokens: int, choices: list[str] | None = None, more_lines: int = 0) -> str:
+        # Free text ends at the line's end; a plan's lines end at a blank line (or the token budget).
+        stop = None if choices is not None else ["\n\n"] if more_lines else ["\n"]
         completion = self.llm.complete(
-            prompt, max_tokens=max_tokens, choices=choices, stop=["\n"] if choices is None else None, seed=self.seed
+            prompt, max_tokens=max_tokens, choices=choices, more_lines=more_lines, stop=stop, seed=self.seed
         )
         self.usage.add(completion)
         return completion.text

@@ -25,6 +25,19 @@ THINK = "Think in one short sentence about what to do next. Reply with the sente
 ACT = "Now reply with the next action only, exactly as written in the admissible actions."
 
 
+def act_instruction(plan_length: int) -> str:
+    """What the model is asked for: the next action (`ACT`), or with `plan_length` n > 1 the
+    next action and up to n - 1 actions planned after it, one per line."""
+    if plan_length <= 1:
+        return ACT
+    return (
+        "Now reply with the next action, exactly as written in the admissible actions, on the first "
+        f"line; then, one per line, up to {plan_length - 1} further actions you plan to take after it "
+        "(they will be checked when their turn comes). Reply with the actions only: no numbers, no "
+        "explanation."
+    )
+
+
 @dataclass(frozen=True)
 class PromptLimits:
     """How much of the examples and the history a prompt shows."""

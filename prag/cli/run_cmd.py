@@ -63,6 +63,7 @@ def run(
     ask_p: Annotated[float, typer.Option("--ask-p", help="The random policy's probability of asking.")] = DEFAULT.agent.ask_probability,
     asker: Annotated[Optional[str], typer.Option("--asker", help="With --ask learned: the stored policy, NAME or NAME:VERSION (default: the newest).")] = None,
     answer_cache: Annotated[bool, typer.Option("--answer-cache/--no-answer-cache", help="Serve greedy LLM answers already in the store without running the model.")] = DEFAULT.execution.answer_cache,
+    plan_length: Annotated[int, typer.Option("--plan-length", min=1, help="Actions per LLM answer: 1, or the next action and up to N-1 planned after it (followed while the mediator does not ask).")] = DEFAULT.agent.plan_length,
 ) -> None:
     """Run P-RAG's progressive rounds: round r retrieves the episodes of rounds < r."""
     with Store(store_path) as store:
@@ -75,7 +76,8 @@ def run(
                                  seed=seed, round0_from=round0_from),
                 RetrievalConfig(mode=mode, k=k, include_runs=tuple(include or ()), corrections=corrections,
                                 corrections_k=corrections_k, prior=prior),
-                replace(DEFAULT.agent, think=think, constrained=constrain, ask=ask, ask_probability=ask_p, asker=asker),
+                replace(DEFAULT.agent, think=think, constrained=constrain, ask=ask, ask_probability=ask_p, asker=asker,
+                        plan_length=plan_length),
                 ExecutionConfig(workers=workers, llm_timeout=llm_timeout, llm_retries=llm_retries, answer_cache=answer_cache),
             )
             run_record = start_run(store, config, name)

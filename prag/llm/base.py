@@ -2,7 +2,10 @@
 
 `choices` asks for constrained decoding: the answer must be exactly one of the strings. A backend
 that can enforce it (a llama.cpp grammar, vLLM's guided choice) says so in `supports_choices`;
-one that cannot returns free text, and the caller validates either way.
+one that cannot returns free text, and the caller validates either way. With `more_lines = m`
+the answer is a short plan: its first line one of the choices, then up to m further lines of
+free text. A grammar can say that; a server that only does guided choice answers the first
+line alone.
 """
 
 from __future__ import annotations
@@ -51,16 +54,27 @@ class LLM(Protocol):
         max_tokens: int = 64,
         stop: list[str] | None = None,
         choices: list[str] | None = None,
+        more_lines: int = 0,
         temperature: float = 0.0,
         seed: int = 0,
     ) -> Completion: ...
 
 
-def choice_grammar(choices: Sequence[str]) -> str:
-    """A GBNF grammar (llama.cpp) whose only sentences are the given strings."""
+def choice_grammar(choices: Sequence[str], more_lines: int = 0) -> str:
+    """A GBNF grammar (llama.cpp) whose only sentences are the given strings, each followed by
+    up to `more_lines` further lines of free text (a plan after its first action)."""
     if not choices or not all(isinstance(c, str) and c for c in choices):
         raise ValueError(f"choices must be a non-empty list of non-empty strings, got {choices!r}")
-    return "root ::= " + " | ".join(_gbnf_literal(c) for c in dict.fromkeys(choices)) + "\n"
+    if more_lines < 0:
+        raise ValueError(f"more_lines must be 0 or more, got {more_lines}")
+    first = " | ".join(_gbnf_literal(c) for c in dict.fromkeys(choices))
+    if not more_lines:
+        return f"root ::= {first}\n"
+    # Nested optionals rather than {0,m}: older llama.cpp servers parse them too.
+    rest = ""
+    for _ in range(more_lines):
+        rest = f'("\\n" line {rest})?' if rest else '("\\n" line)?'
+    return f"root ::= ({first}) {rest}\nline ::= [^\\n]+\n"
 
 
 def _gbnf_literal(text: str) -> str:
@@ -80,9 +94,10 @@ def choice_token_budget(choices: Sequence[str], max_tokens: int) -> int:
     return max(max_tokens, max(len(c) for c in choices) + 1)
 
 
-def answer_limit(choices: Sequence[str] | None, max_tokens: int) -> int:
+def answer_limit(choices: Sequence[str] | None, max_tokens: int, more_lines: int = 0) -> int:
     """The most characters a backend returns for a request: the longest choice (and its
-    decoration), or `_CHARS_PER_TOKEN` per requested token."""
-    if choices:
+    decoration), or `_CHARS_PER_TOKEN` per requested token; both for a plan's free lines."""
+    if choices and not more_lines:
         return max(len(c) for c in choices) + _CHOICE_DECORATION
-    return max(max_tokens, 1) * _CHARS_PER_TOKEN
+    first = max(len(c) for c in choices) + _CHOICE_DECORATION if choices else 0
+    return first + max(max_tokens, 1) * _CHARS_PER_TOKEN

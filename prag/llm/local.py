@@ -82,8 +82,8 @@ class LocalLLM:
         self.n_ctx = n_ctx
         self._formatter = _chat_formatter(self._llama, llama_cpp, model_path)
         self._grammar = lru_cache(maxsize=64)(
-            lambda choices: llama_cpp.LlamaGrammar.from_string(
-                choice_grammar(choices), verbose=False
+            lambda choices, more_lines: llama_cpp.LlamaGrammar.from_string(
+                choice_grammar(choices, more_lines), verbose=False
             )
         )
         self._lock = threading.Lock()
@@ -104,11 +104,12 @@ class LocalLLM:
         max_tokens: int = 64,
         stop: list[str] | None = None,
         choices: list[str] | None = None,
+        more_lines: int = 0,
         temperature: float = 0.0,
         seed: int = 0,
     ) -> Completion:
-        grammar = self._grammar(tuple(choices)) if choices else None
-        limit = answer_limit(choices, max_tokens)
+        grammar = self._grammar(tuple(choices), more_lines) if choices else None
+        limit = answer_limit(choices, max_tokens, more_lines if choices else 0)
         if choices:
             max_tokens = choice_token_budget(choices, max_tokens)
         formatted = self._formatter(messages=messages)

@@ -9,7 +9,9 @@ server that ignores `max_tokens` cannot hand back more than an answer can be.
 Constrained choice is not part of the OpenAI API, so it is sent the way the server understands
 it: a GBNF `grammar` for llama.cpp servers, `structured_outputs.choice` / `guided_choice` for
 vLLM, nothing for the rest (OpenAI rejects unknown fields). "auto" tells them apart by the
-`owned_by` field of /models.
+`owned_by` field of /models. A plan (`more_lines`: the chosen action, then free lines) is a
+grammar too; vLLM gets the single-action choice, so its answer, and the plan, is the first
+action alone.
 """
 
 from __future__ import annotations
@@ -129,6 +131,7 @@ class OpenAILLM:
         max_tokens: int = 64,
         stop: list[str] | None = None,
         choices: list[str] | None = None,
+        more_lines: int = 0,
         temperature: float = 0.0,
         seed: int = 0,
     ) -> Completion:
@@ -136,7 +139,7 @@ class OpenAILLM:
         if choices:
             max_tokens = choice_token_budget(choices, max_tokens)
             if self.constraint == "grammar":
-                extra["grammar"] = choice_grammar(choices)
+                extra["grammar"] = choice_grammar(choices, more_lines)
             elif self.constraint == "vllm":
                 # vLLM >= 0.10.2 reads structured_outputs, older ones guided_choice (removed in
                 # 0.12); each version ignores the field it does not know.
@@ -151,7 +154,7 @@ class OpenAILLM:
             "stop": stop or None,
             "extra_body": extra or None,
         }
-        limit = answer_limit(choices, max_tokens)
+        limit = answer_limit(choices, max_tokens, more_lines if "grammar" in extra else 0)
         start = time.perf_counter()
         try:
             reply = self._retrying(lambda: self._ask(request, limit, constrained=bool(extra)))

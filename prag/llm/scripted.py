@@ -32,10 +32,14 @@ class ScriptedLLM:
         max_tokens: int = 64,
         stop: list[str] | None = None,
         choices: list[str] | None = None,
+        more_lines: int = 0,
         temperature: float = 0.0,
         seed: int = 0,
     ) -> Completion:
-        self.calls.append({"messages": [dict(m) for m in messages], "choices": choices})
+        self.calls.append(
+            {"messages": [dict(m) for m in messages], "choices": choices, "more_lines": more_lines,
+             "stop": stop, "max_tokens": max_tokens}
+        )
         if callable(self.answers):
             text = self.answers(messages)
         elif len(self.calls) <= len(self.answers):

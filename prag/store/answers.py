@@ -5,8 +5,10 @@ store without running the model (KIT kept such a cache); a re-run of an identica
 model time. `store.answers` is the table; `cached(llm, store)` wraps any `LLM` in it.
 
 The key is a SHA-256 of the model's name, whether it enforces `choices`, the full messages,
-max_tokens, stop, choices and the temperature. The seed is left out: only greedy answers are
-stored, and greedy decoding never reads the seed, so runs with another `--seed` share answers.
+max_tokens, stop, choices, the free lines a plan may add after the choice (`more_lines`: in the
+key only when there are any, so that the keys of single-action calls stay as they were) and the
+temperature. The seed is left out: only greedy answers are stored, and greedy decoding never
+reads the seed, so runs with another `--seed` share answers.
 Sampled calls (temperature > 0) always run the model and are neither stored nor counted. Only the
 key and the answer are kept, not the prompt, and an answer longer than `MAX_ANSWER_CHARS` is not
 kept at all: an entry is a few hundred bytes.
@@ -37,9 +39,10 @@ def answer_key(
     stop: list[str] | None,
     choices: list[str] | None,
     temperature: float,
+    more_lines: int = 0,
 ) -> str:
     """The cache key of one call: everything that decides a greedy answer, hashed."""
-    settings = {
+    settings: dict[str, object] = {
         "model": model,
         "constrained": constrained,
         "messages": [[m["role"], m["content"]] for m in messages],
@@ -48,6 +51,8 @@ def answer_key(
         "choices": None if choices is None else list(choices),  # order kept: a reordering misses
         "temperature": float(temperature),
     }
+    if more_lines:
+        settings["more_lines"] = more_lines
     text = json.dumps(settings, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -145,19 +150,21 @@ class CachedLLM:
         max_tokens: int = 64,
         stop: list[str] | None = None,
         choices: list[str] | None = None,
+        more_lines: int = 0,
         temperature: float = 0.0,
         seed: int = 0,
     ) -> Completion:
         def ask() -> Completion:
             return self.inner.complete(
-                messages, max_tokens=max_tokens, stop=stop, choices=choices, temperature=temperature, seed=seed
+                messages, max_tokens=max_tokens, stop=stop, choices=choices, more_lines=more_lines,
+                temperature=temperature, seed=seed,
             )
 
         if temperature != 0:
             return ask()  # a sample is meant to differ from the last one
         key = answer_key(
             self.name, self.supports_choices, messages,
-            max_tokens=max_tokens, stop=stop, choices=choices, temperature=temperature,
+            max_tokens=max_tokens, stop=stop, choices=choices, temperature=temperature, more_lines=more_lines,
         )
         hit = self.answers.get(key)
         if hit is None:

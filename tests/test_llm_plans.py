@@ -1,14 +1,14 @@
 """The LLM answers with a short plan (`AgentConfig.plan_length`): the grammar that keeps the first
-line an admissible action (parsed and run by llama.cpp), the plan followed without asking under
-`hard-coded` on the real grid engine, a plan line that is not admissible then, the answer
-cache's key, and `prag run --plan-length`. The LLM is a scripted stand-in, except in the
-grammar tests (llama.cpp's own grammar sampler) and the slow test (the local 0.5B model)."""
+line an admissible action (parsed and run by llama.cpp) and what a server is sent, the plan
+followed without asking under `hard-coded` on the real grid engine, a plan line that is not
+admissible then, the answer cache's key, and `prag run --plan-length`. The LLM is a scripted
+stand-in, except in the grammar tests (llama.cpp's own grammar sampler) and the slow test (the
+local 0.5B model)."""
 from __future__ import annotations
 
 import ctypes
 import math
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 from conftest import plans_of, write_spec
@@ -86,6 +86,21 @@ def test_the_plan_grammar_forces_an_admissible_first_line_then_free_lines(accept
     single = choice_grammar(CHOICES)
     assert accepts(single, "go to kitchen")
     assert not accepts(single, "go to kitchen\ngo to table 1")  # one action: nothing after it
+
+
+def test_a_llama_cpp_server_gets_the_plan_grammar_and_vllm_the_first_action_only(fake_openai):
+    from prag.llm.openai_backend import OpenAILLM
+
+    plan = "go to table 1\npick up eggs 1 from the table where they were left\ngo to kitchen"
+    fake_openai.answer(fake_openai.Answer(fake_openai.chat(plan)))
+    ask = [{"role": "user", "content": "Plan."}]
+    grammar = OpenAILLM("m", base_url=fake_openai.url, timeout=2, constraint="grammar")
+    assert grammar.complete(ask, choices=CHOICES, more_lines=2, max_tokens=72).text == plan  # not cut to one action
+    assert fake_openai.requests[-1][1]["grammar"] == choice_grammar(CHOICES, more_lines=2)
+    vllm = OpenAILLM("m", base_url=fake_openai.url, timeout=2, constraint="vllm")
+    vllm.complete(ask, choices=CHOICES, more_lines=2, max_tokens=72)
+    sent = fake_openai.requests[-1][1]
+    assert sent["structured_outputs"] == {"choice": CHOICES} and "grammar" not in sent
 
 
 # --- the agent, on the real grid engine --------------------------------------------------------

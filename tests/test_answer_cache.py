@@ -159,7 +159,7 @@ def test_a_rerun_of_an_identical_round_is_served_from_the_cache(tmp_path):
     with Store(tmp_path / "s.db") as store:
         for name in ("first", "again"):
             record = start_run(store, config, name)
-            Runner(store, record, config, llm=cached(model, store), encoder=minilm()).play()
+            Runner(store, record, config, llm=model, encoder=minilm()).play()  # the runner caches by default
             played.append([[s.action for s in e.steps] for e in store.episodes(record.id)])
         stats = store.answers.stats()["scripted"]
     first_run_calls = stats["misses"]

@@ -168,14 +168,14 @@ def test_prag_correct_asks_for_feedback_and_stores_the_correction(lost_episode, 
     path, _, episode, goal, plan = lost_episode
     copy = store_copy(path, tmp_path)
     improver = ScriptedLLM([PROBLEM, ADVICE, plan_transcript(goal, plan)])
-    monkeypatch.setattr(correct_cmd, "make_llm", lambda spec: improver)
+    monkeypatch.setattr(correct_cmd, "make_llm", lambda spec, **options: improver)
     result = invoke("correct", copy, episode.id, "--llm", "local:0.5b", input="open the door first\n")
     assert result.exit_code == 0, result.output
     assert ">>> wait_for_trigger()" in result.output and PROBLEM in result.output
     assert "stored verified correction" in result.output
     assert "open the door first" in improver.calls[0]["messages"][-1]["content"]
     # A discarded learning stores nothing.
-    monkeypatch.setattr(correct_cmd, "make_llm", lambda spec: ScriptedLLM(["No problem."]))
+    monkeypatch.setattr(correct_cmd, "make_llm", lambda spec, **options: ScriptedLLM(["No problem."]))
     result = invoke("correct", copy, episode.id, "--feedback", "fine")
     assert result.exit_code == 0 and "discarded: the improvement model found no problem" in result.output
     with Store(copy) as store:

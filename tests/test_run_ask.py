@@ -78,6 +78,6 @@ def test_a_learned_policy_must_be_in_the_store(grid, tmp_path):
     spec, _ = grid
     config = RunConfig(ExperimentConfig(spec=spec, rounds=1), NO_CORRECTIONS, AgentConfig(ask="learned"))
     with Store(tmp_path / "s.db") as store:
-        run = start_run(store, config, "learned")
         with pytest.raises(PragError, match="no ask policy .* train one with `prag train-asker`"):
-            Runner(store, run, config, llm=ScriptedLLM([]), encoder=minilm())
+            start_run(store, config, "learned")
+        assert store.runs() == []  # refused before the run was recorded

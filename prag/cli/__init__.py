@@ -1,6 +1,8 @@
 """The command line: a thin layer over the library (one module per command group)."""
 from __future__ import annotations
 
+import sys
+
 import typer
 
 app = typer.Typer(
@@ -25,5 +27,12 @@ def _register() -> None:
 
 
 def main() -> None:
-    _register()
-    app()
+    """The `prag` console script. Ctrl-C while the commands load (they import torch and friends)
+    exits as Ctrl-C in a command does: `interrupted`, exit code 130, no traceback."""
+    try:
+        _register()
+        app()
+    except KeyboardInterrupt:
+        # Plain stderr: the interrupt may have cut the import of rich or of prag.cli.common.
+        sys.stderr.write("interrupted\n")
+        raise SystemExit(130) from None

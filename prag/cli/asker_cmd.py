@@ -8,9 +8,10 @@ import typer
 from rich.table import Table
 
 from prag.cli import app
-from prag.cli.common import console, guarded, injected_llm
+from prag.cli.common import LLMRetriesOpt, LLMTimeoutOpt, console, guarded, injected_llm
+from prag.cli.layout import show
 from prag.envs.spec import load_spec
-from prag.llm import SPEC_HELP, make_llm
+from prag.llm import DEFAULT_RETRIES, DEFAULT_TIMEOUT, SPEC_HELP, make_llm
 from prag.retrieval.embed import DEFAULT_MODEL, Encoder
 from prag.store import Store
 from prag.store.ask_policies import DEFAULT_NAME
@@ -32,6 +33,8 @@ def train_asker_cmd(
     seed: Annotated[int, typer.Option("--seed", help="Seed of PPO (network initialisation and sampling).")] = 0,
     name: Annotated[str, typer.Option("--name", help="Name to store the policy under; an existing name gets a new version.")] = DEFAULT_NAME,
     model: Annotated[str, typer.Option("--model", help="Sentence-embedding model: a name or a local path.")] = DEFAULT_MODEL,
+    llm_timeout: LLMTimeoutOpt = DEFAULT_TIMEOUT,
+    llm_retries: LLMRetriesOpt = DEFAULT_RETRIES,
 ) -> None:
     """Train the `learned` ask policy (When2Ask's mediator) with PPO on SPEC's tasks and store it.
 
@@ -44,27 +47,28 @@ def train_asker_cmd(
 
     spec = load_spec(spec_name)
     with Store(store_path, create=False) as store:
-        console.print(f"training an ask policy on {spec.name} with {llm}: {timesteps} decisions, penalty {penalty}, gamma {gamma}")
+        console.print(f"training an ask policy on {spec.name} with {llm}: {timesteps} decisions, penalty {penalty}, "
+                      f"gamma {gamma}", markup=False, highlight=False)
         record, trained = train_asker(
-            store, spec, injected_llm(llm) or make_llm(llm), Encoder(model), timesteps=timesteps, penalty=penalty,
-            gamma=gamma, limit=limit, seed=seed, name=name,
+            store, spec, injected_llm(llm) or make_llm(llm, timeout=llm_timeout, retries=llm_retries), Encoder(model),
+            timesteps=timesteps, penalty=penalty, gamma=gamma, limit=limit, seed=seed, name=name,
         )
     curve = Table(title="reward curve (episodes finished in each PPO rollout)")
     for column in ("timesteps", "episodes", "mean return", "asks/episode"):
         curve.add_column(column, justify="right")
     for point in record.curve:
         curve.add_row(str(point["timesteps"]), str(point["episodes"]), f"{point['mean_return']:.3f}", f"{point['asks']:.1f}")
-    console.print(curve)
+    show(console, curve)
     evaluation = Table(title=f"evaluation: each of the {len(record.tasks)} tasks once")
     for column in ("policy", "won", "mean return", "asks/episode", "same-plan asks/episode", "steps/episode"):
         evaluation.add_column(column, justify="right")
     for label, summary in (("always", trained.before), ("learned", trained.after)):
         evaluation.add_row(label, *_figures(summary))
-    console.print(evaluation)
+    show(console, evaluation)
     console.print(
-        f"stored ask policy [bold]{record.name}[/] version {record.version} in {store_path} "
+        f"stored ask policy {record.name} version {record.version} in {store_path} "
         f"({len(record.model) / 1024:.0f} KB, trained on {record.spec}: {len(record.tasks)} tasks, llm {record.llm}, "
-        f"seed {record.seed})"
+        f"seed {record.seed})", markup=False, highlight=False,
     )
 
 

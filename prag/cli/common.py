@@ -1,14 +1,18 @@
-"""What every command shares: error reporting without tracebacks, and the console."""
+"""What every command shares: error reporting without tracebacks, Ctrl-C, the consoles, and the
+LLM server options."""
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, TypeVar
+from typing import Annotated, Any, Callable, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
+from prag.envs.base import Task
 from prag.errors import PragError
-from prag.llm import LLM
+from prag.llm import LLM, check_spec
+from prag.run.config import ExecutionConfig
 
 console = Console()
 err_console = Console(stderr=True)
@@ -16,18 +20,51 @@ err_console = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+INTERRUPTED = 130  # the shell's exit code for a process stopped by Ctrl-C (128 + SIGINT)
+
+
 def guarded(fn: F) -> F:
-    """Turn a PragError into `Error: …` on stderr and exit code 1, with no traceback."""
+    """Turn a PragError into `Error: …` on stderr and exit code 1, and Ctrl-C into `interrupted`
+    and exit code 130, with no traceback."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except PragError as exc:
-            err_console.print(f"[bold red]Error:[/] {exc}", highlight=False, soft_wrap=True)
+            error(str(exc))
             raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            interrupted()
+            raise typer.Exit(INTERRUPTED) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def error(message: str) -> None:
+    """Print `Error: message` on stderr; the message is shown as it is (`[params]` stays)."""
+    err_console.print(f"[bold red]Error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def interrupted(what: str | None = None) -> None:
+    """Tell on stderr that Ctrl-C stopped the command, and what that left when it is known."""
+    err_console.print(f"interrupted: {escape(what)}" if what else "interrupted", highlight=False, soft_wrap=True)
+
+
+def _seconds(value: float) -> float:
+    if not value > 0:
+        raise typer.BadParameter(f"give more than 0 seconds, not {value}")
+    return value
+
+
+# The options of every command that talks to an LLM server (a local model ignores them).
+LLMTimeoutOpt = Annotated[
+    float,
+    typer.Option("--llm-timeout", callback=_seconds, help="Seconds one request to an LLM server may take."),
+]
+LLMRetriesOpt = Annotated[
+    int, typer.Option("--llm-retries", min=0, help="Further requests after one to an LLM server failed.")
+]
 
 
 # Test-only hook: tests play the real commands with a scripted stand-in LLM by setting this to a
@@ -39,3 +76,17 @@ test_llm: Callable[[str], LLM] | None = None
 def injected_llm(spec: str) -> LLM | None:
     """The test hook's LLM for `spec`, or None when no test set one."""
     return test_llm(spec) if test_llm is not None else None
+
+
+def check_llm(spec: str, execution: ExecutionConfig) -> None:
+    """Refuse an `--llm` spec that cannot be built, before anything is created (no model is
+    loaded); a test's stand-in LLM needs no check."""
+    if test_llm is None:
+        check_spec(spec, timeout=execution.llm_timeout, retries=execution.llm_retries)
+
+
+def task_at(spec_name: str, tasks: list[Task], index: int) -> Task:
+    """The task `--task INDEX` names; an index past the set's end is an error giving the range."""
+    if not 0 <= index < len(tasks):
+        raise PragError(f"{spec_name} has {len(tasks)} tasks: give --task from 0 to {len(tasks) - 1}")
+    return tasks[index]

@@ -9,6 +9,7 @@ import typer
 
 from prag.cli import app
 from prag.cli.common import console, guarded
+from prag.cli.layout import show
 from prag.run.report import compare as compare_runs
 from prag.run.report import tables
 from prag.store import Store
@@ -35,6 +36,6 @@ def compare(
         console.print_json(json.dumps(comparison.to_dict()))
     else:
         for table in tables(comparison):
-            console.print(table)
+            show(console, table)
     if plot is not None and not as_json:
-        console.print(f"plot written to {plot}")
+        console.print(f"plot written to {plot}", markup=False, highlight=False, soft_wrap=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Optional
@@ -21,18 +22,30 @@ from rich.markup import escape
 from prag.agent.agent import PragAgent
 from prag.agent.protocol import Agent
 from prag.cli import app
-from prag.cli.common import console, guarded, injected_llm
+from prag.cli.common import (
+    LLMRetriesOpt,
+    LLMTimeoutOpt,
+    check_llm,
+    console,
+    guarded,
+    injected_llm,
+    task_at,
+)
 from prag.cli.run_cmd import DEFAULT, DEFAULT_STORE
 from prag.corrections.learn import Outcome, correct_episode
 from prag.corrections.replay import Replay
 from prag.corrections.transcripts import Entry, statement
 from prag.envs.base import Observation
 from prag.envs.spec import load_spec
-from prag.errors import PragError
 from prag.llm import LLM, SPEC_HELP
 from prag.retrieval.embed import EmbeddingCache, Encoder
-from prag.run.config import ExperimentConfig, RetrievalConfig, RunConfig
-from prag.run.runner import Phase, Runner, build_llm, start_run
+from prag.run.config import (
+    ExecutionConfig,
+    ExperimentConfig,
+    RetrievalConfig,
+    RunConfig,
+)
+from prag.run.runner import Phase, Runner, build_llm, check_playable, start_run
 from prag.store import Store
 from prag.store.records import StepRecord
 
@@ -68,10 +81,7 @@ class ConsoleSession:
         self.store = store
         self.spec = load_spec(config.experiment.spec)
         self.source = self.spec.open(max_steps=config.experiment.max_steps)
-        tasks = self.source.tasks()
-        if not 0 <= task_index < len(tasks):
-            raise PragError(f"{self.spec.name} has {len(tasks)} tasks: give --task from 0 to {len(tasks) - 1}")
-        self.task = tasks[task_index]
+        self.task = task_at(self.spec.name, self.source.tasks(), task_index)
         self.config = config
         self.llm = llm
         self.encoder = encoder
@@ -160,20 +170,29 @@ def console_cmd(
     store_path: Annotated[Path, typer.Option("--store", help="Store the episode and corrections go to (created if missing).")] = DEFAULT_STORE,
     llm: Annotated[str, typer.Option("--llm", help=SPEC_HELP)] = DEFAULT.experiment.llm,
     improver: Annotated[Optional[str], typer.Option("--improver", help="Improvement LLM for `learn` (default: the --llm model).")] = None,
-    k: Annotated[int, typer.Option("--k", help="Episodes retrieved into the prompt.")] = DEFAULT.retrieval.k,
-    corrections_k: Annotated[int, typer.Option("--corrections-k", help="Corrections retrieved into the prompt.")] = DEFAULT.retrieval.corrections_k,
+    k: Annotated[int, typer.Option("--k", min=0, help="Episodes retrieved into the prompt.")] = DEFAULT.retrieval.k,
+    corrections_k: Annotated[int, typer.Option("--corrections-k", min=0, help="Corrections retrieved into the prompt.")] = DEFAULT.retrieval.corrections_k,
     prior: Annotated[bool, typer.Option("--prior/--no-prior", help="Use the human-written transcripts shipped with prag.")] = DEFAULT.retrieval.prior,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", help="Step cap (default: the spec's).")] = None,
+    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Step cap (default: the spec's).")] = None,
     model: Annotated[str, typer.Option("--model", help="Sentence-embedding model: a name or a local path.")] = DEFAULT.retrieval.embedding_model,
+    llm_timeout: LLMTimeoutOpt = DEFAULT.execution.llm_timeout,
+    llm_retries: LLMRetriesOpt = DEFAULT.execution.llm_retries,
 ) -> None:
     """Watch the agent play a task step by step; tell it things as it goes; `learn` at the end."""
+    config = RunConfig(
+        ExperimentConfig(spec=spec_name, rounds=1, llm=llm, max_steps=max_steps),
+        RetrievalConfig(k=k, embedding_model=model, corrections_k=corrections_k, prior=prior),
+        execution=ExecutionConfig(llm_timeout=llm_timeout, llm_retries=llm_retries),
+    )
+    # Everything is checked before the store is created: the options, the spec, the task.
+    check_playable(config)
+    task_at(spec_name, load_spec(spec_name).open(max_steps=max_steps).tasks(), task)
+    for name in {llm, improver or llm}:
+        check_llm(name, config.execution)
     with Store(store_path) as store:
         # One round of one task that sees every episode already in the store, and all corrections.
-        config = RunConfig(
-            ExperimentConfig(spec=spec_name, rounds=1, llm=llm, max_steps=max_steps),
-            RetrievalConfig(k=k, embedding_model=model, include_runs=tuple(run.id for run in store.runs()),
-                            corrections_k=corrections_k, prior=prior),
-        )
+        seen = replace(config.retrieval, include_runs=tuple(run.id for run in store.runs()))
+        config = replace(config, retrieval=seen)
         improvement = None
         if improver and improver != llm:
             improvement = injected_llm(improver) or build_llm(improver, config.execution)

@@ -12,11 +12,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from prag.cli import app
-from prag.cli.common import console, guarded
+from prag.cli.common import LLMRetriesOpt, LLMTimeoutOpt, console, guarded
+from prag.cli.layout import show
 from prag.corrections.learn import Outcome, correct_episode
 from prag.corrections.replay import Replay
 from prag.corrections.transcripts import from_episode, parse
-from prag.llm import SPEC_HELP, make_llm
+from prag.llm import DEFAULT_RETRIES, DEFAULT_TIMEOUT, SPEC_HELP, make_llm
 from prag.retrieval.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
 from prag.store import Store
 from prag.store.corrections import Correction
@@ -39,6 +40,8 @@ def correct(
     ] = None,
     attempts: Annotated[int, typer.Option("--attempts", min=1, help="Let the improvement LLM try up to N times until its transcript wins the replay.")] = 1,
     model: Annotated[str, typer.Option("--model", help="Sentence-embedding model: a name or a local path.")] = DEFAULT_MODEL,
+    llm_timeout: LLMTimeoutOpt = DEFAULT_TIMEOUT,
+    llm_retries: LLMRetriesOpt = DEFAULT_RETRIES,
 ) -> None:
     """Correct an episode: your feedback becomes a replayed, stored transcript the agent sees first.
 
@@ -50,7 +53,7 @@ def correct(
         episode = store.episode(episode_id)
         transcript = from_episode(episode)
         outcome_word = "won" if episode.won else "not won"
-        console.print(f"[bold]episode {episode_id}[/] ({episode.task_id}, {outcome_word} in {episode.n_actions} steps)")
+        console.print(f"[bold]episode {episode_id}[/] ({escape(episode.task_id)}, {outcome_word} in {episode.n_actions} steps)")
         console.print(escape(transcript.render()), highlight=False)
         cache = EmbeddingCache(store, Encoder(model))
         decide = _decider(keep_unverified)
@@ -64,7 +67,8 @@ def correct(
         else:
             said = feedback if feedback is not None else typer.prompt("Your feedback")
             outcome = correct_episode(
-                store, episode_id, cache, feedback=said, llm=make_llm(llm), keep_unverified=decide, attempts=attempts
+                store, episode_id, cache, feedback=said, keep_unverified=decide, attempts=attempts,
+                llm=make_llm(llm, timeout=llm_timeout, retries=llm_retries),
             )
     _report(outcome)
 
@@ -107,15 +111,15 @@ def list_cmd(
     if as_json:
         console.print_json(json.dumps([_summary(c) for c in found]))
         return
-    table = Table(title=f"corrections in {store_path}")
+    table = Table(title=f"corrections in {escape(str(store_path))}")
     for column in ("id", "origin", "verified", "domain", "task type", "goal", "episode", "model", "created"):
         table.add_column(column, overflow="fold")
     for c in found:
         table.add_row(
-            str(c.id), c.origin, "yes" if c.verified else "no", c.domain, c.task_type, escape(c.goal),
-            str(c.source_episode or "-"), escape(c.improvement_model), c.created_at,
+            str(c.id), escape(c.origin), "yes" if c.verified else "no", escape(c.domain), escape(c.task_type),
+            escape(c.goal), str(c.source_episode or "-"), escape(c.improvement_model), escape(c.created_at),
         )
-    console.print(table)
+    show(console, table)
 
 
 @corrections_app.command("show")
@@ -159,7 +163,7 @@ def delete_cmd(
     """Delete a correction for good (prior transcripts too: they are not loaded again)."""
     with Store(store_path, create=False) as store:
         gone = store.corrections.delete(correction_id)
-    console.print(f"deleted correction {gone.id} ({gone.origin}, {escape(gone.goal)})")
+    console.print(f"deleted correction {gone.id} ({gone.origin}, {gone.goal})", markup=False, highlight=False)
 
 
 def _summary(c: Correction) -> dict[str, Any]:

@@ -9,7 +9,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from prag.cli import app
-from prag.cli.common import console, guarded
+from prag.cli.common import console, guarded, task_at
+from prag.cli.layout import show
 from prag.envs.base import Environment, Observation
 from prag.envs.spec import list_specs, load_spec
 from prag.errors import PragError
@@ -31,10 +32,10 @@ def list_cmd() -> None:
         try:
             spec = load_spec(str(path))
         except PragError as exc:  # one broken spec should not hide the others
-            table.add_row(path.stem, "?", "?", f"[red]invalid: {escape(str(exc))}[/]")
+            table.add_row(escape(path.stem), "?", "?", f"[red]invalid: {escape(str(exc))}[/]")
             continue
-        table.add_row(spec.name, spec.env, str(spec.max_steps), escape(spec.description))
-    console.print(table)
+        table.add_row(escape(spec.name), escape(spec.env), str(spec.max_steps), escape(spec.description))
+    show(console, table)
 
 
 @envs_app.command("play")
@@ -49,14 +50,11 @@ def play(
     """
     spec = load_spec(spec_name)
     source = spec.open()
-    tasks = source.tasks()
-    if task >= len(tasks):
-        raise PragError(f"{spec.name} has {len(tasks)} tasks: give --task from 0 to {len(tasks) - 1}")
-    chosen = tasks[task]
+    chosen = task_at(spec.name, source.tasks(), task)
     env = source.make(chosen)
     try:
         obs = env.reset()
-        console.print(f"[bold]{escape(spec.name)}[/] task {task}: {escape(chosen.task_id)} ({chosen.task_type})")
+        console.print(f"[bold]{escape(spec.name)}[/] task {task}: {escape(chosen.task_id)} ({escape(chosen.task_type)})")
         console.print(f"[bold]Goal:[/] {escape(obs.goal)}")
         won, steps = _play(env, obs)
         console.print(

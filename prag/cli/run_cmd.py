@@ -1,7 +1,9 @@
 """`prag run`: play a task set round after round, retrieving from the store at every step."""
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Optional
@@ -11,12 +13,23 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
 )
 
 from prag.cli import app
-from prag.cli.common import console, err_console, guarded, injected_llm
+from prag.cli.common import (
+    INTERRUPTED,
+    LLMRetriesOpt,
+    LLMTimeoutOpt,
+    check_llm,
+    console,
+    guarded,
+    injected_llm,
+    interrupted,
+)
+from prag.errors import PragError
 from prag.llm import SPEC_HELP
 from prag.run.config import (
     ExecutionConfig,
@@ -24,8 +37,9 @@ from prag.run.config import (
     RetrievalConfig,
     RunConfig,
 )
-from prag.run.runner import RunLog, Runner, resume_config, start_run
+from prag.run.runner import RunLog, Runner, check_playable, resume_config, start_run
 from prag.store import Store
+from prag.store.records import RunRecord
 from prag.store.stats import store_stats
 
 DEFAULT_SPEC = "alfworld-mini"
@@ -39,105 +53,176 @@ DEFAULT = RunConfig(ExperimentConfig(spec=DEFAULT_SPEC))
 def run(
     spec: Annotated[str, typer.Argument(help="Task-set spec: a name from `prag envs list` or a .toml path.")] = DEFAULT_SPEC,
     store_path: Annotated[Path, typer.Option("--store", help="Experience store to write to (created if missing).")] = DEFAULT_STORE,
-    rounds: Annotated[int, typer.Option("--rounds", help="Rounds of self-iteration (train rounds with --train).")] = DEFAULT.experiment.rounds,
-    k: Annotated[int, typer.Option("--k", help="Episodes retrieved into the prompt.")] = DEFAULT.retrieval.k,
+    rounds: Annotated[int, typer.Option("--rounds", min=1, help="Rounds of self-iteration (train rounds with --train).")] = DEFAULT.experiment.rounds,
+    k: Annotated[int, typer.Option("--k", min=0, help="Episodes retrieved into the prompt.")] = DEFAULT.retrieval.k,
     mode: Annotated[str, typer.Option("--mode", help="Retrieval: prag (goal + scene graph), goal, or none.")] = DEFAULT.retrieval.mode,
     llm: Annotated[str, typer.Option("--llm", help=SPEC_HELP)] = DEFAULT.experiment.llm,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", help="Step cap (default: the spec's).")] = None,
-    workers: Annotated[int, typer.Option("--workers", help="Episodes played in parallel within a round.")] = DEFAULT.execution.workers,
+    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, help="Step cap (default: the spec's).")] = None,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Episodes played in parallel within a round.")] = DEFAULT.execution.workers,
     seed: Annotated[int, typer.Option("--seed", help="Seed for the LLM's sampling.")] = DEFAULT.experiment.seed,
     train: Annotated[Optional[str], typer.Option("--train", help="Iterate on this spec, then evaluate SPEC with the store frozen.")] = None,
     include: Annotated[Optional[list[str]], typer.Option("--include", help="Earlier run whose episodes round 0 may retrieve (repeatable).")] = None,
     name: Annotated[Optional[str], typer.Option("--name", help="Run id (default: spec-mode-time).")] = None,
     think: Annotated[bool, typer.Option("--think/--no-think", help="A one-sentence thought before each action (ReAct-style).")] = DEFAULT.agent.think,
     constrain: Annotated[bool, typer.Option("--constrain/--no-constrain", help="Constrained decoding to the admissible actions.")] = DEFAULT.agent.constrained,
-    limit: Annotated[Optional[int], typer.Option("--limit", help="Play only the first N tasks of the set.")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Play only the first N tasks of the set.")] = None,
     resume: Annotated[Optional[str], typer.Option("--resume", help="Continue this interrupted run (other options are taken from it).")] = None,
     corrections: Annotated[bool, typer.Option("--corrections/--no-corrections", help="Put transcripts corrected by a person first in the prompt.")] = DEFAULT.retrieval.corrections,
-    corrections_k: Annotated[int, typer.Option("--corrections-k", help="Corrections retrieved into the prompt, ahead of the K episodes.")] = DEFAULT.retrieval.corrections_k,
+    corrections_k: Annotated[int, typer.Option("--corrections-k", min=0, help="Corrections retrieved into the prompt, ahead of the K episodes.")] = DEFAULT.retrieval.corrections_k,
     prior: Annotated[bool, typer.Option("--prior/--no-prior", help="Use the human-written transcripts shipped with prag as the first corrections.")] = DEFAULT.retrieval.prior,
     round0_from: Annotated[Optional[str], typer.Option("--round0-from", help="Start from this run's round 0 (same settings, another --mode or --k): compare modes from one round 0.")] = None,
-    llm_timeout: Annotated[float, typer.Option("--llm-timeout", help="Seconds one request to an LLM server may take.")] = DEFAULT.execution.llm_timeout,
-    llm_retries: Annotated[int, typer.Option("--llm-retries", help="Further requests after one to an LLM server failed.")] = DEFAULT.execution.llm_retries,
+    llm_timeout: LLMTimeoutOpt = DEFAULT.execution.llm_timeout,
+    llm_retries: LLMRetriesOpt = DEFAULT.execution.llm_retries,
     ask: Annotated[str, typer.Option("--ask", help="When to ask the LLM: always (every step), hard-coded (when the plan from experience cannot go on), random, or learned (`prag train-asker`).")] = DEFAULT.agent.ask,
-    ask_p: Annotated[float, typer.Option("--ask-p", help="The random policy's probability of asking.")] = DEFAULT.agent.ask_probability,
+    ask_p: Annotated[float, typer.Option("--ask-p", min=0.0, max=1.0, help="The random policy's probability of asking.")] = DEFAULT.agent.ask_probability,
     asker: Annotated[Optional[str], typer.Option("--asker", help="With --ask learned: the stored policy, NAME or NAME:VERSION (default: the newest).")] = None,
     answer_cache: Annotated[bool, typer.Option("--answer-cache/--no-answer-cache", help="Serve greedy LLM answers already in the store without running the model.")] = DEFAULT.execution.answer_cache,
     plan_length: Annotated[int, typer.Option("--plan-length", min=1, help="Actions per LLM answer: 1, or the next action and up to N-1 planned after it (followed while the mediator does not ask).")] = DEFAULT.agent.plan_length,
 ) -> None:
-    """Run P-RAG's progressive rounds: round r retrieves the episodes of rounds < r."""
-    with Store(store_path) as store:
-        if resume:
+    """Run P-RAG's progressive rounds: round r retrieves the episodes of rounds < r.
+
+    Everything is checked before the store is created or a run recorded. Ctrl-C, or an LLM
+    server that stops answering, leaves the run `interrupted` with its finished episodes, and
+    says how to resume it.
+    """
+    if resume:
+        with Store(store_path, create=False) as store:
             run_record, config = resume_config(store, resume)
+            check_playable(config)
+            check_llm(config.experiment.llm, config.execution)
             store.claim_run(run_record.id)  # refused while another process plays the run
-        else:
-            config = RunConfig(
-                ExperimentConfig(spec=spec, rounds=rounds, train=train, limit=limit, max_steps=max_steps, llm=llm,
-                                 seed=seed, round0_from=round0_from),
-                RetrievalConfig(mode=mode, k=k, include_runs=tuple(include or ()), corrections=corrections,
-                                corrections_k=corrections_k, prior=prior),
-                replace(DEFAULT.agent, think=think, constrained=constrain, ask=ask, ask_probability=ask_p, asker=asker,
-                        plan_length=plan_length),
-                ExecutionConfig(workers=workers, llm_timeout=llm_timeout, llm_retries=llm_retries, answer_cache=answer_cache),
-            )
-            run_record = start_run(store, config, name)
+            _play(store, store_path, run_record, config)
+        return
+    config = RunConfig(
+        ExperimentConfig(spec=spec, rounds=rounds, train=train, limit=limit, max_steps=max_steps, llm=llm,
+                         seed=seed, round0_from=round0_from),
+        RetrievalConfig(mode=mode, k=k, include_runs=tuple(include or ()), corrections=corrections,
+                        corrections_k=corrections_k, prior=prior),
+        replace(DEFAULT.agent, think=think, constrained=constrain, ask=ask, ask_probability=ask_p, asker=asker,
+                plan_length=plan_length),
+        ExecutionConfig(workers=workers, llm_timeout=llm_timeout, llm_retries=llm_retries, answer_cache=answer_cache),
+    )
+    check_playable(config)
+    check_llm(llm, config.execution)
+    needs = [what for what, given in (("--include names a run", include), ("--round0-from names a run", round0_from),
+                                      ("--ask learned needs a trained policy", ask == "learned")) if given]
+    if needs and not store_path.exists():
+        raise PragError(f"no store at {store_path}: {' and '.join(needs)} of an existing store; give it with --store")
+    with Store(store_path) as store:
+        _play(store, store_path, start_run(store, config, name), config)
+
+
+def _play(store: Store, store_path: Path, run_record: RunRecord, config: RunConfig) -> None:
+    """Play a recorded run to its end; on Ctrl-C or an error, leave it `interrupted` and say how to resume."""
+    resume = f"prag run --resume {run_record.id} --store {store_path}"
+    try:
         experiment, retrieval = config.experiment, config.retrieval
         log = RunLog(Path("runs") / run_record.id)
-        console.print(f"run [bold]{run_record.id}[/] into {store_path}: {experiment.spec}, {experiment.rounds} rounds, "
-                      f"mode {retrieval.mode}, k {retrieval.k}, corrections {retrieval.corrections_k if retrieval.corrections else 'off'}"
-                      f"{'' if retrieval.prior else ' (no prior)'}, ask {config.agent.ask}, llm {experiment.llm}")
-        with _progress() as progress:
-            listener = _ProgressListener(progress, log)
-            try:
-                Runner(store, run_record, config, listener, llm=injected_llm(experiment.llm)).play()
-            except KeyboardInterrupt:
-                store.set_run_status(run_record.id, "interrupted")
-                err_console.print(
-                    f"interrupted: finished episodes are stored; continue with "
-                    f"`prag run --resume {run_record.id} --store {store_path}`"
-                )
-                raise typer.Exit(130) from None
-        figures = store_stats(store)
-    summary = [r for r in figures.rounds if r.run_id == run_record.id]
+        train = f" (train on {experiment.train})" if experiment.train else ""
+        console.print(
+            f"run {run_record.id} into {store_path}: {experiment.spec}{train}, {experiment.rounds} rounds, "
+            f"mode {retrieval.mode}, k {retrieval.k}, corrections {retrieval.corrections_k if retrieval.corrections else 'off'}"
+            f"{'' if retrieval.prior else ' (no prior)'}, ask {config.agent.ask}, llm {experiment.llm}",
+            markup=False, highlight=False,
+        )
+        with _display(log) as display:
+            Runner(store, run_record, config, display, llm=injected_llm(experiment.llm), on_wait=display.waiting).play()
+    except KeyboardInterrupt:
+        _stop(store, run_record)
+        interrupted(f"finished episodes are stored; continue with `{resume}`")
+        raise typer.Exit(INTERRUPTED) from None
+    except Exception as exc:
+        _stop(store, run_record)
+        if isinstance(exc, PragError):
+            raise PragError(f"{exc}\nThe run is interrupted, its finished episodes stored: once that is fixed, "
+                            f"continue with `{resume}`") from None
+        raise
+    summary = [r for r in store_stats(store).rounds if r.run_id == run_record.id]
     (log.directory / "summary.json").write_text(
         json.dumps([{"round": r.round, "episodes": r.episodes, "won": r.won, "success_rate": r.success_rate} for r in summary], indent=2)
     )
     for r in summary:
-        console.print(f"round {r.round}: {r.won}/{r.episodes} won ({r.success_rate:.0%})")
-    console.print(f"log and summary in {log.directory}; compare rounds with `prag compare {store_path} {run_record.id}`")
+        console.print(f"round {r.round}: {r.won}/{r.episodes} won ({r.success_rate:.0%})", highlight=False)
+    console.print(f"log and summary in {log.directory}; compare rounds with `prag compare {store_path} {run_record.id}`",
+                  markup=False, highlight=False, soft_wrap=True)
 
 
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[status]}"),
-        TimeElapsedColumn(),
-        console=console,
-    )
+def _stop(store: Store, run_record: RunRecord) -> None:
+    # A store that cannot take the status (damaged, gone) shows the run `running (stale)` instead.
+    with contextlib.suppress(PragError):
+        store.set_run_status(run_record.id, "interrupted")
 
 
-class _ProgressListener:
-    """One bar per round, with the round's running success rate; every event also goes to the log."""
+class _Display:
+    """What a run shows as it goes, and its log: every event goes to runs/<run>/log.jsonl.
 
-    def __init__(self, progress: Progress, log: RunLog) -> None:
-        self.progress = progress
+    On a terminal, one progress bar per round with the running success rate, and the wait for
+    an LLM server in place of it while a call waits. Elsewhere (a file, a pipe), a line per round,
+    per episode and per retry of an LLM call, each short enough for 80 columns.
+    """
+
+    def __init__(self, log: RunLog, progress: Progress | None) -> None:
         self.log = log
-        self.bar: object = None
-        self.won = self.played = 0
+        self.progress = progress
+        self.bar: TaskID | None = None
+        self.round = 0
+        self.tasks = self.done = self.won = self.played = 0
+        self.status = ""
+        self.noted: tuple[int, int] = (0, 0)  # the last wait noted in line mode: (attempt, half-minutes)
 
     def __call__(self, event: str, data: dict) -> None:
         self.log(event, data)
         if event == "round":
+            self.round, self.tasks = data["round"], data["tasks"]
+            self.done = data["tasks"] - data["todo"]
             self.won = self.played = 0
-            done = data["tasks"] - data["todo"]
-            self.bar = self.progress.add_task(f"round {data['round']} ({data['spec']})", total=data["tasks"], completed=done, status="")
+            self.status = ""
+            if self.progress is not None:
+                self.bar = self.progress.add_task(f"round {self.round}", total=self.tasks, completed=self.done, status="")
+            else:
+                before = f", {self.done} played before" if self.done else ""
+                self._line(f"round {self.round} of {data['spec']}: {self.tasks} tasks{before}")
         elif event == "episode":
             self.played += 1
+            self.done += 1
             self.won += int(data["won"])
-            self.progress.update(
-                self.bar,  # type: ignore[arg-type]
-                advance=1,
-                status=f"won {self.won}/{self.played} ({self.won / self.played:.0%}) last: {data['task_id']} {'won' if data['won'] else 'lost'} in {data['n_steps']} steps",
-            )
+            outcome = f"{'won' if data['won'] else 'lost'} in {data['n_steps']} steps"
+            self.status = f"won {self.won}/{self.played} ({self.won / self.played:.0%}), last {outcome}"
+            if self.progress is not None and self.bar is not None:
+                self.progress.update(self.bar, advance=1, status=self.status)
+            else:
+                self._line(f"round {self.round} {self.done}/{self.tasks}: {data['task_id']} {outcome} "
+                           f"(won {self.won}/{self.played})")
+
+    def waiting(self, seconds: float, attempt: int) -> None:
+        """`on_wait` of the run's LLM: the wait for a server, shown while it lasts."""
+        if self.progress is not None:
+            if self.bar is not None:
+                note = f"waiting for the LLM server: {seconds:.0f} s, attempt {attempt}" if attempt else self.status
+                self.progress.update(self.bar, status=note)
+            return
+        noted = (attempt, int(seconds // 30))
+        if attempt and noted != self.noted and (attempt > 1 or seconds >= 30):
+            self._line(f"waiting for the LLM server: {seconds:.0f} s, attempt {attempt}")
+        self.noted = noted
+
+    @staticmethod
+    def _line(text: str) -> None:
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+@contextlib.contextmanager
+def _display(log: RunLog) -> Iterator[_Display]:
+    if not console.is_terminal:
+        yield _Display(log, None)
+        return
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(bar_width=12),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}", markup=False),
+        TimeElapsedColumn(),
+        console=console,
+    )
+    with progress:
+        yield _Display(log, progress)

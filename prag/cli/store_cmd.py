@@ -15,10 +15,12 @@ from rich.table import Table
 
 from prag.cli import app
 from prag.cli.common import console, err_console, guarded
+from prag.cli.layout import show
 from prag.errors import PragError
 from prag.retrieval.corrections import CorrectionHit, CorrectionSource
 from prag.retrieval.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
 from prag.retrieval.index import ExperienceIndex, Hit, Visibility, check_mode
+from prag.run.config import train_spec
 from prag.store import EpisodeRecord, Store
 from prag.store.database import damaged
 from prag.store.exchange import ImportResult, import_file, write_export
@@ -40,23 +42,25 @@ def query(
         typer.Option("--mode", help="prag (goal + scene graph), goal, or none. Default: prag with --scene, else goal."),
     ] = None,
     run: Annotated[Optional[str], typer.Option("--run", help="Query as if from this run ...")] = None,
-    before_round: Annotated[int, typer.Option("--round", help="... in this round: sees its rounds < ROUND only.")] = 0,
+    before_round: Annotated[
+        Optional[int],
+        typer.Option("--round", min=0, help="... in this round: sees its rounds < ROUND only (default: all it played)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     model: ModelOpt = DEFAULT_MODEL,
 ) -> None:
     """Show the top-K corrections and stored episodes for a goal (and scene graph), with their scores."""
     chosen = check_mode(mode or ("prag" if scene else "goal"))
+    if before_round is not None and run is None:
+        raise PragError("--round N asks what round N of a run could see: give the run with --run RUN")
     with Store(store_path, create=False) as store:
         if not store.count("episodes") and not store.count("corrections"):
             raise PragError(f"{store_path} has no episodes yet (and no corrections): fill it with `prag run` or `prag import`")
+        visibility = Visibility() if run is None else _seen_by(store, run, before_round)
         cache = EmbeddingCache(store, Encoder(model), read_only=True)
         index = ExperienceIndex.from_store(store, cache)
         hits = index.query(
-            cache.vector(goal),
-            cache.vector(scene) if scene else None,
-            k=k,
-            mode=chosen,
-            visibility=Visibility(run_id=run, before_round=before_round),
+            cache.vector(goal), cache.vector(scene) if scene else None, k=k, mode=chosen, visibility=visibility,
         )
         corrected = CorrectionSource(store, cache, k=k).retrieve([goal], scene if chosen == "prag" else None)
         episodes = [store.episode(hit.episode_id) for hit in hits]
@@ -69,24 +73,45 @@ def query(
         )
         return
     if corrected:
-        console.print(_corrections_table(corrected, goal))
-    table = Table(title=f"top {k} episodes for {goal!r} (mode {chosen})")
+        show(console, _corrections_table(corrected, goal))
+    if not hits:
+        seen = "" if run is None else f" that round {visibility.before_round} of run {run} sees (its rounds < {visibility.before_round})"
+        err_console.print(f"no episodes{seen} in mode {chosen}", markup=False, highlight=False, soft_wrap=True)
+        return
+    table = Table(title=escape(f"top {k} episodes for {goal!r} (mode {chosen})"))
     for column in ("episode", "run", "round", "task type", "goal", "won", "score", "goal sim", "scene sim", "best t"):
         table.add_column(column, overflow="fold", no_wrap=column in {"run", "task type", "score"})
     for hit, episode in zip(hits, episodes):
         table.add_row(
             str(hit.episode_id),
-            episode.run_id,
+            escape(episode.run_id),
             str(episode.round),
-            episode.task_type,
-            episode.goal,
+            escape(episode.task_type),
+            escape(episode.goal),
             "yes" if episode.won else "no",
             f"{hit.score:.3f}",
             f"{hit.goal_score:.3f}",
             f"{hit.scene_score:.3f}" if hit.best_step is not None else "-",
             str(hit.best_step) if hit.best_step is not None else "-",
         )
-    console.print(table)
+    show(console, table)
+
+
+def _seen_by(store: Store, run_id: str, before_round: int | None) -> Visibility:
+    """What round `before_round` of a run retrieves from (default: a round after all it played);
+    an unknown run or a round the run does not have is an error naming those there are."""
+    run = store.run(run_id)  # an unknown run: the error names the runs there are
+    played = sorted({e.round for e in store.outcomes([run.id])})
+    last = max([run.rounds, *(r + 1 for r in played)])  # round `rounds` is a train run's test round
+    if before_round is None:
+        before_round = last
+    elif before_round > last:
+        raise PragError(
+            f"run {run.id} has no round {before_round}: it plays rounds 0 to {run.rounds - 1}"
+            f"{' and the test round ' + str(run.rounds) if train_spec(run) else ''} (played: "
+            f"{', '.join(map(str, played)) or 'none'}); give --round from 0 to {last} (round N sees rounds < N)"
+        )
+    return Visibility(run.id, before_round, tuple(run.include_runs))
 
 
 def _episode_json(hit: Hit, episode: EpisodeRecord) -> dict:
@@ -107,13 +132,13 @@ def _correction_json(hit: CorrectionHit) -> dict:
 
 
 def _corrections_table(hits: list[CorrectionHit], goal: str) -> Table:
-    table = Table(title=f"top {len(hits)} corrections by a person for {goal!r} (shown to the agent first)")
+    table = Table(title=escape(f"top {len(hits)} corrections by a person for {goal!r} (shown to the agent first)"))
     for column in ("correction", "origin", "verified", "task type", "goal", "score", "instr. sim", "scene sim"):
         table.add_column(column, overflow="fold", no_wrap=column in {"task type", "score"})
     for hit in hits:
         c = hit.correction
         table.add_row(
-            str(c.id), c.origin, "yes" if c.verified else "no", c.task_type, c.goal, f"{hit.score:.3f}",
+            str(c.id), escape(c.origin), "yes" if c.verified else "no", escape(c.task_type), escape(c.goal), f"{hit.score:.3f}",
             f"{hit.interaction_score:.3f}", f"{hit.scene_score:.3f}" if hit.best_step is not None else "-",
         )
     return table
@@ -138,18 +163,18 @@ def stats(
 
 
 def _print_stats(figures: StoreStats, store_path: Path) -> None:
-    runs = Table(title=f"runs in {store_path}")
+    runs = Table(title=f"runs in {escape(str(store_path))}")
     for column in ("run", "spec", "llm", "mode", "k", "status"):
         runs.add_column(column)
     for run in figures.runs:
-        runs.add_row(run["id"], run["spec"], run["llm"], run["mode"], str(run["k"]), run["status"])
-    console.print(runs)
+        runs.add_row(*(escape(str(run[key])) for key in ("id", "spec", "llm", "mode", "k", "status")))
+    show(console, runs)
     rounds = Table(title="success per round")
     for column in ("run", "round", "episodes", "won", "success", "steps"):
         rounds.add_column(column)
     for row in figures.rounds:
-        rounds.add_row(row.run_id, str(row.round), str(row.episodes), str(row.won), f"{row.success_rate:.1%}", str(row.steps))
-    console.print(rounds)
+        rounds.add_row(escape(row.run_id), str(row.round), str(row.episodes), str(row.won), f"{row.success_rate:.1%}", str(row.steps))
+    show(console, rounds)
     summary = Table(show_header=False, title="store")
     summary.add_row("episodes", str(figures.episodes))
     summary.add_row("steps", str(figures.steps))
@@ -157,17 +182,17 @@ def _print_stats(figures: StoreStats, store_path: Path) -> None:
     summary.add_row("trajectory text per episode", f"{figures.bytes_per_episode / 1024:.1f} KB")
     for name, count in figures.vectors.items():
         cache = figures.cache.get(name, {"encoded": 0, "hits": 0})
-        summary.add_row(f"vectors ({name})", f"{count} stored, {cache['encoded']} encoded, {cache['hits']} cache hits")
+        summary.add_row(f"vectors ({escape(name)})", f"{count} stored, {cache['encoded']} encoded, {cache['hits']} cache hits")
     for name, answers in figures.answers.items():
         summary.add_row(
-            f"LLM answers ({name})",
+            f"LLM answers ({escape(name)})",
             f"{answers['rows']} stored, {answers['hits']} cache hits, {answers['misses']} misses, "
             f"{answers['saved_seconds']:.0f} s of model time saved",
         )
     summary.add_row("database size", f"{figures.db_bytes / 1024:.0f} KB")
     summary.add_row("schema version", str(figures.schema_version))
-    summary.add_row("integrity", figures.integrity)
-    console.print(summary)
+    summary.add_row("integrity", escape(figures.integrity))
+    show(console, summary)
 
 
 @app.command("export")
@@ -258,5 +283,5 @@ def delete(
     console.print(
         f"deleted {what}: {gone.episodes} episodes, {gone.steps} steps, "
         f"{gone.vectors} vectors no other text uses",
-        highlight=False,
+        markup=False, highlight=False,
     )

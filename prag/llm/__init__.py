@@ -17,6 +17,7 @@ __all__ = [
     "Completion",
     "Message",
     "WaitCallback",
+    "check_spec",
     "make_llm",
 ]
 
@@ -44,17 +45,39 @@ def make_llm(
     kind, _, arg = spec.partition(":")
     if kind == "local":
         from prag.llm.local import LocalLLM
-        from prag.llm.model_files import MODELS, model_path
 
-        size = (arg or "1.5b").lower()
-        if size in MODELS:
-            model = MODELS[size]
-            return LocalLLM(model_path(model), name=f"local:{model.name}", **options)
-        if arg.endswith(".gguf") or Path(arg).is_file():
-            return LocalLLM(Path(arg).expanduser(), **options)
-        raise LLMError(f"Unknown local model {arg!r}: use {SPEC_HELP}.")
+        path, name = _local_model(arg)
+        return LocalLLM(path, name=name, **options)
     if kind == "openai":
         from prag.llm.openai_backend import OpenAILLM
 
         return OpenAILLM(arg, timeout=timeout, retries=retries, on_wait=on_wait, **options)
     raise LLMError(f"Unknown LLM {spec!r}: use {SPEC_HELP}.")
+
+
+def check_spec(spec: str, *, timeout: float = DEFAULT_TIMEOUT, retries: int = DEFAULT_RETRIES) -> None:
+    """Refuse a `--llm` spec (with its timeout and retries) that `make_llm` could not build,
+    without loading a model or asking a server: commands check their options with it before
+    they create anything."""
+    kind, _, arg = spec.partition(":")
+    if kind == "local":
+        _local_model(arg)
+    else:
+        make_llm(spec, timeout=timeout, retries=retries)  # a server's client only: no request is made
+
+
+def _local_model(arg: str) -> tuple[Path, str | None]:
+    """The GGUF file of a `local[:ARG]` spec (a shipped model joined from its parts on first
+    use) and the backend's name for it (None: named after the file)."""
+    from prag.llm.model_files import MODELS, model_path
+
+    size = (arg or "1.5b").lower()
+    if size in MODELS:
+        model = MODELS[size]
+        return model_path(model), f"local:{model.name}"
+    path = Path(arg).expanduser()
+    if path.is_file():
+        return path, None
+    if arg.endswith(".gguf"):
+        raise LLMError(f"No model file at {path}: give the path of a .gguf file.")
+    raise LLMError(f"Unknown local model {arg!r}: use {SPEC_HELP}.")

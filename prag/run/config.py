@@ -83,8 +83,11 @@ class RunConfig:
     def check(self) -> None:
         """Refuse settings no run can be played with, saying which option to change."""
         check_mode(self.retrieval.mode)
-        if self.experiment.rounds < 1:
+        experiment = self.experiment
+        if experiment.rounds < 1:
             raise PragError("--rounds must be at least 1")
+        if experiment.limit is not None and experiment.limit < 1 or experiment.max_steps is not None and experiment.max_steps < 1:
+            raise PragError("--limit and --max-steps must be at least 1 (leave them out for the whole set and the spec's cap)")
         if self.retrieval.k < 0 or self.execution.workers < 1 or self.retrieval.corrections_k < 0:
             raise PragError("--k and --corrections-k must be 0 or more and --workers at least 1")
         if self.execution.llm_timeout <= 0 or self.execution.llm_retries < 0:

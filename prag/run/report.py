@@ -1,7 +1,8 @@
 """Comparing runs of a store: round-over-round figures, per task type, and transitions.
 
 `compare(store, run_ids)` reads the agent episodes of the runs and computes their metrics
-(`prag.run.metrics`); the result renders as rich tables or as a JSON-ready dict.
+(`prag.run.metrics`); the result renders as rich tables or as a JSON-ready dict. Text from the
+store (run ids, specs, task types, the path) goes into the tables escaped: `[x]` stays `[x]`.
 """
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from prag.errors import PragError
@@ -24,6 +26,7 @@ class Comparison:
     runs: list[RunRecord]  # in the order asked for (all runs: oldest first)
     rounds: list[RoundMetrics]  # grouped by run in that order, then by round
     transitions: list[Transition]  # likewise
+    states: dict[str, str]  # each run's status as shown: `running (stale)` when its process is gone
 
     def rounds_of(self, run_id: str) -> list[RoundMetrics]:
         return [r for r in self.rounds if r.run_id == run_id]
@@ -49,7 +52,7 @@ class Comparison:
                     "k": run.k,
                     "rounds": run.rounds,
                     "train": train_spec(run),
-                    "status": run.status,
+                    "status": self.states[run.id],
                 }
                 for run in self.runs
             ],
@@ -73,6 +76,7 @@ def compare(store: Store, run_ids: Sequence[str] = ()) -> Comparison:
         runs=runs,
         rounds=sorted(round_metrics(outcomes), key=lambda r: (order[r.run_id], r.round)),
         transitions=sorted(transitions(outcomes), key=lambda t: (order[t.run_id], t.from_round, t.to_round)),
+        states=store.run_states(),
     )
 
 
@@ -92,7 +96,7 @@ def _ratio(part: int, whole: int) -> str:
 
 
 def runs_table(comparison: Comparison) -> Table:
-    table = Table(title=f"runs compared from {comparison.store}")
+    table = Table(title=f"runs compared from {escape(comparison.store)}")
     for column in ("run", "mode", "k", "spec", "llm", "rounds played", "status"):
         table.add_column(column)
     for run in comparison.runs:
@@ -100,7 +104,10 @@ def runs_table(comparison: Comparison) -> Table:
         train = train_spec(run)
         planned = run.rounds + 1 if train else run.rounds  # the test round follows the train rounds
         spec = f"{train} → {run.spec}" if train else run.spec
-        table.add_row(run.id, run.mode, str(run.k), spec, run.llm, f"{played}/{planned}", run.status)
+        table.add_row(
+            escape(run.id), run.mode, str(run.k), escape(spec), escape(run.llm), f"{played}/{planned}",
+            comparison.states[run.id],
+        )
     return table
 
 
@@ -118,11 +125,11 @@ def rounds_table(comparison: Comparison) -> Table:
     for run in comparison.runs:
         rounds = comparison.rounds_of(run.id)
         if not rounds:
-            table.add_row(run.id, run.mode, "-", "0", *["-"] * (len(columns) - 4), end_section=True)
+            table.add_row(escape(run.id), run.mode, "-", "0", *["-"] * (len(columns) - 4), end_section=True)
         for n, r in enumerate(rounds):
             spl = _num(r.spl) if r.success.spl_episodes == r.episodes else f"{_num(r.spl)} ({r.success.spl_episodes})"
             table.add_row(
-                run.id,
+                escape(run.id),
                 run.mode,
                 comparison.round_label(run.id, r.round),
                 str(r.episodes),
@@ -144,7 +151,7 @@ def side_by_side_table(comparison: Comparison) -> Table:
     table = Table(title="Total SR by round")
     table.add_column("round", justify="right")
     for run in comparison.runs:
-        table.add_column(f"{run.id} ({run.mode})", justify="right")
+        table.add_column(f"{escape(run.id)} ({run.mode})", justify="right")
     by_key = {(r.run_id, r.round): r for r in comparison.rounds}
     for round_ in sorted({r.round for r in comparison.rounds}):
         cells = []
@@ -174,17 +181,17 @@ def types_table(comparison: Comparison) -> Table:
                 cells.append(
                     f"{_ratio(figures.wins, figures.episodes)}\nSPL {_num(figures.spl)}" if figures else "-"
                 )
-            table.add_row(run.id, name, *cells, end_section=n == len(names) - 1)
+            table.add_row(escape(run.id), escape(name), *cells, end_section=n == len(names) - 1)
     return table
 
 
 def transitions_table(comparison: Comparison) -> Table:
     table = Table(title="transitions between rounds (tasks matched by id)")
-    for column in ("run", "r", "r+m", "of won in r: won in r+m", "of lost in r: won in r+m"):
+    for column in ("run", "r", "r+m", "won in r, then won in r+m", "lost in r, then won in r+m"):
         table.add_column(column, justify="left" if column == "run" else "right")
     for t in comparison.transitions:
         table.add_row(
-            t.run_id,
+            escape(t.run_id),
             str(t.from_round),
             comparison.round_label(t.run_id, t.to_round),
             _ratio(t.succeeded_then_won, t.succeeded),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -32,7 +33,7 @@ from prag.envs import registry
 from prag.envs.base import Environment, Observation, Task, TaskSource
 from prag.envs.spec import TaskSetSpec, load_spec
 from prag.errors import PragError
-from prag.llm import LLM, make_llm
+from prag.llm import LLM, WaitCallback, make_llm
 from prag.retrieval.corrections import CorrectionSource
 from prag.retrieval.embed import EmbeddingCache, Encoder
 from prag.retrieval.episodes import ExperienceSource
@@ -94,26 +95,33 @@ def play_episode(env: Environment, agent: Agent, before_act: BeforeAct | None = 
     return steps, len(steps) > 1 and observation.won, agent.finish()
 
 
-def build_llm(spec: str, execution: ExecutionConfig) -> LLM:
-    """The LLM a `--llm` spec names, with the run's request timeout and retries."""
-    return make_llm(spec, timeout=execution.llm_timeout, retries=execution.llm_retries)
+def build_llm(spec: str, execution: ExecutionConfig, on_wait: WaitCallback | None = None) -> LLM:
+    """The LLM a `--llm` spec names, with the run's request timeout and retries; `on_wait` hears
+    while a call to a server waits (`prag.llm.retrying`)."""
+    return make_llm(spec, timeout=execution.llm_timeout, retries=execution.llm_retries, on_wait=on_wait)
+
+
+class _Stopped(Exception):
+    """An episode under way gave up before its next action: the round was stopped."""
 
 
 class Runner:
     """Plays a run's rounds into a store, with the LLM and encoder its config names.
 
-    `listener` hears about rounds and episodes. `llm` and `encoder` stand in for the ones the
-    config names: a scripted stand-in LLM in tests, an encoder loaded once per test session.
+    `listener` hears about rounds and episodes, `on_wait` while a call to an LLM server waits.
+    `llm` and `encoder` stand in for the ones the config names: a scripted stand-in LLM in
+    tests, an encoder loaded once per test session.
     """
 
     def __init__(
         self, store: Store, run: RunRecord, config: RunConfig, listener: Listener | None = None,
-        *, llm: LLM | None = None, encoder: Encoder | None = None,
+        *, llm: LLM | None = None, encoder: Encoder | None = None, on_wait: WaitCallback | None = None,
     ) -> None:
         self.store = store
         self.run = run
         self.config = config
-        model = llm if llm is not None else build_llm(config.experiment.llm, config.execution)
+        self._stopping = threading.Event()  # set when a round stops early: its episodes give up
+        model = llm if llm is not None else build_llm(config.experiment.llm, config.execution, on_wait)
         self.llm = cached(model, store) if config.execution.answer_cache else model
         self.asker = learned_asker(store, config.agent.asker) if config.agent.ask == "learned" else None
         self.encoder = encoder if encoder is not None else Encoder(config.retrieval.embedding_model)
@@ -187,10 +195,16 @@ class Runner:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in finished:
                     yield future.result()
+        except BaseException:
+            # Ctrl-C or an error: the episodes under way give up before their next action, so
+            # the round stops after the LLM calls in flight rather than after whole episodes.
+            self._stopping.set()
+            raise
         finally:
             for future in pending:
                 future.cancel()
             pool.shutdown(wait=True, cancel_futures=True)
+            self._stopping.clear()
 
     def _episode(self, phase: Phase, task: Task, before_act: BeforeAct | None = None) -> EpisodeDone:
         visibility = Visibility(self.run.id, phase.round, self.config.retrieval.include_runs)
@@ -202,8 +216,14 @@ class Runner:
         )
         env = phase.source.make(task)
         start = time.perf_counter()
+
+        def go_on(step: StepRecord, observation: Observation, agent: Agent) -> bool:
+            if self._stopping.is_set():
+                raise _Stopped  # nothing of the episode is stored: it is played again on resume
+            return before_act is None or before_act(step, observation, agent)
+
         try:
-            steps, won, trace = play_episode(env, agent, before_act)
+            steps, won, trace = play_episode(env, agent, go_on)
         finally:
             env.close()
         usage = trace.usage
@@ -235,15 +255,25 @@ class Runner:
         self.listener("episode", {"round": record.round, **{k: v for k, v in asdict(record).items() if k not in {"steps", "extra"}}, "n_steps": record.n_actions})
 
 
-def start_run(store: Store, config: RunConfig, run_id: str | None = None) -> RunRecord:
-    """Record a new run in the store (its config, so that `resume_config` can rebuild it)."""
+def check_playable(config: RunConfig) -> None:
+    """Refuse a config that cannot be played, before anything is created: its settings and its
+    specs with their params (the task sources are opened). The LLM spec is `prag.llm.check_spec`'s."""
     config.check()
+    experiment = config.experiment
+    for spec in filter(None, (experiment.spec, experiment.train)):
+        load_spec(spec).open(max_steps=experiment.max_steps)
+
+
+def start_run(store: Store, config: RunConfig, run_id: str | None = None) -> RunRecord:
+    """Record a new run in the store (its config, so that `resume_config` can rebuild it), with
+    its copied round 0 if it has one, in one transaction; everything is checked first."""
+    check_playable(config)
     experiment, retrieval = config.experiment, config.retrieval
     spec = load_spec(experiment.spec)
-    if experiment.train:
-        load_spec(experiment.train)
     for included in retrieval.include_runs:
         store.run(included)  # fails clearly on an unknown run
+    if config.agent.ask == "learned":
+        store.ask_policies.get(*_asker_key(config.agent.asker))  # fails naming the policies stored
     run = RunRecord(
         id=run_id or new_run_id(spec.name, retrieval.mode),
         spec=spec.name,
@@ -255,9 +285,10 @@ def start_run(store: Store, config: RunConfig, run_id: str | None = None) -> Run
         include_runs=list(retrieval.include_runs),
     )
     round0 = _round0_of(store, config) if experiment.round0_from else []
-    store.add_run(run)
-    for episode in round0:
-        store.add_episode(replace(episode, run_id=run.id, id=None, extra={**episode.extra, "copied_from": episode.id}))
+    with store.transaction():  # Ctrl-C while round 0 is copied leaves no run behind
+        store.add_run(run)
+        for episode in round0:
+            store.add_episode(replace(episode, run_id=run.id, id=None, extra={**episode.extra, "copied_from": episode.id}))
     return run
 
 
@@ -297,10 +328,15 @@ def learned_asker(store: Store, name: str | None) -> AskPolicy:
         learned_policy,  # loads stable-baselines3: only when asked for
     )
 
+    return learned_policy(store.ask_policies.get(*_asker_key(name)))
+
+
+def _asker_key(name: str | None) -> tuple[str, int | None]:
+    """(name, version or None for the newest) of an `--asker NAME[:VERSION]`."""
     base, _, version = (name or DEFAULT_NAME).partition(":")
     if version and not version.isdigit():
         raise PragError(f"--asker {name!r}: give NAME or NAME:VERSION, the version a number")
-    return learned_policy(store.ask_policies.get(base, int(version) if version else None))
+    return base, int(version) if version else None
 
 
 def resume_config(store: Store, run_id: str) -> tuple[RunRecord, RunConfig]:

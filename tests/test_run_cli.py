@@ -3,6 +3,7 @@ through the CLI's test hook, `prag.cli.common.test_llm`): what a run stores, pri
 parallel workers, Ctrl-C and `--resume`, and runs recorded by other versions of prag."""
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import os
@@ -10,13 +11,17 @@ import signal
 import subprocess
 import sys
 import threading
+import time
+from pathlib import Path
 
 import pytest
 from conftest import held_cli, plan_follower, plans_of, wait_for_episodes, write_spec
+from rich.console import Console
 from typer.testing import CliRunner
 
 from prag.agent.agent import AgentConfig
 from prag.cli import _register, app, common
+from prag.cli.run_cmd import run_display
 from prag.envs.spec import load_spec
 from prag.llm.scripted import ScriptedLLM
 from prag.run.config import (
@@ -25,6 +30,7 @@ from prag.run.config import (
     RetrievalConfig,
     RunConfig,
 )
+from prag.run.runner import RunLog
 from prag.store import Store
 from prag.store.records import RunRecord
 
@@ -203,3 +209,163 @@ def test_a_run_this_prag_cannot_read_is_refused_with_a_message(tmp_path, cli, co
     assert result.exit_code == 1
     assert "run old:" in result.output and message in result.output
     assert "Traceback" not in result.output
+
+
+# --- Ctrl-C at any moment, a server that stops answering, the display (issue 11) -------------
+
+STAGED_CLI = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+marker = Path({marker!r})
+if {stage!r} == "loading":
+    from prag.cli import main
+    marker.touch()  # Ctrl-C now lands while the commands import torch and friends
+else:
+    from conftest import plan_follower, plans_of
+    from prag.cli import common, main
+    from prag.llm.scripted import ScriptedLLM
+
+    def building(spec):
+        marker.touch()
+        while True:  # the model loads until Ctrl-C
+            time.sleep(0.05)
+
+    def slow(spec):
+        calls = []
+
+        def answer(messages):
+            calls.append(1)
+            if len(calls) == 4:
+                marker.touch()  # Ctrl-C now lands while two episodes are under way
+            time.sleep(0.25)
+            return "look around the room"  # never admissible: the episodes last to the cap
+
+        return ScriptedLLM(answer)
+
+    common.test_llm = building if {stage!r} == "building" else slow
+sys.argv[0] = "prag"
+main()
+"""
+
+
+def interrupt_at(tmp_path, stage: str, *args: str) -> tuple[int, str, float]:
+    """Run `prag run ARGS` in a subprocess, send SIGINT when it reaches `stage` (seen by a marker
+    file it writes); returns its exit code, its stderr and the seconds it took to stop."""
+    marker = tmp_path / f"{stage}.marker"
+    script = tmp_path / f"{stage}_prag.py"
+    script.write_text(STAGED_CLI.format(tests=str(Path(__file__).parent), marker=str(marker), stage=stage))
+    err = tmp_path / f"{stage}.err"
+    with err.open("w") as stderr:
+        process = subprocess.Popen([sys.executable, str(script), "run", *args], cwd=tmp_path,
+                                   stdout=subprocess.DEVNULL, stderr=stderr, env={**os.environ, **WIDE})
+        try:
+            start = time.monotonic()
+            while not marker.exists():
+                assert process.poll() is None, err.read_text()
+                assert time.monotonic() - start < 240, f"{stage} never reached"
+                time.sleep(0.02)
+            process.send_signal(signal.SIGINT)
+            sent = time.monotonic()
+            code = process.wait(timeout=120)
+            return code, err.read_text(), time.monotonic() - sent
+        finally:
+            if process.poll() is None:
+                process.kill()
+
+
+def test_ctrl_c_while_the_commands_load_exits_quietly_and_creates_nothing(tmp_path):
+    spec = write_spec(tmp_path, "pair", ["throw_away_trash", "collect_toys"])
+    db = tmp_path / "s.db"
+    code, err, _ = interrupt_at(tmp_path, "loading", spec, "--store", str(db), "--llm", "local:0.5b")
+    assert code == 130 and "interrupted" in err and "Traceback" not in err
+    assert not db.exists()
+
+
+def test_ctrl_c_while_the_llm_is_built_leaves_the_run_interrupted_with_the_resume_command(tmp_path):
+    spec = write_spec(tmp_path, "pair", ["throw_away_trash", "collect_toys"])
+    db = tmp_path / "s.db"
+    code, err, seconds = interrupt_at(tmp_path, "building", spec, "--store", str(db), "--name", "early", "--no-prior")
+    assert code == 130 and "Traceback" not in err, err
+    assert f"interrupted: finished episodes are stored; continue with `prag run --resume early --store {db}`" in err
+    assert seconds < 10
+    with Store(db) as store:
+        assert store.run("early").status == "interrupted" and not list(store.episodes("early"))
+
+
+def test_ctrl_c_stops_parallel_episodes_before_their_next_action_and_resume_plays_every_task(tmp_path, cli):
+    invoke, play, _ = cli
+    spec = write_spec(tmp_path, "four", ["throw_away_trash", "collect_toys"], per_task=2, max_steps=40)
+    db = tmp_path / "s.db"
+    # Each episode would take 40 steps of 3 asks of 0.25 s: 30 s. Stopped, the two under way give
+    # up at their next action (waiting for them to end took as long as the episodes).
+    code, err, seconds = interrupt_at(tmp_path, "episodes", spec, "--store", str(db), "--name", "par", "--rounds", "1",
+                                      "--workers", "2", "--no-prior", "--no-answer-cache")
+    assert code == 130 and "Traceback" not in err, err
+    assert "continue with `prag run --resume par" in err
+    assert seconds < 10
+    with Store(db) as store:
+        assert store.run("par").status == "interrupted"
+        assert not list(store.episodes("par"))  # the episodes cut off are not stored
+    play(plan_follower(plans_of(spec)))
+    resumed = invoke("run", "--resume", "par", "--store", db)
+    assert resumed.exit_code == 0, resumed.output
+    with Store(db) as store:
+        assert sorted(e.task_id for e in store.episodes("par")) == sorted(task_ids(spec))
+
+
+def test_a_server_that_stops_answering_shows_the_wait_then_leaves_the_run_interrupted(tmp_path, cli, fake_openai):
+    invoke, _, _ = cli
+    spec = write_spec(tmp_path, "pair", ["throw_away_trash", "collect_toys"])
+    db = tmp_path / "s.db"
+    answer = fake_openai.chat("look")
+    # Two answers, then each request outlasts --llm-timeout 1: the retry shows, then the run stops.
+    fake_openai.answer(fake_openai.Answer(answer), fake_openai.Answer(answer), fake_openai.Answer(answer, delay=30))
+    result = CliRunner().invoke(
+        app,
+        ["run", spec, "--store", str(db), "--name", "gone", "--llm", "openai:m", "--llm-timeout", "1", "--llm-retries", "1",
+         "--no-prior", "--no-answer-cache"],
+        env={**WIDE, "OPENAI_BASE_URL": fake_openai.url, "OPENAI_API_KEY": "k"},
+    )
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    out = " ".join(result.output.split())
+    assert "waiting for the LLM server: 2 s, attempt 2" in out or "waiting for the LLM server: 1 s, attempt 2" in out
+    assert "--llm-timeout" in out  # the LLM's own message, naming the option that exists
+    assert f"The run is interrupted, its finished episodes stored: once that is fixed, continue with `prag run --resume gone --store {db}`" in out
+    with Store(db) as store:
+        assert store.run("gone").status == "interrupted"
+    stats = invoke("stats", db, "--json")
+    assert json.loads(stats.output)["runs"][0]["status"] == "interrupted"
+
+
+def test_the_progress_of_a_run_fits_80_columns_and_shows_the_wait(tmp_path):
+    out = Console(width=80, force_terminal=True, file=io.StringIO())
+    with run_display(RunLog(tmp_path / "runs" / "r"), out) as display:
+        display("round", {"round": 0, "spec": "alfworld-valid-seen", "tasks": 140, "todo": 140})
+        for n in range(100):
+            display("episode", {"round": 0, "task_id": "pick_two_obj_and_place-1", "won": n % 4 == 0, "n_steps": 30})
+        shown = Console(width=80, record=True, file=io.StringIO())
+        shown.print(display.progress.get_renderable())
+        display.waiting(12.3, 2)
+        shown.print(display.progress.get_renderable())
+        display.waiting(0.0, 0)
+        shown.print(display.progress.get_renderable())
+    lines = shown.export_text().splitlines()
+    assert len(lines) == 3 and all(len(line) <= 80 for line in lines)
+    assert "100/140 won 25/100 (25%), last lost in 30 steps" in lines[0]
+    assert "100/140 waiting for the LLM server: 12 s, attempt 2" in lines[1]
+    assert lines[2] == lines[0]
+
+
+def test_piped_a_run_prints_a_line_per_episode_within_80_columns(tmp_path, cli):
+    _, play, _ = cli
+    spec = write_spec(tmp_path, "pair", ["throw_away_trash", "collect_toys"])
+    play(plan_follower(plans_of(spec)))
+    result = CliRunner().invoke(app, ["run", spec, "--store", str(tmp_path / "s.db"), "--rounds", "1", "--name", "p",
+                                      "--no-prior"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert all(len(line) <= 80 for line in lines if not line.startswith("log and summary"))
+    first, second = task_ids(spec)
+    assert any(line.startswith(f"round 0 1/2: {first} won in ") and line.endswith("(won 1/1)") for line in lines)
+    assert any(line.startswith(f"round 0 2/2: {second} won in ") and line.endswith("(won 2/2)") for line in lines)

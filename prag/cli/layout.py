@@ -30,7 +30,7 @@ def fit(console: Console, table: Table) -> RenderableType:
         return table
     natural = Measurement.get(console, console.options.update_width(10**6), table)
     if natural.maximum <= width:
-        return table
+        return _titled(console, table, natural.maximum)
     _, right, _, left = Padding.unpack(table.padding)
     padding = left + right
     lows, highs = zip(*(_column_range(console, table, n) for n in range(len(table.columns))))
@@ -40,7 +40,19 @@ def fit(console: Console, table: Table) -> RenderableType:
         return records(console, table)
     for column, chosen in zip(table.columns, _share(room, list(lows), list(highs))):
         column.width = chosen
-    return table
+    return _titled(console, table, width)
+
+
+def _titled(console: Console, table: Table, width: int) -> RenderableType:
+    """The table, its title above it as a line of its own when the title is wider than the table
+    (rich would cut a long path in the title to the table's width)."""
+    if not table.title:
+        return table
+    title = _plain(console, table.title)
+    if len(title) <= width:
+        return table
+    table.title = None
+    return Group(Text(title, style="italic"), table)
 
 
 def _column_range(console: Console, table: Table, index: int) -> tuple[int, int]:

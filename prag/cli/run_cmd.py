@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -125,7 +126,7 @@ def _play(store: Store, store_path: Path, run_record: RunRecord, config: RunConf
             f"{'' if retrieval.prior else ' (no prior)'}, ask {config.agent.ask}, llm {experiment.llm}",
             markup=False, highlight=False,
         )
-        with _display(log) as display:
+        with run_display(log) as display:
             Runner(store, run_record, config, display, llm=injected_llm(experiment.llm), on_wait=display.waiting).play()
     except KeyboardInterrupt:
         _stop(store, run_record)
@@ -153,7 +154,7 @@ def _stop(store: Store, run_record: RunRecord) -> None:
         store.set_run_status(run_record.id, "interrupted")
 
 
-class _Display:
+class RunDisplay:
     """What a run shows as it goes, and its log: every event goes to runs/<run>/log.jsonl.
 
     On a terminal, one progress bar per round with the running success rate, and the wait for
@@ -161,9 +162,10 @@ class _Display:
     per episode and per retry of an LLM call, each short enough for 80 columns.
     """
 
-    def __init__(self, log: RunLog, progress: Progress | None) -> None:
+    def __init__(self, log: RunLog, progress: Progress | None, out: Console = console) -> None:
         self.log = log
         self.progress = progress
+        self.out = out
         self.bar: TaskID | None = None
         self.round = 0
         self.tasks = self.done = self.won = self.played = 0
@@ -206,15 +208,15 @@ class _Display:
             self._line(f"waiting for the LLM server: {seconds:.0f} s, attempt {attempt}")
         self.noted = noted
 
-    @staticmethod
-    def _line(text: str) -> None:
-        console.print(text, markup=False, highlight=False, soft_wrap=True)
+    def _line(self, text: str) -> None:
+        self.out.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 @contextlib.contextmanager
-def _display(log: RunLog) -> Iterator[_Display]:
-    if not console.is_terminal:
-        yield _Display(log, None)
+def run_display(log: RunLog, out: Console = console) -> Iterator[RunDisplay]:
+    """The display of a run on `out`: progress bars on a terminal, lines elsewhere."""
+    if not out.is_terminal:
+        yield RunDisplay(log, None, out)
         return
     progress = Progress(
         TextColumn("[bold]{task.description}"),
@@ -222,7 +224,7 @@ def _display(log: RunLog) -> Iterator[_Display]:
         MofNCompleteColumn(),
         TextColumn("{task.fields[status]}", markup=False),
         TimeElapsedColumn(),
-        console=console,
+        console=out,
     )
     with progress:
-        yield _Display(log, progress)
+        yield RunDisplay(log, progress, out)

@@ -238,7 +238,7 @@ def plan_follower(plans: dict[str, list[str]], spoil: Collection[str] = frozense
         if goal in spoil:
             return "look around the room"
         done = sum(1 for line in task.split("\n") if line.startswith("> "))
-        return plans[goal][done]
+        return plans[goal][min(done, len(plans[goal]) - 1)]  # past the plan (steps passed over): its last step
 
     return answer
 

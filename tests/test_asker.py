@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import plan_follower, plans_of
 from support import minilm
 from typer.testing import CliRunner
 
@@ -48,23 +49,8 @@ GAMMA = 0.99
 
 
 def route_replayer(spec_path: str) -> ScriptedLLM:
-    """Stand-in LLM that answers, for the goal in its prompt, the next action of the solver's plan
-    (the number of actions taken so far is the number of `> action` lines of the episode)."""
-    source = load_spec(spec_path).open()
-    routes = {}
-    for task in source.tasks():
-        env = source.make(task)
-        goal = env.reset().goal
-        routes[goal] = env.oracle_plan()
-        env.close()
-
-    def answer(messages) -> str:
-        episode = next(m["content"] for m in reversed(messages) if m["content"].startswith("Your goal: "))
-        lines = episode.splitlines()
-        route = routes[lines[0].removeprefix("Your goal: ")]
-        return route[min(sum(line.startswith("> ") for line in lines), len(route) - 1)]
-
-    return ScriptedLLM(answer)
+    """Stand-in LLM that answers, for the goal in its prompt, the next action of the solver's plan."""
+    return ScriptedLLM(plan_follower(plans_of(spec_path)))
 
 
 @pytest.fixture(scope="module")

@@ -367,7 +367,7 @@ def test_piped_a_run_prints_a_line_per_episode_within_80_columns(tmp_path, cli):
                                       "--no-prior"], env={"COLUMNS": "80"})
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert all(len(line) <= 80 for line in lines if not line.startswith("log and summary"))
+    assert all(len(line) <= 80 for line in lines if not line.startswith("log and summary")), "\n".join(lines)
     first, second = task_ids(spec)
     assert any(line.startswith(f"round 0 1/2: {first} won in ") and line.endswith("(won 1/1)") for line in lines)
     assert any(line.startswith(f"round 0 2/2: {second} won in ") and line.endswith("(won 2/2)") for line in lines)

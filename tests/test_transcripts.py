@@ -160,3 +160,9 @@ def test_shortened_observations_stay_a_readable_transcript():
     text = transcript.render(observation_chars=cut)
     assert text.endswith('>>> act("go to sink 1")\nYou arrive at sink 1....\n')
     assert parse(text).entries[1].result == "You arrive at sink 1...."
+
+
+def test_what_a_model_writes_after_the_learning_call_is_not_part_of_the_transcript():
+    answer = EPISODE_TEXT.rstrip("\n") + "\n>>> learn_from_interaction()\nThe robot should have opened the fridge.\n"
+    assert extract(answer).endswith(">>> learn_from_interaction()")
+    assert parse(extract(answer)).without_learning() == parse(EPISODE_TEXT).without_learning()

@@ -124,7 +124,7 @@ def _play(store: Store, store_path: Path, run_record: RunRecord, config: RunConf
             f"run {run_record.id} into {store_path}: {experiment.spec}{train}, {experiment.rounds} rounds, "
             f"mode {retrieval.mode}, k {retrieval.k}, corrections {retrieval.corrections_k if retrieval.corrections else 'off'}"
             f"{'' if retrieval.prior else ' (no prior)'}, ask {config.agent.ask}, llm {experiment.llm}",
-            markup=False, highlight=False, soft_wrap=True,
+            markup=False, highlight=False,
         )
         with run_display(log) as display:
             Runner(store, run_record, config, display, llm=injected_llm(experiment.llm), on_wait=display.waiting).play()

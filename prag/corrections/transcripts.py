@@ -248,7 +248,8 @@ def api_help() -> str:
 
 def extract(answer: str) -> str:
     """The console part of an LLM's answer: the first code block holding a `>>> ` line, or
-    else everything from the first `>>> ` line on."""
+    else everything from the first `>>> ` line on; it ends at a `learn_from_interaction()` call,
+    where the transcript asked for improvement (small models go on writing prose after it)."""
     lines = answer.replace("\r\n", "\n").split("\n")
     fences = [i for i, line in enumerate(lines) if line.strip().startswith("```")]
     for start, end in zip(fences[::2], fences[1::2]):
@@ -257,5 +258,10 @@ def extract(answer: str) -> str:
             return extract("\n".join(block))
     for start, line in enumerate(lines):
         if line.startswith(PROMPT.rstrip()):
-            return "\n".join(line for line in lines[start:] if not line.strip().startswith("```"))
+            console = [line for line in lines[start:] if not line.strip().startswith("```")]
+            learning = next((i for i, line in enumerate(console) if line.startswith(LEARNING_CALL)), len(console))
+            return "\n".join(console[: learning + 1])
     raise TranscriptError("the answer holds no console transcript: no line starts with '>>> '")
+
+
+LEARNING_CALL = PROMPT + "learn_from_interaction("

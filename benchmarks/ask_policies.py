@@ -29,7 +29,7 @@ def rows(store_path: str, run_ids: list[str]) -> list[dict[str, object]]:
     out = []
     for r in comparison.rounds:
         transition = kept.get((r.run_id, r.round))
-        won = r.success.won
+        won = r.success.wins
         out.append({
             "run": r.run_id,
             "round": r.round,

@@ -44,6 +44,11 @@ class MediatorState:
 
     FEATURES = 11
 
+    @property
+    def can_follow(self) -> bool:
+        """Whether there is a plan step to take instead of asking: only then do policies differ."""
+        return self.has_plan and self.plan_left > 0
+
     def features(self) -> np.ndarray:
         """The state as a fixed-length vector in [0, 1], the learned policy's input."""
         horizon = max(self.max_steps, 1)
@@ -91,7 +96,7 @@ class HardCoded:
     name = "hard-coded"
 
     def ask(self, state: MediatorState) -> bool:
-        return not state.has_plan or state.plan_left == 0 or not state.next_admissible or not state.last_changed
+        return not state.can_follow or not state.next_admissible or not state.last_changed
 
 
 class RandomAsk:
@@ -106,7 +111,7 @@ class RandomAsk:
         self._random = random.Random(seed)
 
     def ask(self, state: MediatorState) -> bool:
-        return not state.has_plan or state.plan_left == 0 or self._random.random() < self.p
+        return not state.can_follow or self._random.random() < self.p
 
 
 class Learned:
@@ -118,7 +123,7 @@ class Learned:
         self.decide = decide
 
     def ask(self, state: MediatorState) -> bool:
-        return not state.has_plan or state.plan_left == 0 or self.decide(state.features())
+        return not state.can_follow or self.decide(state.features())
 
 
 def ask_reward(won: bool, asks_returning_same_plan: int, penalty: float, gamma: float = 1.0, steps: int = 0) -> float:

@@ -55,12 +55,7 @@ class Forced:
         self.value = True
 
     def ask(self, state: MediatorState) -> bool:
-        return not can_follow(state) or self.value
-
-
-def can_follow(state: MediatorState) -> bool:
-    """Whether the agent has a plan step to take instead of asking: only then is there a choice."""
-    return state.has_plan and state.plan_left > 0
+        return not state.can_follow or self.value
 
 
 class MediatedAgent(Protocol):
@@ -190,7 +185,7 @@ class AskEnv(gymnasium.Env[np.ndarray, int]):
         reward = 0.0
         while not self._over:
             self._state = self._agent.mediator_state(self._observation)
-            if can_follow(self._state):
+            if self._state.can_follow:
                 break
             reward += self._play_step()
         return reward

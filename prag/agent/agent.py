@@ -189,12 +189,12 @@ class PragAgent:
             if self.asker.ask(state):
                 break
             step = self.actor.step_now(observation.admissible)
+            assert self.actor.follower is not None  # a policy that does not ask has a plan to follow
             if step is not None:
-                self.actor.took(step, observation.admissible)
+                self.actor.follower.advance()  # `step` is the plan's next step: no need to resolve it again
                 self.steps_since_ask += 1
                 return self._decided(Decision(step, source=self.actor.source, asked=False))
             # The mediator keeps the plan but its step cannot be taken: passed over, not forced.
-            assert self.actor.follower is not None
             self.actor.follower.advance()
         self.asks += 1
         self.steps_since_ask = 0

@@ -1,0 +1,51 @@
+"""A person beside the agent (Soar ITL's human source): yes/no on the LLM's proposals, and the
+next step in words when asked, with the effort it cost them counted.
+
+The agent shows the person what the LLM proposes; the person answers yes, no, or, instead of
+yes/no, says what to do. After three rejections in a row the agent asks for the next step in
+words. Effort is counted as Kirk et al. count it: instructions, their words, and yes/no answers.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Protocol, runtime_checkable
+
+from prag.envs.base import Observation
+
+
+@runtime_checkable
+class Person(Protocol):
+    """Someone the agent may ask: the console's user, or a scripted one in benchmarks."""
+
+    def confirm(self, action: str, observation: Observation) -> bool | str:
+        """Yes (True) or no (False) to the proposed action; or, instead, an instruction in words."""
+        ...
+
+    def instruct(self, observation: Observation) -> str | None:
+        """The next step in words (an admissible action or anything else); None: nothing to say."""
+        ...
+
+
+@dataclass
+class Effort:
+    """What an episode cost the person: instructions, the words in them, and yes/no answers."""
+
+    instructions: int = 0
+    words: int = 0
+    answers: int = 0  # yes/no answers
+
+    def said(self, text: str) -> None:
+        """Count one instruction and its words."""
+        self.instructions += 1
+        self.words += len(text.split())
+
+    def answered(self) -> None:
+        """Count one yes/no answer."""
+        self.answers += 1
+
+    def as_dict(self) -> dict[str, int]:
+        """The counts as the episode's extra keeps them."""
+        return asdict(self)
+
+    def __add__(self, other: Effort) -> Effort:
+        return Effort(self.instructions + other.instructions, self.words + other.words, self.answers + other.answers)

@@ -50,6 +50,14 @@ class Domain:
     held_by: str | None = None  # or: the object of triples (thing, "in", it) that are held
     relative_moves: bool = False  # moves name a direction, not a place: where they lead depends on where
     hints: tuple[str, ...] = ALL_HINTS
+    go_action: str = "go to {}"  # the movement action to a named place
+    open_action: str = "open {}"  # the action opening a named place
+    # The scene-graph relation (thing, it, room) listing the furniture of the room the agent is
+    # in: open furniture so listed shows what it holds without a visit (the grid). None: only
+    # the place the agent is at shows its contents (ALFWorld).
+    in_view: str | None = None
+    passage: str | None = None  # regex of names that are ways through, never searched (doors)
+    leads_to: str | None = None  # the scene-graph relation (way, it, place) saying where a way leads
 
     def inverse(self, action: str, at: str | None = None) -> set[str]:
         """The actions that would undo `action`, taken where the agent now is (`at`)."""
@@ -128,6 +136,9 @@ GRID = Domain(
     # Names are a kind and a number; kinds of two words are spelled out (the world's objects.py).
     entity=r"\b(?:(?:soda|banana|teddy|toy|watering) )?[a-z]+ \d+\b",
     placement={"inside": "in", "onTop": "on"},
+    in_view="inRoom",
+    passage=r"door \d+",
+    leads_to="leadsTo",
 )
 
 TEXTWORLD = Domain(

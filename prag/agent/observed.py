@@ -1,0 +1,134 @@
+"""What the agent has observed in this episode: places, what it saw where, what it holds.
+
+Built step by step from what the agent is shown, each `Observation`'s scene-graph triples,
+its location and its admissible actions, read through the family's `Domain`, and from the
+actions the agent took. Never from the environment's hidden state: a thing in a closed place
+the agent never opened is not known here. The find skill (`prag.agent.explore`) and
+means-ends search (`prag.agent.search`) plan on it.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from prag.envs.base import Observation, Triple
+from prag.envs.domain import Domain
+
+OPEN, CLOSED = "open", "closed"  # the states of a place's (place, "is", state) triples
+
+
+@dataclass
+class Observed:
+    """The episode's observations so far, as facts about places and things."""
+
+    domain: Domain
+    goal: str
+    location: str | None = None  # where the agent is now (the scene graph's key node)
+    places: list[str] = field(default_factory=list)  # known places, in the order first learnt of
+    visited: set[str] = field(default_factory=set)  # places the agent has been at
+    searched: set[str] = field(default_factory=set)  # places whose contents the agent has seen
+    opened: set[str] = field(default_factory=set)  # places seen open (opened by the agent or found so)
+    closed: set[str] = field(default_factory=set)  # places seen closed and not seen open since
+    seen: dict[str, str] = field(default_factory=dict)  # thing -> the place it was last seen in or on
+    relation: dict[str, str] = field(default_factory=dict)  # thing -> "in" or "on" its place
+    states: dict[str, set[str]] = field(default_factory=dict)  # thing or place -> states seen ("hot", ...)
+    room_of: dict[str, str] = field(default_factory=dict)  # place -> its room (families with rooms)
+    ways: dict[str, str] = field(default_factory=dict)  # place -> a way (door) seen leading to it
+    held: set[str] = field(default_factory=set)
+    admissible: tuple[str, ...] = ()
+    actions: list[str] = field(default_factory=list)  # the actions taken, in order
+
+    @classmethod
+    def start(cls, observation: Observation, domain: Domain) -> Observed:
+        """What the first observation of an episode shows."""
+        observed = cls(domain, observation.goal)
+        observed._read(observation)
+        return observed
+
+    def update(self, action: str, observation: Observation) -> None:
+        """What `action` led to."""
+        self.actions.append(action)
+        self._read(observation)
+
+    # --- questions ----------------------------------------------------------------------------
+
+    def where(self, kind: str) -> list[str]:
+        """The things of `kind` seen (held or in a place), in the order first seen."""
+        known = list(self.seen) + sorted(self.held - set(self.seen))
+        return [thing for thing in known if self.domain.kind(thing) == kind]
+
+    def to_search(self) -> list[str]:
+        """The known places whose contents have not been seen, in the order first learnt of."""
+        return [place for place in self.places if place not in self.searched]
+
+    # --- reading one observation -------------------------------------------------------------
+
+    def _read(self, observation: Observation) -> None:
+        domain = self.domain
+        triples = observation.scene_triples
+        self.admissible = tuple(observation.admissible)
+        self.location = observation.location
+        if not domain.relative_moves:  # else moves name directions, not places
+            for action in observation.admissible:
+                self._learn(domain.movement(action))
+        self._read_states(triples)
+        if domain.in_view is not None:
+            self._read_room(triples, domain.in_view)
+        if domain.leads_to is not None:
+            for way, relation, place in triples:
+                if relation == domain.leads_to:
+                    self._learn(place)
+                    self.ways[place] = way
+        self.held = domain.held(triples)
+        for thing in self.held:
+            self.seen.pop(thing, None)
+            self.relation.pop(thing, None)
+        for thing, relation, place in domain.placed(triples):
+            self.seen[thing] = place
+            self.relation[thing] = relation
+            # A place seen holding something shows what it holds.
+            if place in self.places and place not in self.closed:
+                self.searched.add(place)
+        if self.location in self.places:
+            self.visited.add(self.location)
+            if self.location not in self.closed:
+                self.searched.add(self.location)
+
+    def _read_states(self, triples: Iterable[Triple]) -> None:
+        for subject, relation, state in triples:
+            if relation != "is":
+                continue
+            self.states.setdefault(subject, set()).add(state)
+            if state == OPEN:
+                self.opened.add(subject)
+                self.closed.discard(subject)
+                self.states[subject].discard(CLOSED)
+            elif state == CLOSED:
+                self.closed.add(subject)
+                self.states[subject].discard(OPEN)
+
+    def _read_room(self, triples: Iterable[Triple], in_view: str) -> None:
+        """Families whose scene graph lists the room's furniture: open furniture shows its
+        contents from anywhere in the room, and the room itself is searched by being in it."""
+        for subject, relation, room in triples:
+            if relation != in_view:
+                continue
+            if subject == self.domain.holds[0]:  # the agent is in this room
+                self._learn(room)
+                self.visited.add(room)
+                self.searched.add(room)
+                continue
+            self._learn(subject)
+            self.room_of[subject] = room
+            if subject in self.places and subject not in self.closed:
+                self.searched.add(subject)
+
+    def _learn(self, place: str | None) -> None:
+        """A place the agent now knows of (a way through, such as a door, is no place to search)."""
+        if place is None or place in self.places:
+            return
+        passage = self.domain.passage
+        if passage is not None and re.fullmatch(passage, place):
+            return
+        self.places.append(place)

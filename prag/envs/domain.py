@@ -37,6 +37,34 @@ class Undo:
 
 
 @dataclass(frozen=True)
+class GoalTemplate:
+    """A goal sentence's shape and the kinds of thing it needs. Named groups of `pattern` are
+    kinds (`objs`: a list, "the milk, the butter and the eggs"; `count`: how many of `obj`);
+    `tools` are kinds the task needs that the sentence leaves unsaid (cooling needs a fridge)."""
+
+    pattern: str  # matched against the whole goal, lower-cased, without its final full stop
+    tools: tuple[str, ...] = ()
+    count: int = 1  # how many things of kind `obj` the task needs, unless the goal says
+
+    def needs(self, goal: str) -> dict[str, int] | None:
+        """Kind -> how many things of it the goal needs, or None when the goal has another shape."""
+        match = re.fullmatch(self.pattern, goal)
+        if match is None:
+            return None
+        groups = {name: value for name, value in match.groupdict().items() if value}
+        count = int(groups.pop("count", self.count))
+        kinds: dict[str, int] = {}
+        for name, value in groups.items():
+            named = re.split(r",\s*|\s+and\s+", value) if name == "objs" else [value]
+            for kind in named:
+                kind = re.sub(r"^(?:the|a|an|some)\s+", "", kind.strip())
+                kinds[kind] = max(kinds.get(kind, 0), count if name in ("obj", "objs") else 1)
+        for tool in self.tools:
+            kinds.setdefault(tool, 1)
+        return kinds
+
+
+@dataclass(frozen=True)
 class Domain:
     """An environment family's grammar and rules, as data (one instance per family)."""
 
@@ -58,6 +86,7 @@ class Domain:
     in_view: str | None = None
     passage: str | None = None  # regex of names that are ways through, never searched (doors)
     leads_to: str | None = None  # the scene-graph relation (way, it, place) saying where a way leads
+    goals: tuple[GoalTemplate, ...] = ()  # the family's goal sentences, most specific first
 
     def inverse(self, action: str, at: str | None = None) -> set[str]:
         """The actions that would undo `action`, taken where the agent now is (`at`)."""
@@ -81,6 +110,15 @@ class Domain:
         or for names without one, the last word ("red apple" -> "apple")."""
         stripped = re.sub(r" \d+$", "", entity)
         return stripped if stripped != entity else entity.rsplit(" ", 1)[-1]
+
+    def needs(self, goal: str) -> dict[str, int]:
+        """The kinds of thing the goal needs and how many of each ({} for a goal of no known shape)."""
+        text = " ".join(goal.lower().split()).rstrip(".")
+        for template in self.goals:
+            kinds = template.needs(text)
+            if kinds is not None:
+                return kinds
+        return {}
 
     def held(self, triples: Iterable[Triple]) -> set[str]:
         """What the agent holds, read from a scene graph's triples."""
@@ -114,6 +152,15 @@ ALFWORLD = Domain(
     move=r"go to (?P<to>.+)",
     entity=r"\b[a-z]+ \d+\b",
     placement={"in": "in", "on": "on"},
+    # ALFWorld's goal templates (alfworld.gen.goal_library) of its six task types.
+    goals=(
+        GoalTemplate(r"(?:put a clean|clean some) (?P<obj>\w+) (?:and put it )?in (?P<recep>\w+)", ("sinkbasin",)),
+        GoalTemplate(r"(?:put a hot|heat some) (?P<obj>\w+) (?:and put it )?in (?P<recep>\w+)", ("microwave",)),
+        GoalTemplate(r"(?:put a cool|cool some) (?P<obj>\w+) (?:and put it )?in (?P<recep>\w+)", ("fridge",)),
+        GoalTemplate(r"(?:put|find) two (?P<obj>\w+) (?:and put them )?in (?P<recep>\w+)", count=2),
+        GoalTemplate(r"put (?:a|some) (?P<obj>\w+) (?:in|on) (?P<recep>\w+)"),
+        GoalTemplate(r"(?:look at|examine the) (?P<obj>\w+) (?:under|with) the (?P<toggle>\w+)"),
+    ),
 )
 
 GRID = Domain(
@@ -139,6 +186,24 @@ GRID = Domain(
     in_view="inRoom",
     passage=r"door \d+",
     leads_to="leadsTo",
+    # The goal sentences of the grid's tasks (prag.envs.grid.tasks).
+    goals=(
+        GoalTemplate(r"put away the groceries: put (?P<objs>.+) in the (?P<recep>fridge), then close the fridge"),
+        GoalTemplate(r"throw away the trash: put (?P<objs>.+) in the (?P<recep>bin), and nothing else"),
+        GoalTemplate(r"collect the toys: put (?P<objs>.+) in the (?P<recep>box)"),
+        GoalTemplate(
+            r"wash the dishes: clean (?P<objs>.+) at the (?P<tool>sink), put them in the (?P<recep>cabinet), "
+            r"then turn the sink off"
+        ),
+        GoalTemplate(
+            r"water the (?P<obj>plant) with the (?P<tool>watering can), filled at the (?P<sink>sink), "
+            r"then turn the sink off"
+        ),
+        GoalTemplate(
+            r"water all (?P<count>\d+) (?P<obj>plant)s with the (?P<tool>watering can), filled at the "
+            r"(?P<sink>sink), then turn the sink off"
+        ),
+    ),
 )
 
 TEXTWORLD = Domain(

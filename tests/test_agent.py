@@ -165,6 +165,7 @@ def test_finish_reports_what_the_store_keeps():
         "corrections": [],
         "utterances": [[0, "try the table"]],
         "decisions": [["llm", True, False]],  # who chose each step, whether it asked
+        "effort": {"instructions": 1, "words": 3, "answers": 0},  # what the person said cost them
     }
 
 

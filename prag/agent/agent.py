@@ -46,6 +46,7 @@ from prag.agent.mediator import (
     MediatorState,
     RandomAsk,
 )
+from prag.agent.person import Effort, Person
 from prag.agent.plans import Plan
 from prag.agent.prompt import THINK, PromptLimits, act_instruction, messages
 from prag.agent.protocol import Decision, Trace, Usage
@@ -83,6 +84,9 @@ class AgentConfig:
     ask_probability: float = field(default=0.5, metadata={"round0": False})  # the random policy's
     asker: str | None = field(default=None, metadata={"round0": False})  # the learned one's NAME[:VERSION]
     plan_pool: int = field(default=10, metadata={"round0": False})  # episodes searched for a plan at the start
+    # With a person present: the LLM's proposals they reject in a row before they are asked for the step
+    # in words (Soar ITL asks after three).
+    max_rejections: int = field(default=3, metadata={"round0": False})
 
 
 def ask_policy(config: AgentConfig, seed: int = 0) -> AskPolicy:
@@ -127,6 +131,7 @@ class PragAgent:
         *,
         domain: Domain,
         asker: AskPolicy | None = None,
+        person: Person | None = None,
     ) -> None:
         self.llm = llm
         self.experiences = experiences
@@ -137,6 +142,7 @@ class PragAgent:
         self.domain = domain
         self.hints = hints_for(domain)
         self.asker = asker or ask_policy(config, seed)
+        self.person = person  # present: the LLM's proposals go to them for a yes or no
 
     def reset(self, observation: Observation) -> None:
         self.goal = observation.goal
@@ -161,10 +167,12 @@ class PragAgent:
         self.asks = 0
         self._offered_at = 0  # the step (history length) plans were last offered at
         self.decisions: list[list[object]] = []  # per step: [who chose, asked, the answer was the plan's step]
+        self.effort = Effort()  # what the person's instructions and yes/no answers cost them
 
     def hear(self, text: str) -> None:
         """The person says something: it joins the history after the latest observation."""
         self.utterances.append((len(self.history) - 1, " ".join(text.split())))
+        self.effort.said(text)
 
     @property
     def instructions(self) -> list[str]:
@@ -198,7 +206,7 @@ class PragAgent:
             self.actor.follower.advance()
         self.asks += 1
         self.steps_since_ask = 0
-        decision, planned = self._ask_llm(observation)
+        decision, planned = self.llm_or_person(observation)
         same = self.actor.took(decision.action, observation.admissible)
         if self.config.plan_length > 1 and decision.valid:
             self.actor.follow_llm(Plan(tuple(planned), "llm", goal=self.goal))
@@ -241,15 +249,64 @@ class PragAgent:
         self.decisions.append([decision.source, decision.asked, decision.same_plan])
         return decision
 
-    def _ask_llm(self, observation: Observation) -> tuple[Decision, list[str]]:
+    def llm_or_person(self, observation: Observation) -> tuple[Decision, list[str]]:
+        """The LLM's answer and the actions it plans after it; with a person present, confirmed by
+        them (Soar ITL): a proposal they reject is not offered again at this step and the LLM is
+        asked again; after `max_rejections` in a row they are asked for the step in words. Words
+        naming an admissible action choose it (source "person"); other words are heard, as `hear`
+        does, and the LLM is asked again. With a person, the LLM's further planned actions are
+        dropped: each step the LLM chooses is proposed to them."""
+        person = self.person
+        if person is None:
+            return self._ask_llm(observation)
+        rejected: set[str] = set()
+        in_a_row = 0
+        while True:
+            exhausted = not set(observation.admissible) - rejected
+            if in_a_row >= self.config.max_rejections or exhausted:
+                in_a_row = 0
+                words = (person.instruct(observation) or "").strip()
+                taken = self._follow_words(words, observation) if words else None
+                if taken is not None:
+                    return taken, []
+                if not words or exhausted:
+                    # Nothing said, or nothing left to propose: the LLM's answer stands unconfirmed.
+                    decision, _ = self._ask_llm(observation, frozenset() if exhausted else frozenset(rejected))
+                    return decision, []
+            decision, _ = self._ask_llm(observation, frozenset(rejected))
+            reply = person.confirm(decision.action, observation)
+            if isinstance(reply, str):  # words instead of yes/no
+                taken = self._follow_words(reply, observation)
+                if taken is not None:
+                    return taken, []
+                continue
+            self.effort.answered()
+            if reply:
+                return decision, []
+            rejected.add(decision.action)
+            in_a_row += 1
+
+    def _follow_words(self, words: str, observation: Observation) -> Decision | None:
+        """The person's words: the admissible action they name (chosen by the person), else None
+        after hearing them as an utterance."""
+        action = {normalise(a): a for a in observation.admissible}.get(normalise(words))
+        if action is not None:
+            self.effort.said(words)
+            return Decision(action, source="person")
+        self.hear(words)
+        return None
+
+    def _ask_llm(self, observation: Observation, rejected: frozenset[str] = frozenset()) -> tuple[Decision, list[str]]:
         """P-RAG's step: retrieve, prompt, ask, check the answer. Also the actions the answer
-        plans after this one (none unless `plan_length` > 1)."""
+        plans after this one (none unless `plan_length` > 1). Actions the person `rejected` at
+        this step are not offered."""
         self._retrieve(observation.scene_text)
         self._retrieve_corrections(observation.scene_text)
         choices = list(observation.admissible)
         tried = {action: self.tried[(observation.text, observation.scene_text, action)] for action in choices}
         banned = {action for action, count in tried.items() if count >= self.config.loop_limit} | self._undoing(observation)
-        allowed = [a for a in choices if a not in banned] or _least_tried(tried)
+        choices = [a for a in choices if a not in rejected] or choices
+        allowed = [a for a in choices if a not in banned] or _least_tried({a: tried[a] for a in choices})
         self.usage.banned_actions += len(choices) - len(allowed)
         now = Situation(
             goal=self.goal, history=self.history, locations=self.locations, graphs=self.graphs,
@@ -289,6 +346,7 @@ class PragAgent:
                 # [t, text]: said after step t's observation (history index t is step t).
                 "utterances": [[at, text] for at, text in self.utterances],
                 "decisions": self.decisions,
+                "effort": self.effort.as_dict(),
             },
         )
 

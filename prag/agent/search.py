@@ -1,0 +1,101 @@
+"""Means-ends search: the actions that reach the goal from what the agent has observed, as a plan
+the mediator may follow (source "search"; Soar's search over its action model, issue 13).
+
+Why a real planner and not a hand-written iterative deepening: ALFWorld ships its action model as
+a PDDL domain, and textworld already installs Fast Downward, the planner ALFWorld's games are
+solved with. Writing what was observed as a PDDL problem for that domain plans with the game's
+exact rules (an openable receptacle must be open to take from it, hands hold one thing, heating
+needs a microwave) instead of a copy of them that could drift; families without a PDDL domain of
+their own write one (the grid world's rules). The problem holds only what the agent observed
+(`prag.envs.model.Seen`): a thing never seen is not in it, and the search says None, leaving it
+to exploration (the find-X skill). Problems are small (the things and places the goal can use),
+so a call takes about 20 ms; the same observed state is answered from a cache.
+
+As in Soar, the search is bounded: a plan longer than `depth` actions is not returned. A family
+without an action model (TextWorld) gets None.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from functools import cache, lru_cache
+from typing import Any
+
+from prag.agent.plans import Plan
+from prag.envs.domain import Domain
+from prag.envs.model import Problem, Seen
+from prag.errors import PragError
+
+DEPTH = 20  # longest plan returned: an ALFWorld two-object task from the start takes 8-10 actions
+
+# Fast Downward's library keeps one task at a time, and its translator sets process-wide options
+# and sys.argv: one search at a time per process.
+_LOCK = threading.Lock()
+
+
+class SearchError(PragError):
+    """A family's action model wrote a problem the planner refused (a bug in the model)."""
+
+
+def means_ends(goal: str, observed: Seen, admissible: Sequence[str], domain: Domain, depth: int = DEPTH) -> Plan | None:
+    """The plan reaching `goal` from what was observed, or None when something it needs is
+    unknown, no plan of at most `depth` actions exists, or the family has no action model.
+
+    When `admissible` is given, a plan whose first action is not admissible is no plan."""
+    model = _model(domain.action_model)
+    if model is None:
+        return None
+    problem = model(goal, observed, admissible)
+    if problem is None:
+        return None
+    operators = _solve(problem.domain, problem.problem)
+    if not operators or len(operators) > depth:
+        return None
+    steps = tuple(problem.command(op) for op in operators)
+    if admissible and steps[0] not in admissible:
+        return None
+    return Plan(steps, "search", goal=goal)
+
+
+Model = Callable[[str, Seen, Sequence[str]], "Problem | None"]
+
+
+@cache
+def _model(ref: str | None) -> Model | None:
+    """A family's problem writer from its Domain's "module:function" reference, imported when first used."""
+    if ref is None:
+        return None
+    module, _, name = ref.partition(":")
+    model: Model = getattr(importlib.import_module(module), name)
+    return model
+
+
+@lru_cache(maxsize=512)
+def _solve(domain: str, problem: str) -> tuple[str, ...] | None:
+    """Fast Downward's plan for a PDDL problem, as operator names; None when there is none."""
+    import fast_downward
+
+    with _LOCK:
+        argv = sys.argv
+        try:
+            _task, sas = fast_downward.pddl2sas(domain, problem, optimize=True)
+        except SystemExit as refused:  # the translator exits on a malformed problem
+            raise SearchError(f"Fast Downward refused a problem the action model wrote ({refused}); report it as a bug") from None
+        finally:
+            sys.argv = argv  # the translator sets it for its own options
+        planner = _planner()
+        if not planner.solve_sas(sas.encode(), False):
+            return None
+        operators = (fast_downward.Operator * planner.get_last_plan_length())()
+        planner.get_last_plan(operators)
+        return tuple(op.name for op in operators)
+
+
+@cache
+def _planner() -> Any:
+    """This process's own copy of Fast Downward's library (textworld's games load theirs)."""
+    import fast_downward
+
+    return fast_downward.load_lib()

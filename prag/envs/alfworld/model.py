@@ -1,0 +1,213 @@
+"""ALFWorld's action model for means-ends search: a PDDL problem for ALFWorld's own domain
+(`alfred.pddl`, shipped in the `alfworld` package), written only from what the agent observed.
+
+The goal is read with ALFWorld's own goal templates and becomes ALFWorld's own goal formula
+(`alfworld.gen.goal_library`), for the six task types. What kinds of things may hold, heat, cool
+or clean which comes from ALFRED's tables (as in generated games); where things are, what is open
+and what the agent holds come from `Seen` alone. Each receptacle gets a location of its own (the
+agent cannot see which share one), and the agent starts at a location of no receptacle.
+Only what the goal can use goes into the problem (things of the goal's kinds, the places they
+were seen, the places of the goal's kinds, what the agent holds), which keeps it small and fast.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import alfworld
+from alfworld.gen import constants, goal_library
+
+from prag.envs.alfworld.rooms import APPLIANCE, can_contain, has_property, is_openable
+from prag.envs.model import Problem, Seen, game_name, is_open, pddl_name
+
+AGENT = "agent1"
+START = "loc_start"
+# The six task types prag plays (the slice and movable-receptacle variants are filtered out).
+TASK_TYPES = (
+    "pick_and_place_simple",
+    "look_at_obj_in_light",
+    "pick_clean_then_place_in_recep",
+    "pick_heat_then_place_in_recep",
+    "pick_cool_then_place_in_recep",
+    "pick_two_obj_and_place",
+)
+LAMPS = ("DeskLamp", "FloorLamp")
+# Constants the domain's preconditions name: a problem must declare them.
+DOMAIN_RTYPES = ("SinkBasin", "Microwave", "Fridge")
+DOMAIN_OTYPES = ("Knife", "ButterKnife")
+# Object states as the scene graph words them -> the domain's predicates.
+STATE_FACTS = {"hot": ("isHot",), "cool": ("isCool",), "clean": ("isClean",), "on": ("isToggled", "isOn")}
+# How a plan's operators read as commands (alfred.twl2); the put command is the game's grammar.
+COMMANDS = {
+    "gotolocation": ("go to {3}", 4),
+    "openobject": ("open {2}", 3),
+    "closeobject": ("close {2}", 3),
+    "pickupobject": ("take {2} from {3}", 4),
+    "cleanobject": ("clean {3} with {2}", 4),
+    "heatobject": ("heat {3} with {2}", 4),
+    "coolobject": ("cool {3} with {2}", 4),
+    "toggleobject": ("use {2}", 4),
+}
+# ALFWorld games come in two grammars for putting things (`prag.envs.domain.ALFWORLD`): the
+# command, and the pattern telling it in admissible actions. The installed alfworld's own
+# grammar, which generated games use, is the first.
+PUT_COMMANDS = (("move {o} to {r}", re.compile(r"move .+ to .+")), ("put {o} in/on {r}", re.compile(r"put .+ in/on .+")))
+
+
+@dataclass(frozen=True)
+class Goal:
+    """An ALFWorld goal as its template's slots: ALFRED types ("Apple", "Fridge", "DeskLamp")."""
+
+    task_type: str
+    obj: str
+    recep: str = ""
+    toggle: str = ""
+
+
+def read_goal(text: str) -> Goal | None:
+    """The task type and slots of a goal written with ALFWorld's templates, or None."""
+    goal = " ".join(text.lower().strip().rstrip(".").split())
+    for task_type, pattern in _goal_patterns():
+        match = pattern.fullmatch(goal)
+        if match is None:
+            continue
+        slots = {key: _types().get(value) for key, value in match.groupdict().items()}
+        if None in slots.values():
+            return None
+        return Goal(task_type, **slots)  # type: ignore[arg-type]
+    return None
+
+
+def problem(goal_text: str, seen: Seen, admissible: Sequence[str]) -> Problem | None:
+    """The planning problem of reaching the goal from what is known, or None when the goal is
+    not one of ALFWorld's or a thing it needs was never seen."""
+    goal = read_goal(goal_text)
+    if goal is None:
+        return None
+    things = {name: _types().get(_kind(name)) for name in [*seen.seen, *seen.held]}
+    if any(things[t] is None for t in seen.held):
+        return None  # hands full of something the model cannot put down
+    wanted = {goal.obj, goal.toggle}
+    relevant = [t for t, otype in things.items() if otype in wanted or t in seen.held]
+    needed = 2 if goal.task_type == "pick_two_obj_and_place" else 1
+    if sum(things[t] == goal.obj for t in relevant) < needed:
+        return None  # exploration finds it first
+    if goal.toggle and not any(things[t] == goal.toggle for t in relevant):
+        return None
+    held_types = {things[t] for t in seen.held}
+    places = [
+        p
+        for p in seen.places
+        if (rtype := _types().get(_kind(p)))
+        and (
+            p == seen.location
+            or p in {seen.seen.get(t) for t in relevant}
+            or rtype in (goal.recep, APPLIANCE.get(goal.task_type))
+            or any(otype and can_contain(rtype, otype) for otype in held_types - wanted)
+        )
+    ]
+    text = _problem_text(goal, seen, relevant, things, places)
+    return Problem(_domain(), text, _reader(_put_command(admissible)))
+
+
+def _problem_text(goal: Goal, seen: Seen, things: list[str], types: dict[str, str | None], places: list[str]) -> str:
+    otypes = sorted({t for t in (types[x] for x in things) if t} | {goal.obj} | set(DOMAIN_OTYPES) | ({goal.toggle} - {""}))
+    rtypes = sorted({_types()[_kind(p)] for p in places} | set(DOMAIN_RTYPES) | ({goal.recep} - {""}))
+    declared = [f"{AGENT} - agent", f"{START} - location"]
+    declared += [f"{t}Type - otype" for t in otypes] + [f"{t}Type - rtype" for t in rtypes]
+    declared += [f"{pddl_name(t)} - object" for t in things]
+    declared += [f"{pddl_name(p)} - receptacle" for p in places] + [f"{_loc(p)} - location" for p in places]
+
+    at = _loc(seen.location) if seen.location in places else START
+    facts = [f"(atLocation {AGENT} {at})"]
+    for place in places:
+        rtype = _types()[_kind(place)]
+        facts += [f"(receptacleType {pddl_name(place)} {rtype}Type)", f"(receptacleAtLocation {pddl_name(place)} {_loc(place)})"]
+        if is_openable(rtype):
+            facts.append(f"(openable {pddl_name(place)})")
+            if is_open(seen, place):
+                facts.append(f"(opened {pddl_name(place)})")
+    for rtype in rtypes:
+        facts += [f"(canContain {rtype}Type {otype}Type)" for otype in otypes if can_contain(rtype, otype)]
+    for thing in things:
+        name, otype = pddl_name(thing), str(types[thing])
+        facts.append(f"(objectType {name} {otype}Type)")
+        facts.append(f"(toggleable {name})" if otype in LAMPS else f"(pickupable {name})")
+        for prop, predicate in (("Heatable", "heatable"), ("Coolable", "coolable"), ("Cleanable", "cleanable")):
+            if has_property(otype, prop):
+                facts.append(f"({predicate} {name})")
+        for state in seen.states.get(thing, ()):
+            facts += [f"({fact} {name})" for fact in STATE_FACTS.get(state, ())]
+        if thing in seen.held:
+            facts += [f"(holds {AGENT} {name})", f"(holdsAny {AGENT})"]
+        elif seen.seen.get(thing) in places:
+            place = seen.seen[thing]
+            facts += [f"(inReceptacle {name} {pddl_name(place)})", f"(objectAtLocation {name} {_loc(place)})"]
+    formula = goal_library.gdict[goal.task_type]["pddl"].format(obj=goal.obj, recep=goal.recep, toggle=goal.toggle)
+    return (
+        "(define (problem observed) (:domain alfred)\n(:objects\n  "
+        + "\n  ".join(declared)
+        + ")\n(:init\n  "
+        + "\n  ".join(facts)
+        + ")\n"
+        + formula.replace("#", "-")
+    )
+
+
+def _reader(put: str) -> Callable[[str], str]:
+    """Operator -> command, with the game's put command."""
+
+    def command(operator: str) -> str:
+        name, *args = operator.split()
+        names = [game_name(a) for a in args]
+        if name == "putobject":
+            return put.format(o=names[2], r=names[3])
+        template, arity = COMMANDS[name]
+        if len(names) < arity:
+            raise ValueError(f"operator {operator!r} has too few arguments")
+        return template.format(*names)
+
+    return command
+
+
+def _put_command(admissible: Sequence[str]) -> str:
+    """The put command of the game's grammar, read from the admissible actions when they show it."""
+    for template, pattern in PUT_COMMANDS:
+        if any(pattern.fullmatch(action) for action in admissible):
+            return template
+    return PUT_COMMANDS[0][0]
+
+
+def _kind(name: str) -> str:
+    return re.sub(r" \d+$", "", name)
+
+
+def _loc(place: str | None) -> str:
+    return f"loc_{pddl_name(place or 'start')}"
+
+
+@cache
+def _types() -> dict[str, str]:
+    """Lower-case kind as the game writes it -> ALFRED type ("countertop" -> "CounterTop")."""
+    return {t.lower(): t for t in [*constants.OBJECTS, *constants.RECEPTACLES]}
+
+
+@cache
+def _domain() -> str:
+    return Path(alfworld.ALFRED_PDDL_PATH).read_text()
+
+
+@cache
+def _goal_patterns() -> list[tuple[str, re.Pattern[str]]]:
+    """ALFWorld's goal templates of the six task types as patterns with named slots."""
+    patterns = []
+    for task_type in TASK_TYPES:
+        for template in goal_library.gdict[task_type]["templates"]:
+            rx = re.escape(template)
+            for slot in ("obj", "recep", "toggle"):
+                rx = rx.replace(re.escape("{" + slot + "}"), f"(?P<{slot}>[a-z]+)")
+            patterns.append((task_type, re.compile(rx)))
+    return patterns

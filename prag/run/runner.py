@@ -27,6 +27,7 @@ from pathlib import Path
 
 from prag.agent.agent import PragAgent
 from prag.agent.mediator import AskPolicy
+from prag.agent.person import Person
 from prag.agent.protocol import Agent, Trace
 from prag.corrections.prior import load_prior
 from prag.envs import registry
@@ -110,14 +111,17 @@ class Runner:
 
     `listener` hears about rounds and episodes, `on_wait` while a call to an LLM server waits.
     `llm` and `encoder` stand in for the ones the config names: a scripted stand-in LLM in
-    tests, an encoder loaded once per test session.
+    tests, an encoder loaded once per test session. A `person` beside the agents (the console's
+    user, a benchmark's scripted one) says yes or no to the LLM's proposals.
     """
 
     def __init__(
         self, store: Store, run: RunRecord, config: RunConfig, listener: Listener | None = None,
         *, llm: LLM | None = None, encoder: Encoder | None = None, on_wait: WaitCallback | None = None,
+        person: Person | None = None,
     ) -> None:
         self.store = store
+        self.person = person
         self.run = run
         self.config = config
         self._stopping = threading.Event()  # set when a round stops early: its episodes give up
@@ -212,7 +216,7 @@ class Runner:
         agent = PragAgent(
             self.llm, self.experiences, visibility, self.config.agent,
             seed=self.config.experiment.seed, corrections=self.corrections.get(domain.name), domain=domain,
-            asker=self.asker,
+            asker=self.asker, person=self.person,
         )
         env = phase.source.make(task)
         start = time.perf_counter()

@@ -87,6 +87,9 @@ class Domain:
     passage: str | None = None  # regex of names that are ways through, never searched (doors)
     leads_to: str | None = None  # the scene-graph relation (way, it, place) saying where a way leads
     goals: tuple[GoalTemplate, ...] = ()  # the family's goal sentences, most specific first
+    # "module:function" writing the family's planning problem from what was observed
+    # (prag.envs.model; means-ends search, prag.agent.search); None: the family has none.
+    action_model: str | None = None
 
     def inverse(self, action: str, at: str | None = None) -> set[str]:
         """The actions that would undo `action`, taken where the agent now is (`at`)."""
@@ -161,6 +164,7 @@ ALFWORLD = Domain(
         GoalTemplate(r"put (?:a|some) (?P<obj>\w+) (?:in|on) (?P<recep>\w+)"),
         GoalTemplate(r"(?:look at|examine the) (?P<obj>\w+) (?:under|with) the (?P<toggle>\w+)"),
     ),
+    action_model="prag.envs.alfworld.model:problem",
 )
 
 GRID = Domain(

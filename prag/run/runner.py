@@ -248,7 +248,7 @@ class Runner:
             reasks=usage.reasks,
             seconds=time.perf_counter() - start,
             llm_seconds=usage.llm_seconds,
-            extra={**trace.extra, "spec": phase.spec.name, "retrieved": trace.retrieved},
+            extra={**trace.extra, "spec": phase.spec.name, "env": phase.spec.env, "retrieved": trace.retrieved},
         )
         return EpisodeDone(record, phase)
 

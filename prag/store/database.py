@@ -5,7 +5,7 @@ a store is recognised by its `prag_meta` table. Opening a file that is not a pra
 or one written by a newer prag, fails before anything in it is touched.
 
 The store owns every table: callers read and write through its methods (and
-`store.corrections`, `store.ask_policies`, `store.answers`), never with SQL of their own.
+`store.corrections`, `store.ask_policies`, `store.answers`, `store.places`), never with SQL of their own.
 Every write goes through `transaction()`, which nests, so that an import or a deletion is one
 transaction however many rows it touches.
 
@@ -15,6 +15,7 @@ same message (`damaged`), raised by the `with Store(...)` block it happened in.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
@@ -32,6 +33,7 @@ from prag.store.answers import Answers
 from prag.store.ask_policies import AskPolicies
 from prag.store.claims import Claim, run_state
 from prag.store.corrections import Corrections, correction_texts
+from prag.store.places import Places, record_places
 from prag.store.records import EpisodeRecord, RunRecord, StepRecord, now, text_hash
 from prag.store.schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -115,6 +117,7 @@ class Store:
         self.corrections = Corrections(self)
         self.ask_policies = AskPolicies(self)
         self.answers = Answers(self)
+        self.places = Places(self)
         if not self.path.exists() and not create:
             raise StoreError(
                 f"no store at {self.path}: create one with `prag run` or `prag import`"
@@ -148,6 +151,7 @@ class Store:
         store.corrections = Corrections(store)
         store.ask_policies = AskPolicies(store)
         store.answers = Answers(store)
+        store.places = Places(store)
         store.db = sqlite_utils.Database(memory=True)
         store.db.conn.execute("PRAGMA foreign_keys = ON")
         store._recognise()
@@ -389,6 +393,7 @@ class Store:
                         for s in episode.steps
                     ],
                 )
+                record_places(conn, episode_id, episode)
                 conn.execute("update runs set heartbeat_at = ? where id = ?", [now(), episode.run_id])
         except sqlite3.IntegrityError as exc:
             raise StoreError(
@@ -455,15 +460,18 @@ class Store:
         row["extra"] = json.loads(row["extra"] or "{}")
         return EpisodeRecord(steps=records, n_actions=n_actions, **row)
 
-    def index_rows(self, after_id: int = 0) -> IndexRows:
-        """What the retrieval index needs of the episodes with id > after_id, in id order."""
+    def index_rows(self, after_id: int = 0, limit: int | None = None) -> IndexRows:
+        """What the retrieval index needs of the episodes with id > after_id (the first `limit`
+        of them, or all), in id order."""
         episodes = self.db.execute(
-            "select id, run_id, round, source, goal_hash from episodes where id > ? order by id",
-            [after_id],
+            "select id, run_id, round, source, goal_hash from episodes where id > ? order by id limit ?",
+            [after_id, -1 if limit is None else limit],
         ).fetchall()
+        upto = episodes[-1][0] if episodes else after_id
         steps = self.db.execute(
-            "select episode_id, t, scene_hash from steps where episode_id > ? order by episode_id, t",
-            [after_id],
+            "select episode_id, t, scene_hash from steps where episode_id > ? and episode_id <= ? "
+            "order by episode_id, t",
+            [after_id, upto],
         ).fetchall()
         columns = list(zip(*episodes)) if episodes else [()] * 5
         step_columns = list(zip(*steps)) if steps else [()] * 3
@@ -477,6 +485,19 @@ class Store:
             step_t=list(step_columns[1]),
             step_scene_hashes=list(step_columns[2]),
         )
+
+    def index_digest(self, upto_id: int, after_id: int = 0) -> int:
+        """A digest of the episode rows with after_id < id <= upto_id, for the retrieval index's
+        files to tell whether the episodes they hold are still these: it changes when one is
+        deleted, or its id reused. Digests of adjacent ranges add up (mod 2**128)."""
+        total = 0
+        for row in self.db.execute(
+            "select id, run_id, round, task_id, source, goal_hash, n_steps, seconds, created_at "
+            "from episodes where id > ? and id <= ?",
+            [after_id, upto_id],
+        ):
+            total += int.from_bytes(hashlib.blake2b(repr(row).encode(), digest_size=16).digest(), "little")
+        return total % 2**128
 
     def texts(self, hashes: Sequence[str]) -> dict[str, str]:
         """The goal and scene texts stored under these hashes (to encode vectors never stored)."""
@@ -541,6 +562,7 @@ class Store:
                     f"select goal_hash from episodes where id in ({_marks(chunk)})", chunk))
                 hashes.update(row[0] for row in conn.execute(
                     f"select distinct scene_hash from steps where episode_id in ({_marks(chunk)})", chunk))
+                conn.execute(f"delete from places where episode_id in ({_marks(chunk)})", chunk)
                 steps += conn.execute(f"delete from steps where episode_id in ({_marks(chunk)})", chunk).rowcount
                 conn.execute(f"delete from episodes where id in ({_marks(chunk)})", chunk)
             vectors = self.drop_unused_vectors(hashes)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import sqlite_utils
 
 from prag.envs.base import scene_from_text
+from prag.store.places import backfill
 
 
 def _v1(db: sqlite_utils.Database) -> None:
@@ -195,6 +196,17 @@ def _v6(db: sqlite_utils.Database) -> None:
     db["ask_policies"].create_index(["name", "version"], unique=True)
 
 
+def _v7(db: sqlite_utils.Database) -> None:
+    # Semantic memory of where things are (prag.store.places): one row per (episode, kind of thing,
+    # kind of place) its scene graphs showed, looked up by kind; filled here from the stored episodes.
+    db.execute(
+        "create table places (episode_id integer not null references episodes(id), kind text not null, "
+        "place text not null, primary key (episode_id, kind, place))"
+    )
+    db.execute("create index places_kind on places (kind, episode_id, place)")
+    backfill(db.conn)
+
+
 # Append-only: a released migration is never edited, only followed by a new one.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, episodes, steps, embeddings", _v1),
@@ -203,5 +215,6 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (4, "scene graphs as triples (steps.graph)", _v4),
     (5, "answers, answer_counts", _v5),
     (6, "ask_policies", _v6),
+    (7, "places: where things of each kind were found", _v7),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -1,0 +1,151 @@
+"""Semantic memory of where things are: for each kind of thing, the kinds of place it was seen in or on.
+
+Read from every stored episode's scene graphs, successes and failures alike (a lost game still
+shows where things are), through the family's `Domain` (`placed` says where a thing that is not
+held is, `kind` strips the instance number: "apple 1" in "fridge 1" -> ("apple", "fridge")).
+A thing seen in one place over many steps counts once for that episode, so a count is a number
+of episodes. Table `places` (migration 7): one row per (episode, kind, place), written in the
+transaction that stores the episode, deleted with it, rebuilt by `prag import` (which stores
+episodes the ordinary way) rather than exported. `store.places.ranked(...)` sees episodes under
+the same progressive rule as retrieval (`prag.retrieval.index.Visibility`).
+
+An episode's family comes from its `extra["env"]` (the runner records it); episodes stored
+before that name their task set in `extra["spec"]`, looked up as a spec (by name, or as the run's
+recorded spec or train spec with that name). An episode whose family cannot be found adds no places.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from prag.envs.base import Triple, scene_from_text
+from prag.envs.registry import DOMAINS
+from prag.envs.spec import load_spec
+from prag.errors import SpecError
+
+if TYPE_CHECKING:
+    from prag.store.database import Store
+    from prag.store.records import EpisodeRecord
+
+
+def found(family: str | None, graphs: Iterable[Iterable[Triple]]) -> set[tuple[str, str]]:
+    """The (kind of thing, kind of place) pairs an episode's scene graphs (one per step) show,
+    read through the family's Domain; nothing for an unknown family."""
+    domain = DOMAINS.get(family or "")
+    if domain is None:
+        return set()
+    return {
+        (domain.kind(thing), domain.kind(place))
+        for triples in graphs
+        for thing, _relation, place in domain.placed(triples)
+    }
+
+
+def family_of(extra: dict[str, Any], run_config: dict[str, Any]) -> str | None:
+    """The env family an episode was played in: recorded in its extra, else the family of its
+    task set (`extra["spec"]`, a spec name), found among the specs or the run's recorded ones."""
+    if isinstance(extra.get("env"), str):
+        return extra["env"]
+    name = extra.get("spec")
+    experiment = run_config.get("experiment", run_config)  # config version 1 was flat
+    for where in (name, experiment.get("spec"), experiment.get("train")):
+        spec = _spec(where) if isinstance(where, str) else None
+        if spec is not None and (name is None or spec[0] == name):
+            return spec[1]
+    return None
+
+
+@cache
+def _spec(name_or_path: str) -> tuple[str, str] | None:
+    """(name, env) of a spec, None when no such spec can be read (moved, renamed, another machine)."""
+    try:
+        spec = load_spec(name_or_path)
+    except (SpecError, OSError):
+        return None
+    return spec.name, spec.env
+
+
+def add(conn: sqlite3.Connection, episode_id: int, pairs: Iterable[tuple[str, str]]) -> None:
+    """Write an episode's (kind, place) pairs, in the transaction under way."""
+    conn.executemany(
+        "insert or ignore into places (episode_id, kind, place) values (?, ?, ?)",
+        [(episode_id, kind, place) for kind, place in sorted(pairs)],
+    )
+
+
+def record_places(conn: sqlite3.Connection, episode_id: int, episode: EpisodeRecord) -> None:
+    """Write where things were in a newly stored episode (the store's episode-insert hook)."""
+    if not conn.execute("select 1 from sqlite_master where type = 'table' and name = 'places'").fetchone():
+        return  # a store at an older schema (migration tests pin one): migration 7 fills the table from the episodes
+    config = conn.execute("select config from runs where id = ?", [episode.run_id]).fetchone()
+    family = family_of(episode.extra, json.loads(config[0] or "{}") if config else {})
+    add(conn, episode_id, found(family, (step.triples for step in episode.steps)))
+
+
+def backfill(conn: sqlite3.Connection) -> None:
+    """Fill the table from every stored episode's steps (migration 7); a step without triples
+    (never the case after migration 4) is read from its text."""
+    configs = {run_id: json.loads(config or "{}") for run_id, config in conn.execute("select id, config from runs")}
+    episodes = conn.execute("select id, run_id, extra from episodes order by id").fetchall()
+    for episode_id, run_id, extra in episodes:
+        family = family_of(json.loads(extra or "{}"), configs.get(run_id, {}))
+        if family not in DOMAINS:
+            continue
+        steps = conn.execute("select graph, scene from steps where episode_id = ? order by t", [episode_id])
+        graphs = (
+            [tuple(triple) for triple in json.loads(graph)["triples"]] if graph else scene_from_text(scene)[1]
+            for graph, scene in steps
+        )
+        add(conn, episode_id, found(family, graphs))
+
+
+class Places:
+    """Where things of each kind were found (`store.places`), under the progressive rule."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def ranked(
+        self, kind: str, *, run_id: str | None = None, before_round: int = 0, include_runs: Sequence[str] = ()
+    ) -> list[tuple[str, int]]:
+        """The kinds of place things of `kind` were seen in or on, with the number of visible
+        episodes that saw them there, best first (ties by name). With `run_id` None every
+        agent episode is visible; else that run's rounds < `before_round` and `include_runs`."""
+        where, params = _visible(run_id, before_round, include_runs)
+        with self.store.lock:
+            rows = self.store.db.execute(
+                "select p.place, count(*) as n from places p join episodes e on e.id = p.episode_id "
+                f"where p.kind = ? and {where} group by p.place order by n desc, p.place",
+                [kind.strip().lower(), *params],
+            ).fetchall()
+        return [(place, int(n)) for place, n in rows]
+
+    def kinds(
+        self, *, limit: int | None = None, run_id: str | None = None, before_round: int = 0,
+        include_runs: Sequence[str] = (),
+    ) -> list[tuple[str, int]]:
+        """The kinds of thing seen placed somewhere, with the number of visible episodes that saw
+        them, most seen first (ties by name); the first `limit` of them."""
+        where, params = _visible(run_id, before_round, include_runs)
+        with self.store.lock:
+            rows = self.store.db.execute(
+                "select p.kind, count(distinct p.episode_id) as n from places p join episodes e on e.id = p.episode_id "
+                f"where {where} group by p.kind order by n desc, p.kind limit ?",
+                [*params, -1 if limit is None else limit],
+            ).fetchall()
+        return [(kind, int(n)) for kind, n in rows]
+
+
+def _visible(run_id: str | None, before_round: int, include_runs: Sequence[str]) -> tuple[str, list[Any]]:
+    """The SQL condition on episodes `e` of the progressive rule, with its parameters."""
+    if run_id is None:
+        return "e.source = 'agent'", []
+    included = list(include_runs)
+    marks = ", ".join("?" for _ in included)
+    condition = "e.source = 'agent' and ((e.run_id = ? and e.round < ?)" + (
+        f" or e.run_id in ({marks}))" if included else ")"
+    )
+    return condition, [run_id, before_round, *included]

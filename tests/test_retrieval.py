@@ -248,10 +248,10 @@ def test_codes_of_later_episodes_are_searched(tmp_path, monkeypatch):
 def test_step_codes_keep_rows_in_order_across_shards():
     rng = np.random.default_rng(8)
     vectors = rng.standard_normal((1100, 16)).astype(np.float32)
-    codes = retrieval._StepCodes(16, vectors, shards=3)
+    codes = retrieval._StepCodes(retrieval._StepCodes.train(vectors), shards=3)
     first = 0
     for n in (5, 1, 700, 0, 394):  # uneven batches: row r always goes to shard r mod 3
-        codes.add(vectors[first:first + n], first)
+        codes.add(codes.encode(vectors[first:first + n]), first)
         first += n
     assert codes.ntotal == 1100 and codes.nbytes == 1100 * 4 * 4 // 8
     pq = codes.shards[0].pq  # every shard has the same codebooks
@@ -261,7 +261,7 @@ def test_step_codes_keep_rows_in_order_across_shards():
     rows = codes.search(vectors[0], 1100, lambda rows: rows)
     assert sorted(np.concatenate(rows).tolist()) == list(range(1100))
     with pytest.raises(AssertionError, match="in order"):
-        codes.add(vectors[:2], 5)
+        codes.add(codes.encode(vectors[:2]), 5)
 
 
 @settings(max_examples=200, deadline=None)

@@ -18,6 +18,9 @@ from prag.corrections.transcripts import TranscriptError, parse
 from prag.retrieval.corrections import CorrectionHit
 from prag.retrieval.episodes import Experience
 
+EXPERIENCE = ("episode", "correction")  # plan sources that are experience
+SEARCH = ("find", "search")  # plan sources that are search: the find-X skill, means-ends
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -75,6 +78,18 @@ class Actor:
                 self.follower = Follower(candidate.plan)
                 self.adopted.append(candidate.plan)
                 return
+
+    def follow_search(self, plan: Plan | None, admissible: Sequence[str]) -> None:
+        """A plan from search (find-X, means-ends) for this step: it replaces any plan but one
+        from experience whose next step can be taken now. None ends a search plan being
+        followed: what it sought was found, or nothing is left to search."""
+        follower = self.follower
+        if follower is not None and follower.plan.source in EXPERIENCE and self.step_now(admissible) is not None:
+            return
+        if plan is not None:
+            self.follower = Follower(plan)
+        elif follower is not None and follower.plan.source in SEARCH:
+            self.follower = None
 
     def follow_llm(self, plan: Plan) -> None:
         """The LLM's plan (the actions its answer planned after the one taken): it replaces a plan

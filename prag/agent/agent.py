@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from prag.agent.actor import Actor, candidates
+from prag.agent.explore import Ranking, find_plan, missing, no_ranking
 from prag.agent.hints import Situation, hints_for
 from prag.agent.mediator import (
     POLICIES,
@@ -46,18 +47,36 @@ from prag.agent.mediator import (
     MediatorState,
     RandomAsk,
 )
+from prag.agent.observed import Observed
 from prag.agent.person import Effort, Person
 from prag.agent.plans import Plan
 from prag.agent.prompt import THINK, PromptLimits, act_instruction, messages
 from prag.agent.protocol import Decision, Trace, Usage
+from prag.agent.search import means_ends
 from prag.envs.base import Observation, Triple, canonical
 from prag.envs.domain import Domain
+from prag.errors import PragError
 from prag.llm.base import LLM, Message
 from prag.retrieval.corrections import CorrectionHit, CorrectionSource
 from prag.retrieval.episodes import Experience, ExperienceSource
 from prag.retrieval.index import Visibility
 
 T = TypeVar("T")
+
+# Where a step may come from, in the order the mediator tries them (Soar ITL's knowledge sources):
+# a plan from experience, search (the find-X skill, then means-ends), the LLM, a person.
+SOURCES = ("experience", "search", "llm", "person")
+
+
+def parse_sources(text: str) -> tuple[str, ...]:
+    """The sources a comma-separated list names (`--sources experience,search,llm`), checked."""
+    sources = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    unknown = [source for source in sources if source not in SOURCES]
+    if unknown or not {"llm", "person"} & set(sources):
+        raise PragError(
+            f"--sources {text!r}: name some of {', '.join(SOURCES)}, comma-separated, with llm or person among them"
+        )
+    return sources
 
 
 @dataclass(frozen=True)
@@ -87,6 +106,8 @@ class AgentConfig:
     # With a person present: the LLM's proposals they reject in a row before they are asked for the step
     # in words (Soar ITL asks after three).
     max_rejections: int = field(default=3, metadata={"round0": False})
+    # The knowledge sources used (of SOURCES); the default is P-RAG with plans from experience.
+    sources: tuple[str, ...] = ("experience", "llm")
 
 
 def ask_policy(config: AgentConfig, seed: int = 0) -> AskPolicy:
@@ -132,6 +153,7 @@ class PragAgent:
         domain: Domain,
         asker: AskPolicy | None = None,
         person: Person | None = None,
+        ranking: Ranking = no_ranking,
     ) -> None:
         self.llm = llm
         self.experiences = experiences
@@ -143,6 +165,7 @@ class PragAgent:
         self.hints = hints_for(domain)
         self.asker = asker or ask_policy(config, seed)
         self.person = person  # present: the LLM's proposals go to them for a yes or no
+        self.ranking = ranking  # the semantic memory: kinds of place where a kind of thing was seen
 
     def reset(self, observation: Observation) -> None:
         self.goal = observation.goal
@@ -168,6 +191,8 @@ class PragAgent:
         self._offered_at = 0  # the step (history length) plans were last offered at
         self.decisions: list[list[object]] = []  # per step: [who chose, asked, the answer was the plan's step]
         self.effort = Effort()  # what the person's instructions and yes/no answers cost them
+        self.observed = Observed.start(observation, self.domain)
+        self._searched_at = 0  # the step (history length) search was last consulted at
 
     def hear(self, text: str) -> None:
         """The person says something: it joins the history after the latest observation."""
@@ -188,10 +213,12 @@ class PragAgent:
         self.graphs.append(canonical(observation.scene_triples))
         # The scene graph tells apart visits that look alike but differ (going back holding something).
         self.outcomes[(action, observation.text, observation.scene_text)] += 1
+        self.observed.update(action, observation)
 
     def act(self, observation: Observation) -> Decision:
         """The plan's next step when the mediator does not ask; otherwise the LLM's answer."""
         self._offer_plans_once(observation)
+        self._offer_search_once(observation)
         while True:
             state = self._state(observation)
             if self.asker.ask(state):
@@ -206,7 +233,7 @@ class PragAgent:
             self.actor.follower.advance()
         self.asks += 1
         self.steps_since_ask = 0
-        decision, planned = self.llm_or_person(observation)
+        decision, planned = self._ask_source(observation)
         same = self.actor.took(decision.action, observation.admissible)
         if self.config.plan_length > 1 and decision.valid:
             self.actor.follow_llm(Plan(tuple(planned), "llm", goal=self.goal))
@@ -216,6 +243,7 @@ class PragAgent:
         """What the ask policy sees for this observation. Training environments read it before
         `act` (prag.run.asker), so the plans `act` would offer at this step are offered first."""
         self._offer_plans_once(observation)
+        self._offer_search_once(observation)
         return self._state(observation)
 
     def _offer_plans_once(self, observation: Observation) -> None:
@@ -225,6 +253,25 @@ class PragAgent:
         if due and not isinstance(self.asker, Always) and self._offered_at != len(self.history):
             self._offered_at = len(self.history)
             self._offer_plans(observation)
+
+    def _offer_search_once(self, observation: Observation) -> None:
+        """Search, once per step, when no plan from experience has a step to take: the find-X
+        skill while a thing the goal needs is unseen, else means-ends search on what was seen.
+        A means-ends plan is kept while its next step can be taken; a find plan is made anew
+        each step, so that it ends as soon as what it seeks is seen."""
+        if "search" not in self.config.sources or isinstance(self.asker, Always):
+            return
+        if self._searched_at == len(self.history):
+            return
+        self._searched_at = len(self.history)
+        follower = self.actor.follower
+        if follower is not None and follower.plan.source == "search" and self.actor.step_now(observation.admissible):
+            return
+        targets = missing(self.observed)
+        plan = find_plan(targets, self.observed, self.ranking, self.domain) if targets else None
+        if plan is None:
+            plan = means_ends(self.goal, self.observed, observation.admissible, self.domain)
+        self.actor.follow_search(plan, observation.admissible)
 
     def _state(self, observation: Observation) -> MediatorState:
         return self.actor.state(
@@ -236,7 +283,7 @@ class PragAgent:
     def _offer_plans(self, observation: Observation) -> None:
         """Plans from experience: the successes among a wider retrieval than the prompt's, and
         the corrections retrieved for the instructions."""
-        if self.experiences is None and self.corrections is None:
+        if "experience" not in self.config.sources or self.experiences is None and self.corrections is None:
             return
         self._retrieve_corrections(observation.scene_text)
         pool = (
@@ -249,28 +296,41 @@ class PragAgent:
         self.decisions.append([decision.source, decision.asked, decision.same_plan])
         return decision
 
+    def _ask_source(self, observation: Observation) -> tuple[Decision, list[str]]:
+        """The chain's last sources, when the mediator asks: the LLM (its proposals confirmed by
+        the person when one is given), or without the LLM, the person's words. Words naming no
+        admissible action leave the step to the LLM all the same: something must be done."""
+        if "llm" in self.config.sources or self.person is None:
+            return self.llm_or_person(observation)
+        words = (self.person.instruct(observation) or "").strip()
+        taken = self._follow_words(words, observation) if words else None
+        return (taken, []) if taken is not None else self._ask_llm(observation)
+
     def llm_or_person(self, observation: Observation) -> tuple[Decision, list[str]]:
         """The LLM's answer and the actions it plans after it; with a person present, confirmed by
         them (Soar ITL): a proposal they reject is not offered again at this step and the LLM is
         asked again; after `max_rejections` in a row they are asked for the step in words. Words
         naming an admissible action choose it (source "person"); other words are heard, as `hear`
         does, and the LLM is asked again. With a person, the LLM's further planned actions are
-        dropped: each step the LLM chooses is proposed to them."""
+        dropped: each step the LLM chooses is proposed to them. Without the LLM among the sources
+        the person is asked for every step in words (Soar ITL's instruction only)."""
         person = self.person
         if person is None:
             return self._ask_llm(observation)
+        proposes = "llm" in self.config.sources
         rejected: set[str] = set()
         in_a_row = 0
         while True:
             exhausted = not set(observation.admissible) - rejected
-            if in_a_row >= self.config.max_rejections or exhausted:
+            if in_a_row >= self.config.max_rejections or exhausted or not proposes:
                 in_a_row = 0
                 words = (person.instruct(observation) or "").strip()
                 taken = self._follow_words(words, observation) if words else None
                 if taken is not None:
                     return taken, []
-                if not words or exhausted:
-                    # Nothing said, or nothing left to propose: the LLM's answer stands unconfirmed.
+                if not words or exhausted or not proposes:
+                    # Nothing said, or nothing left to propose, or no LLM to propose anything: the
+                    # LLM's answer (the words heard) stands unconfirmed, as the last resort.
                     decision, _ = self._ask_llm(observation, frozenset() if exhausted else frozenset(rejected))
                     return decision, []
             decision, _ = self._ask_llm(observation, frozenset(rejected))

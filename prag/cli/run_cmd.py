@@ -19,6 +19,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from prag.agent.agent import parse_sources
 from prag.cli import app
 from prag.cli.common import (
     INTERRUPTED,
@@ -79,6 +80,7 @@ def run(
     asker: Annotated[Optional[str], typer.Option("--asker", help="With --ask learned: the stored policy, NAME or NAME:VERSION (default: the newest).")] = None,
     answer_cache: Annotated[bool, typer.Option("--answer-cache/--no-answer-cache", help="Serve greedy LLM answers already in the store without running the model.")] = DEFAULT.execution.answer_cache,
     plan_length: Annotated[int, typer.Option("--plan-length", min=1, help="Actions per LLM answer: 1, or the next action and up to N-1 planned after it (followed while the mediator does not ask).")] = DEFAULT.agent.plan_length,
+    sources: Annotated[str, typer.Option("--sources", help="Where steps come from, comma-separated, tried in this order each step: experience (plans from retrieved successes and corrections), search (find what the goal needs, then means-ends search; followed unless --ask always), llm, person.")] = ",".join(DEFAULT.agent.sources),
 ) -> None:
     """Run P-RAG's progressive rounds: round r retrieves the episodes of rounds < r.
 
@@ -100,7 +102,7 @@ def run(
         RetrievalConfig(mode=mode, k=k, include_runs=tuple(include or ()), corrections=corrections,
                         corrections_k=corrections_k, prior=prior),
         replace(DEFAULT.agent, think=think, constrained=constrain, ask=ask, ask_probability=ask_p, asker=asker,
-                plan_length=plan_length),
+                plan_length=plan_length, sources=parse_sources(sources)),
         ExecutionConfig(workers=workers, llm_timeout=llm_timeout, llm_retries=llm_retries, answer_cache=answer_cache),
     )
     check_playable(config)

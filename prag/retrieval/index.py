@@ -7,9 +7,12 @@ Score of stored episode n for a query (goal text, current scene-graph text):
 Modes: "prag" (both terms), "goal" (goal term only: the paper's "w/o SG" ablation), "none".
 All vectors are unit-normalised, so cosine is a dot product.
 
-The index lives in memory as matrices and scores exactly with one matrix product per term
+The index holds matrices and scores exactly with one matrix product per term
 (benchmarks/retrieval.py gives the latency by store size). Exact search reads every scene
 vector per query (3 GB at 100k episodes x 20 steps), so it is bound by memory bandwidth.
+Over a store file the matrices are files beside it (`prag.retrieval.persist`), appended as
+episodes land and mapped when opened, so a big store opens in seconds instead of being read
+vector by vector from SQLite (73 s and 9.6 GB at 100k episodes).
 
 With `ann=True` (the default) it also keeps 4-bit product-quantisation codes (faiss fast scan) of every
 step's concatenated [goal; scene] vector: since [g; s_t] . [q_g; q_s] = g.q_g + s_t.q_s, the
@@ -23,24 +26,39 @@ exact search, so the stores of ordinary runs are always searched exactly.
 """
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 import numpy as np
 
 from prag.errors import PragError
+from prag.retrieval.persist import IndexFiles, Unusable, index_folder, locked
 
 if TYPE_CHECKING:
     from prag.retrieval.embed import EmbeddingCache
     from prag.store import Store
+    from prag.store.database import IndexRows
 
 Mode = Literal["prag", "goal", "none"]
 MODES: tuple[str, ...] = ("prag", "goal", "none")
 _T = TypeVar("_T")
+_log = logging.getLogger(__name__)
+_CHUNK_EPISODES = 5_000  # episodes read from the store at a time (100k steps at 20 a episode)
+# The index's columns, empty: per episode, per step, per unique scene, and the PQ codebook (bytes).
+_EMPTY = {
+    "ids": np.int64, "rounds": np.int32, "run_codes": np.int32, "source_codes": np.int32, "step_counts": np.int64,
+    "goals": np.float32, "step_t": np.int32, "step_vec": np.int64, "codes": np.uint8,
+    "scenes": np.float32, "scene_keys": np.uint8, "codebook": np.uint8,
+}
+# Attributes computed from the columns, never pickled.
+_DERIVED = {"ids", "rounds", "run_codes", "source_codes", "goals", "step_start", "step_t", "step_vec", "scenes",
+            "_step_episode", "_codes", "_scene_rows", "_ann"}
 
 
 def check_mode(mode: str) -> Mode:
@@ -76,7 +94,17 @@ class Hit:
 
 
 class ExperienceIndex:
-    """Goal vectors of episodes and scene vectors of their steps, held in memory."""
+    """Goal vectors of episodes and scene vectors of their steps, as matrices.
+
+    Over a store file, the matrices live in files beside it (`prag.retrieval.persist`), a cache of
+    the store's rows that `refresh` appends to as episodes land and checks against the store each
+    time: a big store opens in seconds, mapped rather than read. Over an in-memory store, or with
+    `persist=False`, they are held in memory.
+
+    Pickling it is cheap, for shipping a round's snapshot to workers: an index over files pickles
+    as their paths and its row counts (whoever unpickles it maps the same rows, on a machine that
+    sees the store's folder), an index in memory as its arrays (`in_memory()` makes one).
+    """
 
     def __init__(
         self,
@@ -86,29 +114,42 @@ class ExperienceIndex:
         ann_min_episodes: int = 2_000,
         ann_candidates: int = 6_000,
         ann_shards: int | None = None,
+        persist: bool = True,
     ) -> None:
-        self.dim = dim
         self.ann = ann
         # Below ~2k visible episodes exact search takes a few ms and beats the candidate pass.
         self.ann_min_episodes = ann_min_episodes
         self.ann_candidates = ann_candidates
         self.ann_shards = ann_shards  # None: one per core, up to _StepCodes.MAX_SHARDS
+        self.persist = persist
+        self.rebuilt: str | None = None  # why the last refresh rebuilt the index's files, if it did
+        self._reset(dim)
+
+    def _reset(self, dim: int, files: "IndexFiles | None" = None) -> None:
+        self.dim = dim
+        self.model: str | None = None  # the encoder whose vectors these are
         self.last_id = 0
-        self.ids = np.zeros(0, dtype=np.int64)
-        self.rounds = np.zeros(0, dtype=np.int32)
-        self.run_codes = np.zeros(0, dtype=np.int32)
-        self.source_codes = np.zeros(0, dtype=np.int32)
-        self.goals = np.zeros((0, dim), dtype=np.float32)
-        # Steps, grouped by episode in index order: episode e owns step_start[e]:step_start[e+1].
-        self.step_start = np.zeros(1, dtype=np.int64)
-        self.step_t = np.zeros(0, dtype=np.int32)
-        self.step_vec = np.zeros(0, dtype=np.int64)  # row of `scenes` for each step
-        self.scenes = np.zeros((0, dim), dtype=np.float32)  # unique scene vectors
-        self._scene_row: dict[str, int] = {}
-        self._codes: dict[str, int] = {}  # run ids and sources, as small integers
-        self._names: list[str] = []
+        self.digest = 0  # the store's `index_digest` of the episodes held: changes when one goes
+        self._names: list[str] = []  # run ids and sources, coded as small integers
+        self._files = files
+        self._committed: dict[str, int] = {}  # the rows of each file that its meta counts
+        self._columns: dict[str, np.ndarray] = {name: np.zeros(0, dtype=dtype) for name, dtype in _EMPTY.items()}
+        self._scene_rows: _SceneRows | None = None
         self._ann: _StepCodes | None = None
-        self._step_episode = np.zeros(0, dtype=np.int64)  # episode (index order) of each step
+        self._derive()
+
+    def _derive(self) -> None:
+        """The attributes queries read, from the columns."""
+        c = self._columns
+        self.ids, self.rounds, self.run_codes, self.source_codes = c["ids"], c["rounds"], c["run_codes"], c["source_codes"]
+        self.goals = c["goals"].reshape(-1, self.dim)
+        # Steps, grouped by episode in index order: episode e owns step_start[e]:step_start[e+1].
+        self.step_start = np.concatenate([[0], np.cumsum(c["step_counts"])]).astype(np.int64)
+        self.step_t = c["step_t"]
+        self.step_vec = c["step_vec"]  # row of `scenes` for each step
+        self.scenes = c["scenes"].reshape(-1, self.dim)  # unique scene vectors
+        self._step_episode = np.repeat(np.arange(len(self.ids)), c["step_counts"])  # episode of each step
+        self._codes = {name: i for i, name in enumerate(self._names)}
 
     # --- building -------------------------------------------------------------------------
 
@@ -122,50 +163,150 @@ class ExperienceIndex:
         ann_min_episodes: int = 2_000,
         ann_candidates: int = 6_000,
         ann_shards: int | None = None,
+        persist: bool = True,
     ) -> "ExperienceIndex":
-        index = cls(ann=ann, ann_min_episodes=ann_min_episodes, ann_candidates=ann_candidates, ann_shards=ann_shards)
+        index = cls(ann=ann, ann_min_episodes=ann_min_episodes, ann_candidates=ann_candidates,
+                    ann_shards=ann_shards, persist=persist)
         index.refresh(store, cache)
         return index
 
     def refresh(self, store: "Store", cache: "EmbeddingCache") -> int:
-        """Load the episodes added to the store since the last refresh; returns how many."""
-        rows = store.index_rows(after_id=self.last_id)
-        if not rows.episode_ids:
-            return 0
-        goal_vectors = cache.vectors_by_hash(rows.goal_hashes, store.texts)
-        new_scenes = [h for h in dict.fromkeys(rows.step_scene_hashes) if h not in self._scene_row]
-        new_scene_vectors = cache.vectors_by_hash(new_scenes, store.texts)
-        if not len(self.ids):  # the first vectors fix the dimension (the model's)
-            self.dim = goal_vectors.shape[1]
-            self.goals = self.goals.reshape(0, self.dim)
-            self.scenes = self.scenes.reshape(0, self.dim)
-        first_new_scene = len(self._scene_row)
-        self._scene_row.update((h, first_new_scene + i) for i, h in enumerate(new_scenes))
+        """Bring the index up to the store: take the episodes added since, from the index's files
+        when another process appended them already, else from the store (appending them to the
+        files); start again from the store when episodes it holds were deleted or replaced, or its
+        files cannot be trusted. Returns how many episodes are new to the index."""
+        self.rebuilt = None
+        folder = self._folder(store, cache.encoder.name)
+        with locked(folder) if folder is not None else nullcontext():
+            before = self.size if self._sync(store, cache.encoder.name, folder) else 0
+            self.model = cache.encoder.name
+            while True:  # in chunks: a big store is built without holding all of it in memory at once
+                rows = store.index_rows(after_id=self.last_id, limit=_CHUNK_EPISODES)
+                if not rows.episode_ids:
+                    break
+                self._add(rows, store, cache)
+            if self.ann:
+                self._extend_ann()
+            if self._files is not None and (self._files.rows() != self._committed or not self._files.header):
+                self._files.commit(self._header())
+                self._committed = self._files.rows()
+        return self.size - before
 
-        first_new_episode = len(self.ids)
+    def _folder(self, store: "Store", model: str) -> Path | None:
+        """The folder of the index's files, or None to keep the index in memory (an in-memory store,
+        or a store whose folder cannot be written)."""
+        if not self.persist or str(store.path) == ":memory:":
+            return None
+        folder = index_folder(store.path, model)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            _log.warning("the retrieval index of %s is kept in memory: %s cannot be created (%s)", store.path, folder, exc)
+            return None
+        return folder
+
+    def _sync(self, store: "Store", model: str, folder: Path | None) -> bool:
+        """Match the index to what may be trusted: the files (when they hold the store's episodes),
+        or else nothing. Returns whether the episodes held before are still held."""
+        if folder is None:
+            if self.size and (self.model != model or store.index_digest(self.last_id) != self.digest):
+                self._reset(self.dim)
+                return False
+            return True
+        try:
+            files = IndexFiles.load(folder)
+            reason = self._mismatch(files.header, store, model)
+        except Unusable as exc:
+            files, reason = None, str(exc)
+        if files is None or reason is not None:
+            if files is not None or reason != "there are none":
+                self.rebuilt = f"{folder}: {reason}"
+                _log.warning("the retrieval index files in %s are not used (%s): rebuilding them from the store", folder, reason)
+            self._reset(self.dim, IndexFiles.create(folder))
+            return False
+        mine = self._files.rows() if self._files is not None else {}
+        kept = (
+            self._files is not None and self._files.generation == files.generation
+            and all(files.columns[name].rows >= rows for name, rows in mine.items() if name in files.columns)
+        )
+        if not kept or mine != files.rows():
+            self._adopt(files, kept)
+        self._committed = files.rows()
+        return kept
+
+    def _mismatch(self, header: dict, store: "Store", model: str) -> str | None:
+        """Why files with this header do not hold the store's episodes by `model` (None: they do)."""
+        try:
+            if header["model"] != model:
+                return f"vectors of {header['model']}, not {model}"
+            if int(header["digest"], 16) != store.index_digest(int(header["last_id"])):
+                return "episodes were deleted or replaced in the store since, or they are another store's"
+        except (KeyError, TypeError, ValueError) as exc:
+            return f"meta.json lacks {exc}"
+        return None
+
+    def _adopt(self, files: "IndexFiles", extend: bool) -> None:
+        """Map the files' committed rows; `extend`: they begin with the rows held now (one generation)."""
+        header = files.header
+        lookup, codes = self._scene_rows, self._ann
+        self._reset(int(header["dim"]), files)
+        self.model, self.last_id, self.digest = header["model"], int(header["last_id"]), int(header["digest"], 16)
+        self._names = list(header["names"])
+        self._columns.update(files.arrays())
+        self._derive()
+        if extend:  # what was built over the rows held stays valid for them
+            self._scene_rows, self._ann = lookup, codes
+
+    def _header(self) -> dict:
+        return {"model": self.model, "dim": self.dim, "last_id": self.last_id,
+                "digest": f"{self.digest:032x}", "names": self._names}
+
+    def _append(self, rows: dict[str, np.ndarray]) -> None:
+        if self._files is not None:
+            self._files.append(rows)
+            self._columns.update(self._files.arrays())
+        else:
+            for name, values in rows.items():
+                held = self._columns[name]
+                self._columns[name] = values if not len(held) else np.concatenate([held, values])
+        self._derive()
+
+    def _add(self, rows: "IndexRows", store: "Store", cache: "EmbeddingCache") -> None:
+        """Append the rows of episodes new to the index, with their vectors."""
+        goal_vectors = cache.vectors_by_hash(rows.goal_hashes, store.texts)
+        if not self.size:  # the first vectors fix the dimension (the model's)
+            self.dim = goal_vectors.shape[1]
+        if self._scene_rows is None:
+            self._scene_rows = _SceneRows(self._columns["scene_keys"].reshape(-1, 32))
+        hashes = list(dict.fromkeys(rows.step_scene_hashes))
+        found = self._scene_rows.find(_keys(hashes), self._columns["scene_keys"].reshape(-1, 32))
+        new = [h for h, row in zip(hashes, found) if row < 0]
+        row_of = {h: int(row) for h, row in zip(hashes, found) if row >= 0}
+        first_new_scene = len(self.scenes)
+        row_of.update((h, first_new_scene + i) for i, h in enumerate(new))
+        new_keys = _keys(new)
+
         episode_ids = np.asarray(rows.episode_ids, dtype=np.int64)
-        self.ids = np.concatenate([self.ids, episode_ids])
-        self.rounds = np.concatenate([self.rounds, np.asarray(rows.rounds, dtype=np.int32)])
-        self.run_codes = np.concatenate([self.run_codes, self._codes_of(rows.run_ids)])
-        self.source_codes = np.concatenate([self.source_codes, self._codes_of(rows.sources)])
-        self.goals = np.concatenate([self.goals, goal_vectors])
-        self.scenes = np.concatenate([self.scenes, new_scene_vectors])
-        steps_per_episode = np.bincount(
-            np.searchsorted(episode_ids, np.asarray(rows.step_episode_ids, dtype=np.int64)),
-            minlength=len(episode_ids),
+        step_counts = np.bincount(
+            np.searchsorted(episode_ids, np.asarray(rows.step_episode_ids, dtype=np.int64)), minlength=len(episode_ids)
         )
-        self.step_start = np.concatenate(
-            [self.step_start, self.step_start[-1] + np.cumsum(steps_per_episode)]
-        )
-        self.step_t = np.concatenate([self.step_t, np.asarray(rows.step_t, dtype=np.int32)])
-        self.step_vec = np.concatenate(
-            [self.step_vec, np.fromiter((self._scene_row[h] for h in rows.step_scene_hashes), dtype=np.int64)]
-        )
-        self._step_episode = np.repeat(np.arange(len(self.ids)), np.diff(self.step_start))
-        self.last_id = int(self.ids[-1])
-        if self.ann:
-            self._extend_ann(first_new_episode)
-        return len(episode_ids)
+        last_id = int(episode_ids[-1])
+        self.digest = (self.digest + store.index_digest(last_id, after_id=self.last_id)) % 2**128
+        self.last_id = last_id
+        self._append({
+            "ids": episode_ids,
+            "rounds": np.asarray(rows.rounds, dtype=np.int32),
+            "run_codes": self._codes_of(rows.run_ids),
+            "source_codes": self._codes_of(rows.sources),
+            "step_counts": step_counts.astype(np.int64),
+            "goals": np.ascontiguousarray(goal_vectors, dtype=np.float32),
+            "step_t": np.asarray(rows.step_t, dtype=np.int32),
+            "step_vec": np.fromiter((row_of[h] for h in rows.step_scene_hashes), dtype=np.int64,
+                                    count=len(rows.step_scene_hashes)),
+            "scenes": np.ascontiguousarray(cache.vectors_by_hash(new, store.texts), dtype=np.float32).reshape(-1, self.dim),
+            "scene_keys": new_keys,
+        })
+        self._scene_rows.add(new_keys, first_new_scene)
 
     def _codes_of(self, names: list[str]) -> np.ndarray:
         for name in names:
@@ -174,21 +315,19 @@ class ExperienceIndex:
                 self._names.append(name)
         return np.asarray([self._codes[name] for name in names], dtype=np.int32)
 
-    def enable_ann(self) -> None:
-        """Build the step codes now (e.g. once a loaded store turns out large); refreshes extend them."""
-        self.ann = True
-        if self._ann is None:
-            self._extend_ann(0)
-
-    def _extend_ann(self, first_new_episode: int) -> None:
-        if self._ann is None:
-            if len(self._step_episode) < _StepCodes.MIN_TRAINING_STEPS:
+    def _extend_ann(self) -> None:
+        """Codes for every step (learning the codebooks first, once there are steps enough), kept
+        as a column; then the searchable shards over them."""
+        steps = len(self._step_episode)
+        if not len(self._columns["codebook"]):
+            if steps < _StepCodes.MIN_TRAINING_STEPS:
                 return  # too few steps to learn codebooks from; queries stay exact until then
-            self._ann = _StepCodes(2 * self.dim, self._step_vectors(self._sample_steps()), self.ann_shards)
-            first_new_episode = 0
-        first_step = int(self.step_start[first_new_episode])
-        for lo in range(first_step, len(self._step_episode), 100_000):  # bounded copies
-            self._ann.add(self._step_vectors(np.arange(lo, min(lo + 100_000, len(self._step_episode)))), lo)
+            self._append({"codebook": _StepCodes.train(self._step_vectors(self._sample_steps()))})
+        if self._ann is None:
+            self._ann = _StepCodes(self._columns["codebook"], self.ann_shards)
+        for lo in range(len(self._columns["codes"]), steps, 100_000):  # bounded copies
+            self._append({"codes": self._ann.encode(self._step_vectors(np.arange(lo, min(lo + 100_000, steps))))})
+        self._ann.add(self._columns["codes"][self._ann.ntotal :], self._ann.ntotal)
 
     def _sample_steps(self) -> np.ndarray:
         n = len(self._step_episode)
@@ -202,6 +341,34 @@ class ExperienceIndex:
     @property
     def size(self) -> int:
         return len(self.ids)
+
+    # --- shipping -------------------------------------------------------------------------
+
+    def __getstate__(self) -> dict:
+        state = {key: value for key, value in self.__dict__.items() if key not in _DERIVED}
+        if self._files is not None:  # the files' paths and row counts say where the columns are
+            del state["_columns"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if self._files is not None:
+            self._columns = {name: np.zeros(0, dtype=dtype) for name, dtype in _EMPTY.items()} | self._files.arrays()
+        self._scene_rows, self._ann = None, None
+        self._derive()
+        if self.ann and len(self._columns["codebook"]) and len(self._columns["codes"]) == len(self.step_t):
+            self._ann = _StepCodes(self._columns["codebook"], self.ann_shards)
+            self._ann.add(self._columns["codes"], 0)
+
+    def in_memory(self) -> "ExperienceIndex":
+        """A copy with every array in memory and no files: to ship to machines that do not see the
+        store's folder (it pickles as its arrays: 3.4 GB at 100k episodes x 20 steps)."""
+        state = self.__getstate__()
+        state["_columns"] = {name: np.array(values) for name, values in self._columns.items()}
+        state["_files"] = None
+        copy = ExperienceIndex.__new__(ExperienceIndex)
+        copy.__setstate__(state)
+        return copy
 
     # --- querying -------------------------------------------------------------------------
 
@@ -340,27 +507,53 @@ class _StepCodes:
     MIN_TRAINING_STEPS = 1_000
     MAX_SHARDS = 4
 
-    def __init__(self, dim: int, training: np.ndarray, shards: int | None = None) -> None:
+    def __init__(self, codebook: np.ndarray, shards: int | None = None) -> None:
+        """Empty shards over a trained codebook (`train`'s bytes)."""
         import faiss
 
-        codes = faiss.IndexPQFastScan(dim, dim // self.DIMS_PER_CODE, 4, faiss.METRIC_INNER_PRODUCT)
-        with _one_thread():
-            codes.train(np.ascontiguousarray(training, dtype=np.float32))
+        self.trained = faiss.deserialize_index(np.ascontiguousarray(codebook, dtype=np.uint8))
         n = shards or min(self.MAX_SHARDS, os.cpu_count() or 1)
-        self.shards = [faiss.clone_index(codes) for _ in range(n)]
-        self.code_size = int(codes.sa_code_size())
+        self.shards = [faiss.clone_index(self.trained) for _ in range(n)]
+        self.code_size = int(self.trained.sa_code_size())
         # One OpenMP thread per worker: a single query gives a team nothing to share.
         self._workers = ThreadPoolExecutor(
             n, thread_name_prefix="prag-codes", initializer=faiss.omp_set_num_threads, initargs=(1,)
         )
 
-    def add(self, vectors: np.ndarray, first_row: int) -> None:
-        """Codes of step rows first_row, first_row + 1, ... (rows are added in order, once each)."""
-        n = len(self.shards)
+    @classmethod
+    def train(cls, training: np.ndarray) -> np.ndarray:
+        """Codebooks learnt from these vectors, as bytes (kept beside the codes they decode)."""
+        import faiss
+
+        dim = training.shape[1]
+        codes = faiss.IndexPQFastScan(dim, dim // cls.DIMS_PER_CODE, 4, faiss.METRIC_INNER_PRODUCT)
         with _one_thread():
-            for s, shard in enumerate(self.shards):
-                assert shard.ntotal == (first_row - s + n - 1) // n, "step rows must be added in order"
-                shard.add(np.ascontiguousarray(vectors[(s - first_row) % n :: n], dtype=np.float32))
+            codes.train(np.ascontiguousarray(training, dtype=np.float32))
+        return np.asarray(faiss.serialize_index(codes), dtype=np.uint8)
+
+    def encode(self, vectors: np.ndarray) -> np.ndarray:
+        """The codes of these vectors, one row of `code_size` bytes each."""
+        with _one_thread():
+            return self.trained.sa_encode(np.ascontiguousarray(vectors, dtype=np.float32))
+
+    def add(self, codes: np.ndarray, first_row: int) -> None:
+        """Make step rows first_row, first_row + 1, ... searchable by their codes (rows are added in
+        order, once each)."""
+        import faiss
+
+        n = len(self.shards)
+        for s, shard in enumerate(self.shards):
+            assert shard.ntotal == (first_row - s + n - 1) // n, "step rows must be added in order"
+            mine = np.ascontiguousarray(codes[(s - first_row) % n :: n])
+            if not len(mine):
+                continue
+            # Fast scan packs codes in blocks and cannot take them as they are: a flat PQ index
+            # takes them, converts, and is merged in.
+            flat = faiss.IndexPQ(self.trained.d, self.trained.pq.M, 4, faiss.METRIC_INNER_PRODUCT)
+            flat.pq = self.trained.pq
+            flat.is_trained = True
+            flat.add_sa_codes(mine)
+            shard.merge_from(faiss.IndexPQFastScan(flat))
 
     def search(self, vector: np.ndarray, count: int, then: Callable[[np.ndarray], _T]) -> list[_T]:
         """`then(rows)` of each shard's share of the `count` steps with the highest inner product
@@ -427,3 +620,55 @@ def _one_thread() -> Iterator[None]:
         yield
     finally:
         faiss.omp_set_num_threads(threads)
+
+
+class _SceneRows:
+    """The row of each scene vector by the sha256 of its text (32 bytes): sorted 64-bit prefixes
+    and their rows, plus a dict of those added since the last sort (a dict of every hash as a
+    string took 1 s and 300 MB to build at 2M scenes)."""
+
+    def __init__(self, keys: np.ndarray) -> None:
+        self._prefixes = np.zeros(0, dtype=np.uint64)
+        self._rows = np.zeros(0, dtype=np.int64)
+        self._recent: dict[bytes, int] = {}
+        self._sort(keys, 0)
+
+    def _sort(self, keys: np.ndarray, first_row: int) -> None:
+        prefixes = np.concatenate([self._prefixes, _prefixes(keys)])
+        rows = np.concatenate([self._rows, np.arange(first_row, first_row + len(keys), dtype=np.int64)])
+        order = np.argsort(prefixes, kind="stable")
+        self._prefixes, self._rows = prefixes[order], rows[order]
+
+    def find(self, keys: np.ndarray, held: np.ndarray) -> np.ndarray:
+        """The row of each key (-1: none); `held` is the key of every row (the sorted rows')."""
+        found = np.full(len(keys), -1, dtype=np.int64)
+        prefixes = _prefixes(keys)
+        lo = np.searchsorted(self._prefixes, prefixes, "left")
+        hi = np.searchsorted(self._prefixes, prefixes, "right")
+        for i in range(len(keys)):
+            key = keys[i].tobytes()
+            if key in self._recent:
+                found[i] = self._recent[key]
+                continue
+            for row in self._rows[lo[i] : hi[i]]:  # nearly always one: 64-bit prefixes of sha256
+                if held[row].tobytes() == key:
+                    found[i] = row
+        return found
+
+    def add(self, keys: np.ndarray, first_row: int) -> None:
+        """Rows first_row, first_row + 1, ... have these keys."""
+        self._recent.update((key.tobytes(), first_row + i) for i, key in enumerate(keys))
+        if len(self._recent) > max(50_000, len(self._rows) // 4):  # sorting again is O(n log n)
+            rows = sorted(self._recent.values())
+            recent = np.frombuffer(b"".join(sorted(self._recent, key=self._recent.__getitem__)), dtype=np.uint8)
+            self._recent = {}
+            self._sort(recent.reshape(-1, 32), rows[0])
+
+
+def _keys(hashes: Sequence[str]) -> np.ndarray:
+    """Text hashes (sha256 hex) as rows of 32 bytes."""
+    return np.frombuffer(b"".join(bytes.fromhex(h) for h in hashes), dtype=np.uint8).reshape(-1, 32)
+
+
+def _prefixes(keys: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(keys[:, :8]).view(np.uint64).ravel() if len(keys) else np.zeros(0, dtype=np.uint64)

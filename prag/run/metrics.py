@@ -20,10 +20,13 @@ Definitions, for the N episodes of one round of one run:
 - Cost: LLM calls and tokens per episode; the reused share = cached / prompt tokens (prefix-cache
   hits); re-asks per step = re-asks / actions taken; wall time per episode, and per step split into
   the LLM part and the rest (environment, retrieval, embedding: `seconds - llm_seconds`).
+- Steps by source: how many actions each knowledge source chose (the first field of each of
+  the episode's `decisions`: episode, correction, find, search, llm, person); the actions of an
+  episode stored before decisions were recorded were all the LLM's.
 """
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import combinations
@@ -69,6 +72,7 @@ class RoundMetrics:
     reasks: int
     seconds: float
     llm_seconds: float
+    sources: tuple[tuple[str, int], ...] = ()  # (who chose, actions), most first
 
     @property
     def episodes(self) -> int:
@@ -131,6 +135,7 @@ class RoundMetrics:
             "seconds_per_step": self.seconds_per_step,
             "llm_seconds_per_step": self.llm_seconds_per_step,
             "other_seconds_per_step": self.other_seconds_per_step,
+            "steps_by_source": dict(self.sources),
             "by_type": [
                 {
                     "task_type": t.task_type,
@@ -164,6 +169,18 @@ def success_figures(episodes: Iterable[EpisodeRecord]) -> SuccessFigures:
     )
 
 
+def steps_by_source(episodes: Iterable[EpisodeRecord]) -> Counter[str]:
+    """Actions taken, by the source that chose them."""
+    counts: Counter[str] = Counter()
+    for episode in episodes:
+        decisions = episode.extra.get("decisions")
+        if decisions:
+            counts.update(str(decision[0]) for decision in decisions)
+        else:
+            counts["llm"] += episode.n_actions
+    return counts
+
+
 def _round_metrics(run_id: str, round_: int, group: list[EpisodeRecord]) -> RoundMetrics:
     types: dict[str, list[EpisodeRecord]] = defaultdict(list)
     for episode in group:
@@ -183,6 +200,7 @@ def _round_metrics(run_id: str, round_: int, group: list[EpisodeRecord]) -> Roun
         reasks=sum(e.reasks for e in group),
         seconds=sum(e.seconds for e in group),
         llm_seconds=sum(e.llm_seconds for e in group),
+        sources=tuple(sorted(steps_by_source(group).items(), key=lambda item: (-item[1], item[0]))),
     )
 
 

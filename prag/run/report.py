@@ -185,6 +185,25 @@ def types_table(comparison: Comparison) -> Table:
     return table
 
 
+def sources_table(comparison: Comparison) -> Table:
+    """Actions taken per round, by the knowledge source that chose them (one column each)."""
+    names = sorted({name for r in comparison.rounds for name, _ in r.sources})
+    table = Table(title="steps by source (who chose each action)")
+    table.add_column("run")
+    table.add_column("round", justify="right")
+    for name in names:
+        table.add_column(name, justify="right")
+    for run in comparison.runs:
+        rounds = comparison.rounds_of(run.id)
+        for n, r in enumerate(rounds):
+            counts = dict(r.sources)
+            table.add_row(
+                escape(run.id), comparison.round_label(run.id, r.round),
+                *(_ratio(counts.get(name, 0), r.steps) for name in names), end_section=n == len(rounds) - 1,
+            )
+    return table
+
+
 def transitions_table(comparison: Comparison) -> Table:
     table = Table(title="transitions between rounds (tasks matched by id)")
     for column in ("run", "r", "r+m", "won in r, then won in r+m", "lost in r, then won in r+m"):
@@ -205,5 +224,5 @@ def tables(comparison: Comparison) -> list[Table]:
     shown = [runs_table(comparison), rounds_table(comparison)]
     if len(comparison.runs) > 1:
         shown.append(side_by_side_table(comparison))
-    shown += [types_table(comparison), transitions_table(comparison)]
+    shown += [types_table(comparison), sources_table(comparison), transitions_table(comparison)]
     return shown

@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from prag.agent.agent import PragAgent
+from prag.agent.explore import Ranking
 from prag.agent.mediator import AskPolicy
 from prag.agent.person import Person
 from prag.agent.protocol import Agent, Trace
@@ -94,6 +95,19 @@ def play_episode(env: Environment, agent: Agent, before_act: BeforeAct | None = 
         if observation.won or observation.done:
             break
     return steps, len(steps) > 1 and observation.won, agent.finish()
+
+
+def semantic_memory(store: Store, visibility: Visibility) -> Ranking:
+    """The find-X skill's ranking of places for a kind of thing: the store's semantic memory,
+    seeing only the episodes the agent's retrieval may see (round r learns from rounds < r)."""
+
+    def ranked(kind: str) -> list[tuple[str, int]]:
+        return store.places.ranked(
+            kind, run_id=visibility.run_id, before_round=visibility.before_round,
+            include_runs=visibility.include_runs,
+        )
+
+    return ranked
 
 
 def build_llm(spec: str, execution: ExecutionConfig, on_wait: WaitCallback | None = None) -> LLM:
@@ -216,7 +230,7 @@ class Runner:
         agent = PragAgent(
             self.llm, self.experiences, visibility, self.config.agent,
             seed=self.config.experiment.seed, corrections=self.corrections.get(domain.name), domain=domain,
-            asker=self.asker, person=self.person,
+            asker=self.asker, person=self.person, ranking=semantic_memory(self.store, visibility),
         )
         env = phase.source.make(task)
         start = time.perf_counter()

@@ -35,12 +35,19 @@ def dishes(tmp_path_factory):
     return spec, goal, plan
 
 
-def session(store, spec, lines, agent, improver):
+def session(store, spec, lines, agent, improver, confirm=False, prompts=None):
+    """A console session reading `lines`; the prompts shown go to `prompts` when given."""
     script = iter(lines)
     out = Console(file=io.StringIO(), width=200)
     config = RunConfig(ExperimentConfig(spec=spec, rounds=1), RetrievalConfig(prior=False))
+
+    def read_line(prompt):
+        if prompts is not None:
+            prompts.append(prompt)
+        return next(script, None)
+
     s = ConsoleSession(store, config, 0, llm=agent, encoder=minilm(), improver=improver,
-                       read_line=lambda prompt: next(script, None), out=out)
+                       read_line=read_line, out=out, confirm=confirm)
     return s, out
 
 
@@ -95,7 +102,7 @@ def test_prag_console_reads_the_person_from_stdin(dishes, tmp_path, monkeypatch)
     store = tmp_path / "s.db"
     result = CliRunner().invoke(
         app,
-        ["console", spec, "--store", str(store), "--llm", "local:agent", "--improver", "local:improver", "--no-prior"],
+        ["console", spec, "--store", str(store), "--llm", "local:agent", "--improver", "local:improver", "--no-prior", "--no-confirm"],
         input="\nwash the plate at the sink\n\n\nyou stopped too early\nlearn\n",
         env={"COLUMNS": "200"},
     )
@@ -106,3 +113,46 @@ def test_prag_console_reads_the_person_from_stdin(dishes, tmp_path, monkeypatch)
         assert stored.instructions == [goal]
     bad = CliRunner().invoke(app, ["console", spec, "--store", str(store), "--task", "5", "--llm", "local:agent", "--no-prior"])
     assert bad.exit_code == 1 and "has 1 tasks" in bad.output
+
+
+def test_the_person_says_yes_or_no_to_the_llms_proposals_and_is_asked_in_words_after_three_noes(dishes, tmp_path):
+    spec, _, _ = dishes
+    agent = ScriptedLLM([
+        "go to door 1", "go to table 1",  # step 1: no, then yes
+        "pick up plate 1", "go to door 1", "go to kitchen",  # step 2: three noes, then the person's words
+        "go to kitchen", "go to kitchen",  # step 3: words instead of yes/no are heard, then yes
+    ])
+    lines = ["", "n", "y", "", "n", "no", "N", "pick up cup 1", "", "take it to the sink", ""]
+    prompts: list[str] = []
+    with Store(tmp_path / "s.db") as store:
+        s, out = session(store, spec, lines, agent, ScriptedLLM([]), confirm=True, prompts=prompts)
+        assert s.run() is None
+        (episode,) = store.episodes()
+        assert [step.action for step in episode.steps[1:]] == ["go to table 1", "pick up cup 1", "go to kitchen"]
+        assert [d[0] for d in episode.extra["decisions"]] == ["llm", "person", "llm"]
+        assert episode.extra["effort"] == {"instructions": 2, "words": 9, "answers": 6}
+        assert episode.extra["utterances"] == [[2, "take it to the sink"]]
+    # A rejected action is not offered again at that step; the words reach the next prompt.
+    assert "go to door 1" not in agent.calls[1]["messages"][-1]["content"].split("Admissible actions:")[1]
+    assert 'The person says: "take it to the sink"' in agent.calls[6]["messages"][-1]["content"]
+    shown = [p for p in prompts if "proposes" in p]
+    assert shown[:2] == [r"The agent proposes: go to door 1. OK? \[y/n, or type an instruction] "] * 1 + [
+        r"The agent proposes: go to table 1. OK? \[y/n, or type an instruction] "]
+    assert sum("what should it do next" in p for p in prompts) == 1
+    assert "your effort: 2 instructions (9 words), 6 yes/no answers" in out.file.getvalue()
+
+
+def test_prag_console_confirms_by_default_and_an_enter_is_a_yes(dishes, tmp_path, monkeypatch):
+    spec, goal, plan = dishes
+    monkeypatch.setattr(common, "test_llm", lambda name: ScriptedLLM(plan_follower({goal: plan})))
+    result = CliRunner().invoke(
+        app, ["console", spec, "--store", str(tmp_path / "s.db"), "--llm", "local:agent", "--no-prior"],
+        input="\n\n\nn\n\n", env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    # Enter: yes; n, then the LLM's next proposal; end of input stands for a yes, and the episode ends.
+    assert result.output.count("The agent proposes:") == 3
+    assert "your effort: 0 instructions (0 words), 3 yes/no answers" in result.output
+    with Store(tmp_path / "s.db") as store:
+        (episode,) = store.episodes()
+        assert episode.n_actions == 2 and episode.extra["effort"]["answers"] == 3

@@ -47,10 +47,10 @@ def groceries(tmp_path_factory: pytest.TempPathFactory) -> tuple[Environment, li
 
 
 def first_step(
-    env: Environment, llm: ScriptedLLM, person: Person, config: AgentConfig = AgentConfig()
+    env: Environment, llm: ScriptedLLM, person: Person, config: AgentConfig | None = None
 ) -> tuple[PragAgent, str, Observation]:
     """The agent's first action with `person` beside it (three actions are admissible there)."""
-    agent = PragAgent(llm, None, Visibility("r", 0), config, domain=GRID, person=person)
+    agent = PragAgent(llm, None, Visibility("r", 0), config or AgentConfig(), domain=GRID, person=person)
     observation = env.reset()
     agent.reset(observation)
     decision = agent.act(observation)

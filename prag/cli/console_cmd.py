@@ -2,9 +2,14 @@
 
 Before every action the person may type: an empty line lets the agent take its next action;
 any other text is said to the agent (it enters the history as an utterance the agent must take
-into account); `learn` ends the episode and learns from it; `quit` ends it. After the episode,
-typed text is feedback, and `learn` turns the feedback into a correction (learn_from_interaction,
-replay, store). Lines come from standard input, so a session can be scripted.
+into account); `learn` ends the episode and learns from it; `quit` ends it. With confirmation on
+(Soar ITL's yes/no), every action the LLM proposes is shown first: y (or Enter) takes it, n
+rejects it and the LLM is asked again, other text is an instruction instead; after three
+rejections the agent asks for the step in words (an admissible action is taken as typed).
+Steps from a plan or from search are not confirmed. At the end the person's effort is shown:
+instructions, words, yes/no answers. After the episode, typed text is feedback, and `learn`
+turns the feedback into a correction (learn_from_interaction, replay, store). Lines come from
+standard input, so a session can be scripted.
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from prag.agent.agent import PragAgent
+from prag.agent.person import Effort
 from prag.agent.protocol import Agent
 from prag.cli import app
 from prag.cli.common import (
@@ -51,6 +57,7 @@ from prag.store.records import StepRecord
 
 LEARN, QUIT = "learn", "quit"
 ReadLine = Callable[[str], Optional[str]]  # shows a prompt, returns the line (None at end of input)
+YES, NO = {"", "y", "yes"}, {"n", "no"}
 
 
 def stdin_line(prompt: str) -> str | None:
@@ -59,11 +66,33 @@ def stdin_line(prompt: str) -> str | None:
     return line.rstrip("\n") if line else None
 
 
+class ConsolePerson:
+    """The console's user as the agent's person (`prag.agent.person.Person`): yes, no or words
+    for each proposal; words when the agent asks. End of input is a yes, then the episode ends."""
+
+    def __init__(self, read_line: ReadLine) -> None:
+        self.read_line = read_line
+
+    def confirm(self, action: str, observation: Observation) -> bool | str:
+        line = self.read_line(escape(f"The agent proposes: {action}. OK? [y/n, or type an instruction] "))
+        answer = " ".join((line or "").split())
+        if line is None or answer.lower() in YES:
+            return True
+        return False if answer.lower() in NO else answer
+
+    def instruct(self, observation: Observation) -> str | None:
+        line = self.read_line("The agent asks: what should it do next? (an action, or tell it something) ")
+        if line is None:
+            return None
+        return " ".join(line.split()) or None
+
+
 class ConsoleSession:
     """One task played by the agent under a person's eyes, stored as a run of its own.
 
     `config` names the LLM and encoder the runner builds; `llm` and `encoder` stand in for them
-    (tests). The improvement LLM for `learn` is `improver`, by default the agent's own.
+    (tests). The improvement LLM for `learn` is `improver`, by default the agent's own. With
+    `confirm`, the person says yes or no to each action the LLM proposes.
     """
 
     def __init__(
@@ -77,6 +106,7 @@ class ConsoleSession:
         improver: LLM | None = None,
         read_line: ReadLine = stdin_line,
         out: Console = console,
+        confirm: bool = True,
     ) -> None:
         self.store = store
         self.spec = load_spec(config.experiment.spec)
@@ -88,13 +118,14 @@ class ConsoleSession:
         self.improver = improver
         self.read_line = read_line
         self.out = out
+        self.person = ConsolePerson(read_line) if confirm else None
         self.learn_now = False
         self.feedback: list[str] = []
 
     def run(self) -> Outcome | None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-%f")
         run = start_run(self.store, self.config, f"console-{self.spec.name}-{stamp}")
-        runner = Runner(self.store, run, self.config, llm=self.llm, encoder=self.encoder)
+        runner = Runner(self.store, run, self.config, llm=self.llm, encoder=self.encoder, person=self.person)
         self.out.print(
             f"[bold]{escape(self.spec.name)}[/] task {escape(self.task.task_id)}: press Enter for the agent's "
             f"next action, type text to tell it something, `{LEARN}` to learn, `{QUIT}` to stop."
@@ -105,6 +136,10 @@ class ConsoleSession:
         if last.action is not None:
             self._show(Entry.action(last.action, last.observation))
         self.out.print(f"[bold]{'won' if record.won else 'not won'}[/] after {record.n_actions} actions (episode {record.id})")
+        effort = Effort(**record.extra["effort"])
+        self.out.print(
+            f"your effort: {effort.instructions} instructions ({effort.words} words), {effort.answers} yes/no answers"
+        )
         if not self.learn_now and not self._after():
             return None
         assert record.id is not None
@@ -177,6 +212,9 @@ def console_cmd(
     model: Annotated[str, typer.Option("--model", help="Sentence-embedding model: a name or a local path.")] = DEFAULT.retrieval.embedding_model,
     llm_timeout: LLMTimeoutOpt = DEFAULT.execution.llm_timeout,
     llm_retries: LLMRetriesOpt = DEFAULT.execution.llm_retries,
+    # On by default: a person at the console is who the yes/no is for (Soar ITL: with it, all tasks
+    # were completed with half the words of instruction alone), and Enter is a yes.
+    confirm: Annotated[bool, typer.Option("--confirm/--no-confirm", help="Say yes or no to each action the LLM proposes (Enter: yes).")] = True,
 ) -> None:
     """Watch the agent play a task step by step; tell it things as it goes; `learn` at the end."""
     config = RunConfig(
@@ -196,4 +234,4 @@ def console_cmd(
         improvement = None
         if improver and improver != llm:
             improvement = injected_llm(improver) or build_llm(improver, config.execution)
-        ConsoleSession(store, config, task, llm=injected_llm(llm), improver=improvement).run()
+        ConsoleSession(store, config, task, llm=injected_llm(llm), improver=improvement, confirm=confirm).run()

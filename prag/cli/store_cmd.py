@@ -34,7 +34,7 @@ ModelOpt = Annotated[str, typer.Option("--model", help="Sentence-embedding model
 @guarded
 def query(
     store_path: StoreArg,
-    goal: Annotated[str, typer.Argument(help="Goal instruction to retrieve experience for.")],
+    goal: Annotated[Optional[str], typer.Argument(help="Goal instruction to retrieve experience for.")] = None,
     scene: Annotated[Optional[str], typer.Option("--scene", help="Current scene-graph text.")] = None,
     k: Annotated[int, typer.Option("--k", min=1, help="How many episodes to return.")] = 5,
     mode: Annotated[
@@ -46,13 +46,24 @@ def query(
         Optional[int],
         typer.Option("--round", min=0, help="... in this round: sees its rounds < ROUND only (default: all it played)."),
     ] = None,
+    where: Annotated[
+        Optional[str],
+        typer.Option("--where", help="Instead of a goal: the kinds of place things of this kind (apple) were found in or on."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     model: ModelOpt = DEFAULT_MODEL,
 ) -> None:
-    """Show the top-K corrections and stored episodes for a goal (and scene graph), with their scores."""
+    """Show the top-K corrections and stored episodes for a goal (and scene graph), with their scores;
+    or, with --where KIND, where things of that kind were found, by how many episodes saw them there."""
     chosen = check_mode(mode or ("prag" if scene else "goal"))
     if before_round is not None and run is None:
         raise PragError("--round N asks what round N of a run could see: give the run with --run RUN")
+    if (goal is None) == (where is None):
+        raise PragError("give a GOAL to retrieve experience for, or --where KIND to see where things of a kind were found (one of them)")
+    if where is not None:
+        _where(store_path, where, run, before_round, as_json)
+        return
+    assert goal is not None
     with Store(store_path, create=False) as store:
         if not store.count("episodes") and not store.count("corrections"):
             raise PragError(f"{store_path} has no episodes yet (and no corrections): fill it with `prag run` or `prag import`")
@@ -94,6 +105,34 @@ def query(
             f"{hit.scene_score:.3f}" if hit.best_step is not None else "-",
             str(hit.best_step) if hit.best_step is not None else "-",
         )
+    show(console, table)
+
+
+def _where(store_path: Path, kind: str, run: str | None, before_round: int | None, as_json: bool) -> None:
+    """`prag query --where KIND`: the kinds of place things of KIND were seen in or on, best first."""
+    with Store(store_path, create=False) as store:
+        if not store.count("episodes"):
+            raise PragError(f"{store_path} has no episodes yet: fill it with `prag run` or `prag import`")
+        visibility = Visibility() if run is None else _seen_by(store, run, before_round)
+        run_id, before, included = visibility.run_id, visibility.before_round, visibility.include_runs
+        ranked = store.places.ranked(kind, run_id=run_id, before_round=before, include_runs=included)
+        known = [] if ranked else [
+            k for k, _ in store.places.kinds(limit=12, run_id=run_id, before_round=before, include_runs=included)
+        ]
+    if as_json:
+        console.print_json(json.dumps([{"place": place, "episodes": n} for place, n in ranked]))
+        return
+    scope = "" if run is None else f" that round {visibility.before_round} of run {run} sees"
+    if not ranked:
+        kinds = f"kinds seen: {', '.join(known)}" if known else "no thing was seen in or on a place"
+        err_console.print(f"no {kind} was seen in or on a place in the episodes{scope} ({kinds})",
+                          markup=False, highlight=False, soft_wrap=True)
+        return
+    table = Table(title=escape(f"where {kind} was found" + (f" (episodes{scope})" if run else "")))
+    for column in ("place", "episodes"):
+        table.add_column(column, no_wrap=True)
+    for place, n in ranked:
+        table.add_row(escape(place), str(n))
     show(console, table)
 
 
@@ -193,6 +232,14 @@ def _print_stats(figures: StoreStats, store_path: Path) -> None:
     summary.add_row("schema version", str(figures.schema_version))
     summary.add_row("integrity", escape(figures.integrity))
     show(console, summary)
+    if figures.places:
+        places = Table(title="where things are found (episodes that saw them there)")
+        for column in ("kind", "episodes", "best places"):
+            places.add_column(column, overflow="fold", no_wrap=column != "best places")
+        for row in figures.places:
+            best = ", ".join(f"{place} {n}" for place, n in row["places"])
+            places.add_row(escape(row["kind"]), str(row["episodes"]), escape(best))
+        show(console, places)
 
 
 @app.command("export")

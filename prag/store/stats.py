@@ -1,4 +1,5 @@
-"""What is in a store: runs, success per round, steps, text per episode, embeddings, size."""
+"""What is in a store: runs, success per round, steps, text per episode, embeddings, size, and
+where things of the most seen kinds were found."""
 from __future__ import annotations
 
 import os
@@ -6,6 +7,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from prag.store import Store
+
+KINDS_SHOWN, PLACES_SHOWN = 8, 3  # `prag stats`' where-things-are section: the most seen kinds, their best places
 
 
 @dataclass
@@ -40,6 +43,8 @@ class StoreStats:
     corrections: int = 0
     integrity: str = "ok"  # SQLite's quick check: "ok", or what is wrong with the file
     answers: dict[str, dict[str, float]] = field(default_factory=dict)  # model -> rows / hits / misses / saved_seconds
+    # The most seen kinds of thing: {"kind", "episodes" that saw it placed, "places": [[place kind, episodes], ...]}
+    places: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -80,6 +85,10 @@ def store_stats(store: Store) -> StoreStats:
         vectors=store.vector_counts(),
         cache=store.embedding_counts(),
         answers=store.answers.stats(),
+        places=[
+            {"kind": kind, "episodes": seen, "places": [list(p) for p in store.places.ranked(kind)[:PLACES_SHOWN]]}
+            for kind, seen in store.places.kinds(limit=KINDS_SHOWN)
+        ],
         db_bytes=size,
         corrections=store.count("corrections"),
         integrity=store.integrity(),

@@ -1,0 +1,159 @@
+"""The find-X skill and what the agent observed: search order (the semantic memory's ranking,
+unranked places after), opening closed places, stopping once the thing is seen; on hand-made
+ALFWorld observations, on generated games played on the real ALFWorld engine, and on the grid.
+A thing hidden in a closed place is found by exploring, never read from the game's state."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from prag.agent.explore import Ranking, find_plan, missing, no_ranking, search_order
+from prag.agent.observed import Observed
+from prag.envs.alfworld.env import AlfworldEnv
+from prag.envs.alfworld.gen import DIFFICULTIES, generate_game
+from prag.envs.base import Environment, Observation, Task
+from prag.envs.domain import ALFWORLD, GRID, Domain
+from prag.envs.grid.env import GridEnv
+
+PLACES = ["cabinet 1", "countertop 1", "drawer 1", "fridge 1", "garbagecan 1"]
+GOAL = "put some apple on garbagecan."
+
+
+def seen(location: str | None, triples: list[tuple[str, str, str]] = (), here: str | None = None) -> Observation:
+    """An ALFWorld observation at `location`: go-to actions to every other place, and `open`
+    of the place when it is closed."""
+    admissible = [f"go to {p}" for p in PLACES if p != location]
+    if (location, "is", "closed") in triples:
+        admissible.append(f"open {location}")
+    return Observation(GOAL, here or f"You arrive at {location}.", admissible, list(triples), "", location=location)
+
+
+def ranking_of(table: dict[str, list[tuple[str, int]]]) -> Ranking:
+    return lambda kind: table.get(kind, [])
+
+
+def test_places_are_searched_in_the_order_the_semantic_memory_ranks_their_kinds_then_as_listed():
+    observed = Observed.start(seen("middle of room"), ALFWORLD)
+    assert missing(observed) == ["apple"]
+    ranking = ranking_of({"apple": [("fridge", 5), ("countertop", 2)]})
+    assert search_order(["apple"], observed, ranking, ALFWORLD) == [
+        "fridge 1", "countertop 1", "cabinet 1", "drawer 1", "garbagecan 1",
+    ]
+    assert search_order(["apple"], observed, no_ranking, ALFWORLD) == PLACES
+
+
+def test_a_closed_place_is_opened_and_the_plan_ends_once_the_thing_is_seen():
+    ranking = ranking_of({"apple": [("fridge", 5), ("countertop", 2)]})
+    observed = Observed.start(seen("middle of room"), ALFWORLD)
+    plan = find_plan(missing(observed), observed, ranking, ALFWORLD)
+    assert plan is not None and plan.source == "find" and plan.steps == ("go to fridge 1",)
+
+    observed.update("go to fridge 1", seen("fridge 1", [("fridge 1", "is", "closed")]))
+    assert "fridge 1" in observed.visited and "fridge 1" not in observed.searched  # closed: not seen inside
+    assert find_plan(missing(observed), observed, ranking, ALFWORLD).steps == ("open fridge 1",)
+
+    observed.update("open fridge 1", seen("fridge 1", [("fridge 1", "is", "open")]))  # empty
+    assert "fridge 1" in observed.searched
+    assert find_plan(missing(observed), observed, ranking, ALFWORLD).steps == ("go to countertop 1",)
+
+    observed.update("go to countertop 1", seen("countertop 1", [("apple 1", "on", "countertop 1")]))
+    assert observed.seen == {"apple 1": "countertop 1"} and missing(observed) == []
+    assert find_plan(missing(observed), observed, ranking, ALFWORLD) is None
+
+
+def test_what_is_held_is_no_longer_where_it_was_seen():
+    observed = Observed.start(seen("countertop 1", [("apple 1", "on", "countertop 1")]), ALFWORLD)
+    observed.update("take apple 1 from countertop 1", seen("countertop 1", [("agent", "holds", "apple 1")]))
+    assert observed.held == {"apple 1"} and observed.seen == {} and observed.where("apple") == ["apple 1"]
+
+
+# --- the real ALFWorld engine ---------------------------------------------------------------------
+
+
+def explore(env: Environment, domain: Domain, ranking: Ranking, limit: int = 40) -> tuple[Observed, list[str]]:
+    """Follow the find-X skill's plans from reset until it has none; the observed and the actions."""
+    observed = Observed.start(env.reset(), domain)
+    actions: list[str] = []
+    while (plan := find_plan(missing(observed), observed, ranking, domain)) is not None and len(actions) < limit:
+        action = plan.steps[0]
+        observed.update(action, env.step(action))
+        actions.append(action)
+    return observed, actions
+
+
+@pytest.fixture(scope="module")
+def hidden_game(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    """A generated medium game whose object starts in a closed receptacle that is not the first
+    one listed: (game file, the object's kind, its receptacle). Read from the planner's plan, which
+    only the test sees."""
+    out = tmp_path_factory.mktemp("games")
+    for seed in range(40):
+        game = generate_game("pick_and_place_simple", seed * 7, out, DIFFICULTIES["medium"])
+        env = AlfworldEnv(Task("hidden", "pick_and_place_simple", 0, str(game)), game)
+        try:
+            first = env.reset()
+            plan = env.oracle_plan()
+        finally:
+            env.close()
+        opened = [step.removeprefix("open ") for step in plan if step.startswith("open ")]
+        take = next(step for step in plan if step.startswith("take "))
+        thing, place = take.removeprefix("take ").split(" from ")
+        listed = [a.removeprefix("go to ") for a in first.admissible if a.startswith("go to ")]
+        if opened and opened[0] == place and listed.index(place) > 1:
+            return game, ALFWORLD.kind(thing), place
+    pytest.fail("no generated game hides its object in a closed receptacle")
+
+
+def test_a_hidden_thing_is_found_by_exploring_in_order_not_read_from_the_game(hidden_game):
+    game, kind, place = hidden_game
+    env = AlfworldEnv(Task("hidden", "pick_and_place_simple", 0, str(game)), game)
+    try:
+        first = Observed.start(env.reset(), ALFWORLD)
+        order = search_order([kind], first, no_ranking, ALFWORLD)
+        observed = first
+        actions: list[str] = []
+        while (plan := find_plan(missing(observed), observed, no_ranking, ALFWORLD)) is not None:
+            assert observed.where(kind) == []  # not known before its place was opened
+            action = plan.steps[0]
+            observed.update(action, env.step(action))
+            actions.append(action)
+    finally:
+        env.close()
+    assert actions[0] != f"go to {place}"
+    assert actions[-2:] == [f"go to {place}", f"open {place}"]
+    assert observed.where(kind) and observed.seen[observed.where(kind)[0]] == place
+    # Every place before it in the search order was searched first: it explored, in order.
+    before = order[: order.index(place)]
+    assert set(before) <= observed.searched
+    assert [a for a in actions if a.startswith("go to ")] == [f"go to {p}" for p in order[: len(before) + 1]]
+
+
+def test_the_ranking_leads_straight_to_the_kind_of_place_things_were_found_in(hidden_game):
+    game, kind, place = hidden_game
+    ranking = ranking_of({kind: [(ALFWORLD.kind(place), 4)]})
+    runs = {}
+    for name, rank in (("ranked", ranking), ("unranked", no_ranking)):
+        env = AlfworldEnv(Task("hidden", "pick_and_place_simple", 0, str(game)), game)
+        try:
+            runs[name] = explore(env, ALFWORLD, rank)
+        finally:
+            env.close()
+    observed, actions = runs["ranked"]
+    assert observed.where(kind) and missing(observed) == []
+    assert actions[0] == f"go to {place}" or ALFWORLD.kind(actions[0].removeprefix("go to ")) == ALFWORLD.kind(place)
+    assert len(actions) < len(runs["unranked"][1])
+
+
+# --- the grid: rooms behind doors -----------------------------------------------------------------
+
+
+def test_on_the_grid_a_closed_door_is_opened_to_search_the_room_behind_it():
+    env = GridEnv(Task("toys", "collect_toys", 1))
+    try:
+        observed, actions = explore(env, GRID, no_ranking)
+    finally:
+        env.close()
+    assert actions == ["go to door 1", "open door 1", "go to playroom"]
+    assert missing(observed) == [] and observed.where("toy car")
+    assert "door 1" not in observed.places  # a way through, not a place to search

@@ -1,0 +1,163 @@
+"""The source chain: each step a plan from experience, then search (find-X, then means-ends),
+then the LLM, then a person; which source chose each step is recorded, and counted per round.
+Played on generated games on the real ALFWorld engine; the LLM is a scripted stand-in and the
+person a scripted one, each named as what it is."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from prag.agent.actor import Actor
+from prag.agent.agent import AgentConfig, PragAgent, parse_sources
+from prag.agent.plans import Follower, Plan
+from prag.envs.alfworld.env import AlfworldEnv
+from prag.envs.alfworld.gen import DIFFICULTIES, generate_game
+from prag.envs.base import Environment, Observation, Task
+from prag.envs.domain import ALFWORLD
+from prag.errors import PragError
+from prag.llm.scripted import ScriptedLLM
+from prag.retrieval.index import Visibility
+from prag.run.config import ExperimentConfig, RunConfig
+from prag.run.metrics import round_metrics, steps_by_source
+from prag.store.records import EpisodeRecord
+
+SEARCH = ("experience", "search", "llm")
+
+
+@pytest.fixture(scope="module")
+def game(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated medium ALFWorld game (8 to 12 receptacles) whose object must be found and cooled."""
+    return generate_game("pick_cool_then_place_in_recep", 3, tmp_path_factory.mktemp("games"), DIFFICULTIES["medium"])
+
+
+def alfworld(game: Path) -> AlfworldEnv:
+    return AlfworldEnv(Task("cool", "pick_cool_then_place_in_recep", 0, str(game)), game)
+
+
+def play(env: Environment, agent: PragAgent, limit: int = 40) -> tuple[bool, list[list[object]]]:
+    """One episode; whether it was won, and the agent's decisions."""
+    observation = env.reset()
+    agent.reset(observation)
+    for _ in range(limit):
+        decision = agent.act(observation)
+        observation = env.step(decision.action)
+        agent.observe(decision.action, observation)
+        if observation.won:
+            break
+    env.close()
+    return observation.won, agent.finish().extra["decisions"]
+
+
+def oracle_plan(game: Path) -> list[str]:
+    """The planner's plan of the game (for the stand-ins only; the agent never sees it)."""
+    env = alfworld(game)
+    try:
+        env.reset()
+        return env.oracle_plan()
+    finally:
+        env.close()
+
+
+def oracle_llm(game: Path) -> ScriptedLLM:
+    """A stand-in LLM answering the planner's plan, one step per call."""
+    plan = iter(oracle_plan(game))
+    return ScriptedLLM(lambda messages: next(plan, "look"))
+
+
+class ScriptedPerson:
+    """A stand-in person who instructs the planner's plan, step by step, and says yes to all."""
+
+    def __init__(self, plan: list[str]) -> None:
+        self.plan = iter(plan)
+        self.asked = 0
+
+    def confirm(self, action: str, observation: Observation) -> bool | str:
+        return True
+
+    def instruct(self, observation: Observation) -> str | None:
+        self.asked += 1
+        return next(self.plan, None)
+
+
+def test_the_default_sources_are_experience_and_the_llm_and_lists_are_checked():
+    assert AgentConfig().sources == ("experience", "llm")
+    assert parse_sources(" experience, search ,llm,search") == SEARCH
+    for bad in ("experience,search", "llm,magic", ""):
+        with pytest.raises(PragError, match="--sources"):
+            parse_sources(bad)
+    with pytest.raises(PragError, match="--sources"):
+        RunConfig(ExperimentConfig("x"), agent=AgentConfig(sources=("search",))).check()
+
+
+def test_search_finds_the_object_then_plans_to_the_goal_without_the_llm(game):
+    llm = ScriptedLLM([])  # any call would fail
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=SEARCH), domain=ALFWORLD)
+    won, decisions = play(alfworld(game), agent)
+    assert won and llm.calls == []
+    chosen = [source for source, _, _ in decisions]
+    first_search = chosen.index("search")
+    # find-X until the object is seen, then means-ends to the end: never asked.
+    assert chosen[:first_search] == ["find"] * first_search and first_search > 0
+    assert set(chosen[first_search:]) == {"search"}
+    assert all(not asked for _, asked, _ in decisions)
+
+
+def test_the_default_chain_asks_the_llm_as_before(game):
+    agent = PragAgent(oracle_llm(game), None, Visibility(), AgentConfig(ask="hard-coded"), domain=ALFWORLD)
+    won, decisions = play(alfworld(game), agent)
+    assert won and {source for source, _, _ in decisions} == {"llm"}
+
+
+def test_under_ask_always_search_changes_nothing_the_llm_sees(game):
+    prompts = []
+    for sources in (("experience", "llm"), SEARCH):
+        llm = oracle_llm(game)
+        agent = PragAgent(llm, None, Visibility(), AgentConfig(sources=sources), domain=ALFWORLD)
+        won, decisions = play(alfworld(game), agent)
+        assert won and {source for source, _, _ in decisions} == {"llm"}
+        prompts.append([call["messages"] for call in llm.calls])
+    assert prompts[0] == prompts[1]
+
+
+@pytest.mark.parametrize("sources", [("person",), ("search", "person")])
+def test_without_the_llm_the_person_is_asked_for_the_steps_no_earlier_source_gives(game, sources):
+    plan = oracle_plan(game)
+    person = ScriptedPerson(plan)
+    config = AgentConfig(ask="hard-coded", sources=sources)
+    agent = PragAgent(ScriptedLLM([]), None, Visibility(), config, domain=ALFWORLD, person=person)
+    won, decisions = play(alfworld(game), agent)
+    chosen = {source for source, _, _ in decisions}
+    assert won
+    if "search" in sources:  # search wins this game alone: the person is never asked
+        assert person.asked == 0 and chosen == {"find", "search"}
+    else:
+        assert person.asked == len(plan) and chosen == {"person"}
+
+
+def test_a_plan_from_experience_with_a_step_to_take_outranks_search():
+    actor = Actor(ALFWORLD)
+    experience = Plan(("go to fridge 1", "open fridge 1"), "episode", origin=1)
+    actor.follower = Follower(experience)
+    find = Plan(("go to cabinet 1",), "find")
+    actor.follow_search(find, ["go to fridge 1", "go to cabinet 1"])
+    assert actor.follower.plan is experience  # its step can be taken: it goes on
+    actor.follow_search(find, ["go to cabinet 1"])  # its step cannot be taken now: search takes over
+    assert actor.follower.plan is find
+    actor.follow_search(None, ["go to cabinet 1"])  # what it sought was seen: the search plan ends
+    assert actor.follower is None
+
+
+def test_steps_are_counted_by_the_source_that_chose_them():
+    def episode(decisions: list[list[object]] | None, n: int, round_: int = 0) -> EpisodeRecord:
+        extra = {"decisions": decisions} if decisions is not None else {}
+        return EpisodeRecord(run_id="r", round=round_, task_id="t", task_type="x", goal="g", won=True, steps=[],
+                             n_actions=n, extra=extra)
+
+    mixed = episode([["find", False, False]] * 3 + [["search", False, False]] * 2 + [["llm", True, False]], 6)
+    old = episode(None, 4)  # stored before decisions were recorded: every action was the LLM's
+    assert steps_by_source([mixed, old]) == {"find": 3, "search": 2, "llm": 5}
+    (figures,) = round_metrics([mixed, old])
+    assert figures.sources == (("llm", 5), ("find", 3), ("search", 2))
+    assert figures.to_dict()["steps_by_source"] == {"llm": 5, "find": 3, "search": 2}
+

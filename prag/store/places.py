@@ -2,7 +2,8 @@
 
 Read from every stored episode's scene graphs, successes and failures alike (a lost game still
 shows where things are), through the family's `Domain` (`placed` says where a thing that is not
-held is, `kind` strips the instance number: "apple 1" in "fridge 1" -> ("apple", "fridge")).
+held is, `kind` strips the instance number: "apple 1" in "fridge 1" -> ("apple", "fridge")), up
+to the step the agent first holds the thing (after that, its place is the agent's doing).
 A thing seen in one place over many steps counts once for that episode, so a count is a number
 of episodes. Table `places` (migration 7): one row per (episode, kind, place), written in the
 transaction that stores the episode, deleted with it, rebuilt by `prag import` (which stores
@@ -32,16 +33,21 @@ if TYPE_CHECKING:
 
 
 def found(family: str | None, graphs: Iterable[Iterable[Triple]]) -> set[tuple[str, str]]:
-    """The (kind of thing, kind of place) pairs an episode's scene graphs (one per step) show,
-    read through the family's Domain; nothing for an unknown family."""
+    """The (kind of thing, kind of place) pairs an episode's scene graphs (one per step, in order)
+    show, read through the family's Domain; nothing for an unknown family. A thing counts only
+    until the agent first holds it: where the agent put it (the potato it heated in the microwave)
+    is not where such things are found."""
     domain = DOMAINS.get(family or "")
     if domain is None:
         return set()
-    return {
-        (domain.kind(thing), domain.kind(place))
-        for triples in graphs
-        for thing, _relation, place in domain.placed(triples)
-    }
+    taken: set[str] = set()
+    pairs: set[tuple[str, str]] = set()
+    for graph in graphs:
+        triples = list(graph)
+        taken |= domain.held(triples)
+        pairs |= {(domain.kind(thing), domain.kind(place))
+                  for thing, _relation, place in domain.placed(triples) if thing not in taken}
+    return pairs
 
 
 def family_of(extra: dict[str, Any], run_config: dict[str, Any]) -> str | None:

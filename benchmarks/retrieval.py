@@ -14,6 +14,12 @@ a floor no exact kernel (float32, float16 or int8) can beat. Random vectors are 
 for any approximate index: no clusters. The 1-minute load average is printed, as the 2 cores
 are shared.
 
+Opening the store for retrieval is measured in a fresh process each time (peak resident memory
+is a high-water mark per process): cold, with no index files beside the store (the index is
+built from the store, codes included, and written), then warm, from those files; for each, the
+time to open, and the peak resident memory after opening and after the first query (file pages
+mapped and touched count).
+
     python benchmarks/retrieval.py                  # 1k, 10k, 100k episodes
     python benchmarks/retrieval.py --sizes 1000 10000 --ann-max 10000
     python benchmarks/retrieval.py --sizes 100000 --candidates 6000 --shards 1 2   # one thread vs two
@@ -21,8 +27,11 @@ are shared.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -31,6 +40,7 @@ import numpy as np
 
 from prag.retrieval.embed import EmbeddingCache, Encoder, text_hash
 from prag.retrieval.index import ExperienceIndex
+from prag.retrieval.persist import index_folder
 from prag.store import Store
 from prag.store.records import EpisodeRecord, RunRecord, StepRecord
 
@@ -101,6 +111,28 @@ def timed(fn, queries) -> tuple[tuple[list[float], list[float]], list]:
     return (wall, cpu), results
 
 
+def peak_rss_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def measure_open(path: Path) -> None:
+    """In a fresh process: open the store's index, then answer one query; print the figures as JSON."""
+    with Store(path, create=False) as store:
+        start = time.perf_counter()
+        index = ExperienceIndex.from_store(store, EmbeddingCache(store, StoredVectorsOnly(MODEL), read_only=True))
+        opened, rss_open = time.perf_counter() - start, peak_rss_gb()
+        rng = np.random.default_rng(1)
+        start = time.perf_counter()
+        index.query(units(rng, 1)[0], units(rng, 1)[0], k=K)
+        queried = time.perf_counter() - start
+    print(json.dumps({"open": opened, "rss_open": rss_open, "query": queried, "rss_query": peak_rss_gb()}))
+
+
+def open_in_child(path: Path) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--measure-open", str(path)], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
@@ -110,22 +142,28 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, nargs="+", default=[1_500, 3_000, 6_000, 12_000],
                         help="candidate pools (steps) to measure; prag's default is 6000")
     parser.add_argument("--shards", type=int, nargs="+", default=[0],
-                        help="code shards (threads) to measure, each built anew; 0 is prag's default, one per core")
+                        help="code shards (threads) to measure, each opened anew; 0 is prag's default, one per core")
+    parser.add_argument("--measure-open", type=Path, help=argparse.SUPPRESS)  # the child process of an open
     args = parser.parse_args()
+    if args.measure_open:
+        measure_open(args.measure_open)
+        return
     rng = np.random.default_rng(0)
     print(f"top-{K} prag-mode query, {STEPS} scene-graph steps per episode, {DIM}-d vectors, "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    opens = []
     for size in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "bench.db"
             start = time.perf_counter()
             build_store(path, size, rng)
             built = time.perf_counter() - start
+            cold, warm = open_in_child(path), open_in_child(path)
+            files_mb = sum(f.stat().st_size for f in index_folder(path, MODEL).iterdir()) / 2**20
+            opens.append((size, cold, warm, files_mb))
             with Store(path, create=False) as store:
-                cache = EmbeddingCache(store, StoredVectorsOnly(MODEL))
-                start = time.perf_counter()
-                index = ExperienceIndex.from_store(store, cache, ann=False)  # codes are built (and timed) below
-                loaded = time.perf_counter() - start
+                cache = EmbeddingCache(store, StoredVectorsOnly(MODEL), read_only=True)
+                index = ExperienceIndex.from_store(store, cache, ann=False)  # the codes are opened below
                 queries = list(zip(units(rng, args.queries), units(rng, args.queries)))
                 exact_t, exact_r = timed(lambda q: [h.episode_id for h in index.query(*q, k=K, exact=True)], queries)
                 start = time.perf_counter()
@@ -135,15 +173,14 @@ def main() -> None:
                 if size <= args.ann_max:
                     ann_lines = []
                     for shards in args.shards:
-                        index._ann, index.ann_shards = None, shards or None  # a new set of codes
                         start = time.perf_counter()
-                        index.enable_ann()
-                        ann_built = time.perf_counter() - start
+                        index = ExperienceIndex.from_store(store, cache, ann_shards=shards or None)
+                        ann_opened = time.perf_counter() - start
                         assert index._ann is not None
                         n = len(index._ann.shards)
                         ann_lines.append(
-                            f"  approximate (PQ codes in {n} shard{'s' * (n > 1)}, {n} thread{'s' * (n > 1)})  built in "
-                            f"{ann_built:.1f} s, {index._ann.nbytes / 2**20:.0f} MB of codes"
+                            f"  approximate (PQ codes in {n} shard{'s' * (n > 1)}, {n} thread{'s' * (n > 1)})  opened in "
+                            f"{ann_opened:.1f} s, {index._ann.nbytes / 2**20:.0f} MB of codes"
                             + ("" if size >= index.ann_min_episodes else
                                f"; unused below {index.ann_min_episodes} visible episodes, so these are exact"))
                         for pool in args.candidates:
@@ -154,19 +191,26 @@ def main() -> None:
                 rows = []
                 for e in range(index.size):
                     lo, hi = index.step_start[e], index.step_start[e + 1]
-                    rows.append((int(index.ids[e]), index.goals[e], list(index.scenes[index.step_vec[lo:hi]])))
+                    rows.append((int(index.ids[e]), np.array(index.goals[e]), list(np.array(index.scenes[index.step_vec[lo:hi]]))))
                 naive_t, naive_r = timed(lambda q: naive_top_k(rows, *q), queries[: args.naive_queries])
                 assert naive_r == exact_r[: args.naive_queries], "naive loop and exact index disagree"
+                del rows
             db_mb = path.stat().st_size / 2**20
         gb = index.scenes.nbytes / 1e9
-        print(f"\n{size:>7} episodes x {STEPS} steps  store {db_mb:7.0f} MB  built {built:6.1f} s  index loaded {loaded:6.1f} s"
+        print(f"\n{size:>7} episodes x {STEPS} steps  store {db_mb:7.0f} MB  built {built:6.1f} s  index files {files_mb:6.0f} MB"
               f"  load average {os.getloadavg()[0]:.1f}")
         print(f"  memory bandwidth        {gb / read:5.1f} GB/s (one core); a scan of the {gb:.2f} GB of float32 scene vectors "
               f"takes {read * 1000:.0f} ms, of int8 copies {read * 250:.0f} ms")
         print(f"  exact                   {percentiles(exact_t)}")
         print(f"  naive per-row loop      {percentiles(naive_t)}   ({len(naive_r)} queries)")
         print("\n".join(ann_lines))
-    print(f"\npeak resident memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.1f} GB")
+    print("\nopening the store for retrieval, each in a fresh process (cold: no index files, built and written; warm: from them)")
+    print(f"{'episodes':>9} | {'open':>5} | {'time':>8} | {'peak RSS open':>13} | {'first query':>11} | {'peak RSS query':>14}")
+    for size, cold, warm, files_mb in opens:
+        for name, m in (("cold", cold), ("warm", warm)):
+            print(f"{size:>9} | {name:>5} | {m['open']:6.1f} s | {m['rss_open']:10.2f} GB | {m['query'] * 1000:8.1f} ms"
+                  f" | {m['rss_query']:11.2f} GB")
+    print(f"\npeak resident memory of this process {peak_rss_gb():.1f} GB")
 
 
 if __name__ == "__main__":

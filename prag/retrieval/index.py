@@ -178,7 +178,8 @@ class ExperienceIndex:
         self.rebuilt = None
         folder = self._folder(store, cache.encoder.name)
         with locked(folder) if folder is not None else nullcontext():
-            before = self.size if self._sync(store, cache.encoder.name, folder) else 0
+            held = self.size
+            before = held if self._sync(store, cache.encoder.name, folder) else 0
             self.model = cache.encoder.name
             while True:  # in chunks: a big store is built without holding all of it in memory at once
                 rows = store.index_rows(after_id=self.last_id, limit=_CHUNK_EPISODES)

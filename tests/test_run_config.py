@@ -29,7 +29,8 @@ ODD = RunConfig(
     RetrievalConfig(mode="goal", k=1, embedding_model="/models/e", include_runs=("x", "y"), corrections=False, corrections_k=2, prior=False),
     AgentConfig(think=True, constrained=False, max_reasks=1, loop_limit=3, keep_margin=0.5, thought_tokens=10, action_tokens=12,
                 limits=PromptLimits(example_steps=5, observation_chars=50, correction_steps=6)),
-    ExecutionConfig(workers=3, llm_timeout=9.5, llm_retries=0),
+    ExecutionConfig(workers=3, llm_timeout=9.5, llm_retries=0, executor="ray", ray_address="head:6379",
+                    llm_urls=("http://a:8000/v1", "http://b:8000/v1")),
 )
 
 
@@ -74,6 +75,7 @@ def test_round_0_depends_on_everything_but_how_it_runs_and_what_only_later_round
         "experiment.rounds", "experiment.round0_from",  # how many rounds follow, and where round 0 came from
         "retrieval.mode", "retrieval.k",  # round 0 retrieves nothing of the run's own
         "execution.workers", "execution.llm_timeout", "execution.llm_retries", "execution.answer_cache",  # how
+        "execution.executor", "execution.ray_address", "execution.llm_urls",
         # when to ask: a round 0 in which every step was asked stands for any policy's (checked on use)
         "agent.ask", "agent.ask_probability", "agent.asker", "agent.plan_pool",
     }

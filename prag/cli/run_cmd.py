@@ -80,6 +80,9 @@ def run(
     asker: Annotated[Optional[str], typer.Option("--asker", help="With --ask learned: the stored policy, NAME or NAME:VERSION (default: the newest).")] = None,
     answer_cache: Annotated[bool, typer.Option("--answer-cache/--no-answer-cache", help="Serve greedy LLM answers already in the store without running the model.")] = DEFAULT.execution.answer_cache,
     plan_length: Annotated[int, typer.Option("--plan-length", min=1, help="Actions per LLM answer: 1, or the next action and up to N-1 planned after it (followed while the mediator does not ask).")] = DEFAULT.agent.plan_length,
+    executor: Annotated[str, typer.Option("--executor", help="Where the --workers episodes run: threads (this process) or ray (a Ray cluster; pip install -e '.[ray]').")] = DEFAULT.execution.executor,
+    ray_address: Annotated[Optional[str], typer.Option("--ray-address", help="With --executor ray: the cluster to join (HEAD:6379, or auto); default: start a local one.")] = None,
+    llm_url: Annotated[Optional[list[str]], typer.Option("--llm-url", help="With --llm openai:MODEL: a server's base URL (repeatable; default OPENAI_BASE_URL, a comma list there too). An episode stays on one server; new ones go to the least loaded.")] = None,
     sources: Annotated[str, typer.Option("--sources", help="Where steps come from, comma-separated, tried in this order each step: experience (plans from retrieved successes and corrections), search (find what the goal needs, then means-ends search; followed unless --ask always), llm, person.")] = ",".join(DEFAULT.agent.sources),
 ) -> None:
     """Run P-RAG's progressive rounds: round r retrieves the episodes of rounds < r.
@@ -103,7 +106,8 @@ def run(
                         corrections_k=corrections_k, prior=prior),
         replace(DEFAULT.agent, think=think, constrained=constrain, ask=ask, ask_probability=ask_p, asker=asker,
                 plan_length=plan_length, sources=parse_sources(sources)),
-        ExecutionConfig(workers=workers, llm_timeout=llm_timeout, llm_retries=llm_retries, answer_cache=answer_cache),
+        ExecutionConfig(workers=workers, llm_timeout=llm_timeout, llm_retries=llm_retries, answer_cache=answer_cache,
+                        executor=executor, ray_address=ray_address, llm_urls=tuple(llm_url or ())),
     )
     check_playable(config)
     check_llm(llm, config.execution)
@@ -125,7 +129,7 @@ def _play(store: Store, store_path: Path, run_record: RunRecord, config: RunConf
         console.print(
             f"run {run_record.id} into {store_path}: {experiment.spec}{train}, {experiment.rounds} rounds, "
             f"mode {retrieval.mode}, k {retrieval.k}, corrections {retrieval.corrections_k if retrieval.corrections else 'off'}"
-            f"{'' if retrieval.prior else ' (no prior)'}, ask {config.agent.ask}, llm {experiment.llm}",
+            f"{'' if retrieval.prior else ' (no prior)'}, ask {config.agent.ask}, llm {experiment.llm}{_where(config)}",
             markup=False, highlight=False,
         )
         with run_display(log) as display:
@@ -148,6 +152,15 @@ def _play(store: Store, store_path: Path, run_record: RunRecord, config: RunConf
         console.print(f"round {r.round}: {r.won}/{r.episodes} won ({r.success_rate:.0%})", highlight=False)
     console.print(f"log and summary in {log.directory}; compare rounds with `prag compare {store_path} {run_record.id}`",
                   markup=False, highlight=False, soft_wrap=True)
+
+
+def _where(config: RunConfig) -> str:
+    """Where the episodes run, when not one at a time in this process."""
+    execution = config.execution
+    servers = f" on {len(execution.llm_urls)} servers" if len(execution.llm_urls) > 1 else ""
+    if execution.executor == "ray":
+        return f"{servers}, {execution.workers} Ray workers{f' at {execution.ray_address}' if execution.ray_address else ''}"
+    return f"{servers}, {execution.workers} threads" if execution.workers > 1 else servers
 
 
 def _stop(store: Store, run_record: RunRecord) -> None:

@@ -35,6 +35,7 @@ from prag.llm.base import (
     choice_grammar,
     choice_token_budget,
 )
+from prag.llm.balance import server_urls
 from prag.llm.reply import BadReply, Reply, body_limit, parse_reply, read_body
 from prag.llm.retrying import WaitCallback, backoff, retrying
 from prag.text import clip
@@ -75,9 +76,8 @@ class OpenAILLM:
             raise LLMError(f"The LLM timeout must be a positive number of seconds, not {timeout!r}.")
         if not (isinstance(retries, int) and retries >= 0):
             raise LLMError(f"The LLM retries must be a whole number, 0 or more, not {retries!r}.")
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or _DEFAULT_BASE_URL).rstrip(
-            "/"
-        )
+        # OPENAI_BASE_URL may list several servers (prag.llm.balance): alone, a backend uses the first.
+        self.base_url = (base_url or next(iter(server_urls()), None) or _DEFAULT_BASE_URL).rstrip("/")
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             if self.base_url == _DEFAULT_BASE_URL:

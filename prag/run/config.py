@@ -25,6 +25,7 @@ from prag.retrieval.index import check_mode
 from prag.store.records import RunRecord
 
 CONFIG_VERSION = 2
+EXECUTORS = ("threads", "ray")
 
 # Field metadata: the setting does not change what round 0 plays (see `round0_settings`).
 NOT_IN_ROUND0: dict[str, Any] = {"round0": False}
@@ -69,6 +70,11 @@ class ExecutionConfig:
     llm_timeout: float = DEFAULT_TIMEOUT  # seconds one request to an LLM server may take
     llm_retries: int = DEFAULT_RETRIES  # further requests after a failed one
     answer_cache: bool = True  # greedy answers served from the store's cache (prag.store.answers)
+    executor: str = "threads"  # threads (in this process) | ray (prag.run.ray_executor)
+    ray_address: str | None = None  # the Ray cluster to join (None: start a local one)
+    # OpenAI-compatible servers the episodes are spread over (prag.llm.balance); () for the
+    # one OPENAI_BASE_URL names (a comma list there spreads too).
+    llm_urls: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,13 @@ class RunConfig:
             raise PragError("--k and --corrections-k must be 0 or more and --workers at least 1")
         if self.execution.llm_timeout <= 0 or self.execution.llm_retries < 0:
             raise PragError("--llm-timeout must be more than 0 seconds and --llm-retries 0 or more")
+        execution = self.execution
+        if execution.executor not in EXECUTORS:
+            raise PragError(f"--executor {execution.executor!r}: use one of {', '.join(EXECUTORS)}")
+        if execution.ray_address and execution.executor != "ray":
+            raise PragError("--ray-address names a Ray cluster: give it with --executor ray")
+        if execution.llm_urls and not experiment.llm.startswith("openai:"):
+            raise PragError("--llm-url names OpenAI-compatible servers: give it with --llm openai:MODEL")
         agent = self.agent
         if agent.ask not in POLICIES:
             raise PragError(f"--ask {agent.ask!r} is not a policy: use one of {', '.join(POLICIES)}")

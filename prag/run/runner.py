@@ -6,7 +6,8 @@ the same task set every round; with a train spec, the rounds play the train set 
 round evaluates the test set with the store frozen.
 
 Each episode is written to the store in one transaction when it ends, by this thread only;
-parallel episodes (threads) hand their records over. A run interrupted at any point resumes
+parallel episodes hand their records over: threads of this process (`--workers N`), or Ray
+workers (`--executor ray`, prag.run.ray_executor) that retrieve from a snapshot of the round. A run interrupted at any point resumes
 with the episodes its rounds are missing: every task is played exactly once per round, and
 an episode cut off mid-way is replayed from its start.
 
@@ -19,11 +20,12 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from prag.agent.agent import PragAgent
 from prag.agent.explore import Ranking
@@ -36,15 +38,19 @@ from prag.envs.base import Environment, Observation, Task, TaskSource
 from prag.envs.spec import TaskSetSpec, load_spec
 from prag.errors import PragError
 from prag.llm import LLM, WaitCallback, make_llm
+from prag.llm.balance import LeastLoaded, server_urls
 from prag.retrieval.corrections import CorrectionSource
 from prag.retrieval.embed import EmbeddingCache, Encoder
 from prag.retrieval.episodes import ExperienceSource
 from prag.retrieval.index import Visibility, check_mode
 from prag.run.config import ExecutionConfig, RunConfig, recorded_config, round0_settings
 from prag.store import Store
-from prag.store.answers import cached
+from prag.store.answers import AnswerEvent, cached
 from prag.store.ask_policies import DEFAULT_NAME
 from prag.store.records import EpisodeRecord, RunRecord, StepRecord
+
+if TYPE_CHECKING:
+    from prag.run.ray_executor import RayRounds
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,9 @@ class EpisodeDone:
 
     record: EpisodeRecord
     phase: Phase
+    # What the episode's LLM calls did with a snapshot of the answer cache (a Ray worker's): the
+    # store takes them with the episode.
+    answers: Sequence[AnswerEvent] = ()
 
 
 Listener = Callable[[str, dict], None]  # (event, data): progress reporting, run log
@@ -110,10 +119,73 @@ def semantic_memory(store: Store, visibility: Visibility) -> Ranking:
     return ranked
 
 
-def build_llm(spec: str, execution: ExecutionConfig, on_wait: WaitCallback | None = None) -> LLM:
-    """The LLM a `--llm` spec names, with the run's request timeout and retries; `on_wait` hears
-    while a call to a server waits (`prag.llm.retrying`)."""
-    return make_llm(spec, timeout=execution.llm_timeout, retries=execution.llm_retries, on_wait=on_wait)
+def build_llm(
+    spec: str, execution: ExecutionConfig, on_wait: WaitCallback | None = None, url: str | None = None
+) -> LLM:
+    """The LLM a `--llm` spec names, with the run's request timeout and retries, at server `url`
+    (None: the backend's default); `on_wait` hears while a call to a server waits
+    (`prag.llm.retrying`)."""
+    where = {"base_url": url} if url is not None else {}
+    return make_llm(spec, timeout=execution.llm_timeout, retries=execution.llm_retries, on_wait=on_wait, **where)
+
+
+def llm_servers(config: RunConfig) -> list[str]:
+    """The servers a run's episodes are spread over (prag.llm.balance); [] for a local model."""
+    return server_urls(config.execution.llm_urls) if config.experiment.llm.startswith("openai:") else []
+
+
+@dataclass(frozen=True)
+class Players:
+    """What an episode is played with besides its task: the LLM, the retrieval sources (the
+    corrections by domain; the semantic memory of places for a visibility), the ask policy and
+    a person beside the agent."""
+
+    llm: LLM
+    experiences: ExperienceSource
+    corrections: dict[str, CorrectionSource]
+    places: Callable[[Visibility], Ranking]
+    asker: AskPolicy | None = None
+    person: Person | None = None
+
+
+def play_task(
+    run_id: str, config: RunConfig, phase: Phase, task: Task, players: Players, before_act: BeforeAct | None = None,
+) -> EpisodeRecord:
+    """One episode of `task` in `phase` by a P-RAG agent, as the store records it: played in the
+    runner's threads and in Ray workers alike."""
+    visibility = Visibility(run_id, phase.round, config.retrieval.include_runs)
+    domain = registry.domain(phase.spec.env)
+    agent = PragAgent(
+        players.llm, players.experiences, visibility, config.agent,
+        seed=config.experiment.seed, corrections=players.corrections.get(domain.name), domain=domain,
+        asker=players.asker, person=players.person, ranking=players.places(visibility),
+    )
+    env = phase.source.make(task)
+    start = time.perf_counter()
+    try:
+        steps, won, trace = play_episode(env, agent, before_act)
+    finally:
+        env.close()
+    usage = trace.usage
+    return EpisodeRecord(
+        run_id=run_id,
+        round=phase.round,
+        task_id=task.task_id,
+        task_type=task.task_type,
+        goal=trace.goal,
+        won=won,
+        steps=steps,
+        shortest_path=env.shortest_path_length,
+        seed=task.seed,
+        llm_calls=usage.calls,
+        prompt_tokens=usage.prompt_tokens,
+        cached_tokens=usage.cached_tokens,
+        completion_tokens=usage.completion_tokens,
+        reasks=usage.reasks,
+        seconds=time.perf_counter() - start,
+        llm_seconds=usage.llm_seconds,
+        extra={**trace.extra, "spec": phase.spec.name, "env": phase.spec.env, "retrieved": trace.retrieved},
+    )
 
 
 class _Stopped(Exception):
@@ -125,7 +197,8 @@ class Runner:
 
     `listener` hears about rounds and episodes, `on_wait` while a call to an LLM server waits.
     `llm` and `encoder` stand in for the ones the config names: a scripted stand-in LLM in
-    tests, an encoder loaded once per test session. A `person` beside the agents (the console's
+    tests, an encoder loaded once per test session (the LLM is built when an episode of this
+    process first needs it, one per server). A `person` beside the agents (the console's
     user, a benchmark's scripted one) says yes or no to the LLM's proposals.
     """
 
@@ -139,8 +212,12 @@ class Runner:
         self.run = run
         self.config = config
         self._stopping = threading.Event()  # set when a round stops early: its episodes give up
-        model = llm if llm is not None else build_llm(config.experiment.llm, config.execution, on_wait)
-        self.llm = cached(model, store) if config.execution.answer_cache else model
+        self.injected_llm = llm
+        self.on_wait = on_wait
+        self.servers = LeastLoaded(llm_servers(config))
+        self._llms: dict[str | None, LLM] = {}  # by server
+        self._llms_lock = threading.Lock()
+        self._ray: RayRounds | None = None
         self.asker = learned_asker(store, config.agent.asker) if config.agent.ask == "learned" else None
         self.encoder = encoder if encoder is not None else Encoder(config.retrieval.embedding_model)
         self.listener = listener or (lambda event, data: None)
@@ -149,6 +226,20 @@ class Runner:
         retrieval = config.retrieval
         self.experiences = ExperienceSource(store, self.query_cache, check_mode(retrieval.mode), retrieval.k)
         self.corrections: dict[str, CorrectionSource] = {}  # by domain (action vocabulary)
+
+    @property
+    def llm(self) -> LLM:
+        """The LLM of this process's episodes on the first server (the console's)."""
+        return self.llm_at(next(iter(self.servers.in_flight)))
+
+    def llm_at(self, url: str | None) -> LLM:
+        """The LLM of this process's episodes on server `url`, built on first use, behind the
+        store's answer cache unless the run turned it off."""
+        with self._llms_lock:
+            if url not in self._llms:
+                model = self.injected_llm or build_llm(self.config.experiment.llm, self.config.execution, self.on_wait, url)
+                self._llms[url] = cached(model, self.store) if self.config.execution.answer_cache else model
+            return self._llms[url]
 
     # --- the rounds -------------------------------------------------------------------------
 
@@ -166,13 +257,18 @@ class Runner:
             yield Phase(experiment.rounds, test, test_source.tasks()[: experiment.limit], test_source)
 
     def play(self) -> None:
-        for phase in self.phases():
-            self.experiences.refresh()  # everything stored so far; visibility picks rounds < r
-            self._refresh_corrections(phase)
-            todo = [t for t in phase.tasks if not self.store.has_episode(self.run.id, phase.round, t.task_id)]
-            self.listener("round", {"round": phase.round, "spec": phase.spec.name, "tasks": len(phase.tasks), "todo": len(todo)})
-            for done in self._play_round(phase, todo):
-                self._store(done)
+        try:
+            for phase in self.phases():
+                self.experiences.refresh()  # everything stored so far; visibility picks rounds < r
+                self._refresh_corrections(phase)
+                todo = [t for t in phase.tasks if not self.store.has_episode(self.run.id, phase.round, t.task_id)]
+                self.listener("round", {"round": phase.round, "spec": phase.spec.name, "tasks": len(phase.tasks), "todo": len(todo)})
+                for done in self._play_round(phase, todo):
+                    self._store(done)
+        finally:
+            if self._ray is not None:
+                self._ray.close()
+                self._ray = None
         self.store.set_run_status(self.run.id, "finished")
 
     def play_one(self, phase: Phase, task: Task, before_act: BeforeAct | None = None) -> EpisodeRecord:
@@ -201,6 +297,13 @@ class Runner:
             self.corrections[domain].refresh()
 
     def _play_round(self, phase: Phase, tasks: list[Task]) -> Iterator[EpisodeDone]:
+        if self.config.execution.executor == "ray":
+            if self._ray is None:
+                from prag.run.ray_executor import RayRounds  # imports ray: only when asked for
+
+                self._ray = RayRounds(self)
+            yield from self._ray.play_round(phase, tasks)
+            return
         workers = self.config.execution.workers
         if workers == 1:
             for task in tasks:
@@ -225,49 +328,25 @@ class Runner:
             self._stopping.clear()
 
     def _episode(self, phase: Phase, task: Task, before_act: BeforeAct | None = None) -> EpisodeDone:
-        visibility = Visibility(self.run.id, phase.round, self.config.retrieval.include_runs)
-        domain = registry.domain(phase.spec.env)
-        agent = PragAgent(
-            self.llm, self.experiences, visibility, self.config.agent,
-            seed=self.config.experiment.seed, corrections=self.corrections.get(domain.name), domain=domain,
-            asker=self.asker, person=self.person, ranking=semantic_memory(self.store, visibility),
-        )
-        env = phase.source.make(task)
-        start = time.perf_counter()
-
         def go_on(step: StepRecord, observation: Observation, agent: Agent) -> bool:
             if self._stopping.is_set():
                 raise _Stopped  # nothing of the episode is stored: it is played again on resume
             return before_act is None or before_act(step, observation, agent)
 
-        try:
-            steps, won, trace = play_episode(env, agent, go_on)
-        finally:
-            env.close()
-        usage = trace.usage
-        record = EpisodeRecord(
-            run_id=self.run.id,
-            round=phase.round,
-            task_id=task.task_id,
-            task_type=task.task_type,
-            goal=trace.goal,
-            won=won,
-            steps=steps,
-            shortest_path=env.shortest_path_length,
-            seed=task.seed,
-            llm_calls=usage.calls,
-            prompt_tokens=usage.prompt_tokens,
-            cached_tokens=usage.cached_tokens,
-            completion_tokens=usage.completion_tokens,
-            reasks=usage.reasks,
-            seconds=time.perf_counter() - start,
-            llm_seconds=usage.llm_seconds,
-            extra={**trace.extra, "spec": phase.spec.name, "env": phase.spec.env, "retrieved": trace.retrieved},
-        )
-        return EpisodeDone(record, phase)
+        with self.servers.episode() as url:  # one server for all the episode's requests
+            players = Players(self.llm_at(url), self.experiences, self.corrections,
+                              lambda visibility: semantic_memory(self.store, visibility), self.asker, self.person)
+            return EpisodeDone(play_task(self.run.id, self.config, phase, task, players, go_on), phase)
 
     def _store(self, done: EpisodeDone) -> None:
         record = done.record
+        for event in done.answers:
+            event.apply(self.store.answers)
+        if self.store.has_episode(record.run_id, record.round, record.task_id):
+            # A second copy of a stored episode (a retried Ray task whose first try got through):
+            # the store keeps the first, and the round counts it once.
+            self.listener("already stored", {"round": record.round, "task_id": record.task_id})
+            return
         self.persisting_cache.vectors([record.goal] + [s.scene for s in record.steps])
         self.store.add_episode(record)
         self.listener("episode", {"round": record.round, **{k: v for k, v in asdict(record).items() if k not in {"steps", "extra"}}, "n_steps": record.n_actions})
@@ -291,7 +370,7 @@ def start_run(store: Store, config: RunConfig, run_id: str | None = None) -> Run
     for included in retrieval.include_runs:
         store.run(included)  # fails clearly on an unknown run
     if config.agent.ask == "learned":
-        store.ask_policies.get(*_asker_key(config.agent.asker))  # fails naming the policies stored
+        store.ask_policies.get(*asker_key(config.agent.asker))  # fails naming the policies stored
     run = RunRecord(
         id=run_id or new_run_id(spec.name, retrieval.mode),
         spec=spec.name,
@@ -346,10 +425,10 @@ def learned_asker(store: Store, name: str | None) -> AskPolicy:
         learned_policy,  # loads stable-baselines3: only when asked for
     )
 
-    return learned_policy(store.ask_policies.get(*_asker_key(name)))
+    return learned_policy(store.ask_policies.get(*asker_key(name)))
 
 
-def _asker_key(name: str | None) -> tuple[str, int | None]:
+def asker_key(name: str | None) -> tuple[str, int | None]:
     """(name, version or None for the newest) of an `--asker NAME[:VERSION]`."""
     base, _, version = (name or DEFAULT_NAME).partition(":")
     if version and not version.isdigit():

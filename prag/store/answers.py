@@ -2,7 +2,9 @@
 
 A prompt a model has already answered with greedy decoding (temperature 0) is answered from the
 store without running the model (KIT kept such a cache); a re-run of an identical round costs no
-model time. `store.answers` is the table; `cached(llm, store)` wraps any `LLM` in it.
+model time. `store.answers` is the table; `cached(llm, store)` wraps any `LLM` in it. A process
+without the store (a Ray worker) answers from an `AnswerSnapshot` of the table taken for its
+round, and hands the store's writer `AnswerEvent`s to apply.
 
 The key is a SHA-256 of the model's name, whether it enforces `choices`, the full messages,
 max_tokens, stop, choices, the free lines a plan may add after the choice (`more_lines`: in the
@@ -19,7 +21,7 @@ import hashlib
 import json
 import sqlite3
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from prag.llm.base import LLM, Completion, Message
 from prag.store.records import now
@@ -100,6 +102,14 @@ class Answers:
         with self.store.transaction() as conn:
             _count(conn, model, hits=1, misses=0, saved_seconds=answer.seconds)
 
+    def snapshot(self) -> dict[str, CachedAnswer]:
+        """Every stored answer by key (counts nothing): what a round's Ray workers answer from."""
+        with self.store.lock:
+            rows = self.store.db.execute(
+                "select key, text, prompt_tokens, completion_tokens, seconds from answers"
+            ).fetchall()
+        return {key: CachedAnswer(*rest) for key, *rest in rows}
+
     def stats(self) -> dict[str, dict[str, float]]:
         """Per model: answers stored, hits, misses and the model seconds the hits saved."""
         with self.store.lock:
@@ -127,16 +137,66 @@ def _count(conn: sqlite3.Connection, model: str, *, hits: int, misses: int, save
     )
 
 
-class CachedLLM:
-    """An `LLM` that answers greedy calls from the store's answer cache and asks `inner` otherwise.
+class AnswerBook(Protocol):
+    """Where `CachedLLM` looks answers up and counts them: the store's `Answers`, or an `AnswerSnapshot`."""
 
-    Safe for parallel episodes' threads: every read and write goes through the store's lock.
+    def get(self, key: str) -> CachedAnswer | None: ...
+
+    def put(self, key: str, model: str, completion: Completion) -> None: ...
+
+    def count_hit(self, model: str, answer: CachedAnswer) -> None: ...
+
+
+@dataclass(frozen=True)
+class AnswerEvent:
+    """A look-up made away from the store: a hit (`hit`), or a miss with the model's answer
+    (`key`, `completion`). `apply` does to the store what the look-up would have done there."""
+
+    model: str
+    hit: CachedAnswer | None = None
+    key: str = ""
+    completion: Completion | None = None
+
+    def apply(self, answers: Answers) -> None:
+        if self.completion is not None:
+            answers.put(self.key, self.model, self.completion)
+        elif self.hit is not None:
+            answers.count_hit(self.model, self.hit)
+
+
+class AnswerSnapshot:
+    """The answer cache as it was when a round began, for a process without the store: `known`
+    (shared by the process's episodes, so one episode's new answers serve the next) and the
+    `events` of one episode's look-ups, for the store's writer to apply."""
+
+    def __init__(self, known: dict[str, CachedAnswer]) -> None:
+        self.known = known
+        self.events: list[AnswerEvent] = []
+
+    def get(self, key: str) -> CachedAnswer | None:
+        return self.known.get(key)
+
+    def put(self, key: str, model: str, completion: Completion) -> None:
+        if len(completion.text) <= MAX_ANSWER_CHARS:  # what `Answers.put` keeps
+            self.known.setdefault(key, CachedAnswer(completion.text, completion.prompt_tokens,
+                                                    completion.completion_tokens, completion.seconds))
+        self.events.append(AnswerEvent(model, key=key, completion=completion))
+
+    def count_hit(self, model: str, answer: CachedAnswer) -> None:
+        self.events.append(AnswerEvent(model, hit=answer))
+
+
+class CachedLLM:
+    """An `LLM` that answers greedy calls from an answer book (the store's answer cache) and
+    asks `inner` otherwise.
+
+    Safe for parallel episodes' threads: every read and write of the store goes through its lock.
     """
 
-    def __init__(self, inner: LLM, store: Store) -> None:
+    def __init__(self, inner: LLM, answers: AnswerBook) -> None:
         self.inner = inner
         self.name = inner.name
-        self.answers = store.answers
+        self.answers = answers
 
     @property
     def supports_choices(self) -> bool:
@@ -183,4 +243,4 @@ class CachedLLM:
 
 def cached(llm: LLM, store: Store) -> LLM:
     """`llm` with the answer cache of `store` in front of it."""
-    return CachedLLM(llm, store)
+    return CachedLLM(llm, store.answers)

@@ -1,0 +1,352 @@
+"""`prag run --executor ray`: a round's episodes played by Ray actors, the store written by the driver alone.
+
+Layout: `--workers N` actors (`EpisodeWorker`), each a process that owns its environments and
+agents, its LLM (a local model loaded once per process; a client per server) and the MiniLM
+encoder of its queries. The driver (the `prag run` process) keeps the round's queue: each idle
+actor gets the next task together with the server it should ask (prag.llm.balance; the driver
+knows exactly which episodes are in flight, also when a worker dies, so it counts them and no
+extra actor or round trip is needed), and every episode that comes back is written by the
+driver in its own transaction, as with threads.
+
+Once per round the driver puts into Ray's object store what the round may read: a
+`RoundSnapshot` (the index of the stored episodes, whose numpy arrays workers on a node map
+without copying; the corrections; the answer cache; the learned ask policy), and the records of
+the episodes that became visible since the last round (one object per round, so each record
+is shipped once for the whole run). Every call names the objects; an actor resolves each once,
+so a restarted actor just resolves them again. Round r's snapshot is built after round r-1's
+last episode is stored and before any of round r's is: its workers see rounds < r only.
+
+Exactly once: an actor that dies mid-episode is restarted by Ray and the episode played again
+from its start (`max_task_retries`); nothing of an unfinished episode reaches the store, and
+the driver keeps the first copy of an episode it gets twice (`Runner._store`). A killed driver
+takes its actors with it; `prag run --resume` plays what the round is missing.
+"""
+from __future__ import annotations
+
+import copy
+import os
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from prag.agent.explore import Ranking
+from prag.agent.mediator import AskPolicy
+from prag.envs.base import Task, TaskSource
+from prag.envs.spec import TaskSetSpec
+from prag.errors import PragError
+from prag.llm import LLM
+from prag.retrieval.corrections import CorrectionSource
+from prag.retrieval.embed import EmbeddingCache, Encoder
+from prag.retrieval.episodes import Experience, ExperienceSource
+from prag.retrieval.index import ExperienceIndex, Mode, Visibility, check_mode
+from prag.run.config import RunConfig
+from prag.run.runner import EpisodeDone, Phase, Players, asker_key, build_llm, play_task
+from prag.store.answers import AnswerEvent, AnswerSnapshot, CachedAnswer, CachedLLM
+from prag.store.ask_policies import AskPolicyRecord
+from prag.store.records import EpisodeRecord
+
+if TYPE_CHECKING:
+    from prag.run.runner import Runner
+
+# An actor is restarted this many times in a run, and one episode played this many more times,
+# before the run stops (a worker that dies every time is a bug to read in its log, not bad luck).
+MAX_RESTARTS = 8
+MAX_TASK_RETRIES = 3
+# Passed to every worker: models load offline (as prag.retrieval.embed does in this process),
+# and what the driver's environment says about keys and data.
+_WORKER_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_WAIT_POLICY": "PASSIVE"}
+_FORWARDED_ENV = ("OPENAI_API_KEY", "ALFWORLD_DATA")
+
+
+@dataclass(frozen=True)
+class RoundSnapshot:
+    """What a round's workers read, frozen when the round begins."""
+
+    round: int
+    index: ExperienceIndex  # every stored episode; visibility picks the round's
+    corrections: dict[str, CorrectionSource]  # by domain, without their store and cache
+    answers: dict[str, CachedAnswer] | None  # the answer cache by key; None when it is off
+    asker: AskPolicyRecord | None  # the learned ask policy's record (--ask learned)
+    places: dict[str, list[tuple[str, int]]]  # the semantic memory: places by kind, as the round sees them
+
+    def ranking(self, visibility: Visibility) -> Ranking:
+        """The semantic memory's ranking of places for a kind, as `store.places.ranked` gives it
+        for the round's visibility (the only one its episodes have)."""
+        return lambda kind: self.places.get(kind.strip().lower(), [])
+
+
+def frozen_index(index: ExperienceIndex) -> ExperienceIndex:
+    """A copy of `index` that can be shipped: its arrays shared, without the step codes (a faiss
+    index and a thread pool) and the scene-hash map that only `refresh` needs. Queries on it
+    are exact."""
+    frozen = copy.copy(index)
+    vars(frozen).update(_ann=None, _scene_row={})
+    return frozen
+
+
+def detached(source: CorrectionSource) -> CorrectionSource:
+    """A copy of a correction source that can be shipped: its corrections and vectors, without
+    the store and cache it was read with (the worker gives it its own cache)."""
+    shipped = copy.copy(source)
+    vars(shipped).update(store=None, cache=None)
+    return shipped
+
+
+class WorkerVectors(EmbeddingCache):
+    """Query vectors in a worker, which has no store: encoded on first use, kept for the process."""
+
+    def __init__(self, encoder: Encoder) -> None:  # no store to read or write
+        self.encoder = encoder
+        self.read_only = True
+        self._memo: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def vectors_by_hash(self, hashes: Sequence[str], texts_of: Callable[[list[str]], dict[str, str]]) -> np.ndarray:
+        with self._lock:
+            missing = [digest for digest in dict.fromkeys(hashes) if digest not in self._memo]
+        if missing:
+            texts = texts_of(missing)
+            fresh = dict(zip(missing, self.encoder.encode([texts[h] for h in missing])))
+            with self._lock:
+                self._memo.update(fresh)
+        if not hashes:
+            return np.zeros((0, self.encoder.dim), dtype=np.float32)
+        return np.stack([self._memo[digest] for digest in hashes])
+
+
+class RoundExperiences(ExperienceSource):
+    """Retrieval in a worker: the round's frozen index and the records of its visible episodes."""
+
+    def __init__(self, index: ExperienceIndex, records: dict[int, EpisodeRecord], vectors: WorkerVectors,
+                 mode: Mode, k: int) -> None:  # no store: all the round may read came with it
+        self.index = index
+        self._episodes = records
+        self.cache = vectors
+        self.mode = mode
+        self.k = k
+
+    def refresh(self) -> int:
+        return 0  # frozen for the round
+
+    def retrieve(self, goal: str, scene: str, visibility: Visibility, k: int | None = None) -> list[Experience]:
+        if self.index.size == 0:
+            return []  # nothing stored yet (round 0): no query to encode
+        return super().retrieve(goal, scene, visibility, k)
+
+    def _episode(self, episode_id: int) -> EpisodeRecord:
+        return self._episodes[episode_id]  # every visible episode's record came with the round
+
+
+# Loaded once per worker process, whatever its actors and rounds (a restarted actor is a new process).
+_ENCODERS: dict[str, Encoder] = {}
+_LLMS: dict[tuple[str, str | None, float, int], LLM] = {}
+_ASKERS: dict[tuple[str, int], AskPolicy] = {}
+
+
+def process_llm(config: RunConfig, url: str | None) -> LLM:
+    """The LLM of this process for server `url`: a local model is loaded once per process."""
+    execution = config.execution
+    key = (config.experiment.llm, url, execution.llm_timeout, execution.llm_retries)
+    if key not in _LLMS:
+        _LLMS[key] = build_llm(config.experiment.llm, execution, url=url)
+    return _LLMS[key]
+
+
+def process_asker(record: AskPolicyRecord) -> AskPolicy:
+    """The learned ask policy a record holds, loaded once per process."""
+    from prag.run.asker import learned_policy  # loads stable-baselines3: only when asked for
+
+    key = (record.name, record.version or 0)
+    if key not in _ASKERS:
+        _ASKERS[key] = learned_policy(record)
+    return _ASKERS[key]
+
+
+class EpisodeWorker:
+    """A Ray actor's process: plays the run's episodes one at a time, each with its own
+    environment and agent, retrieving from the snapshot of the episode's round.
+
+    `llm` stands in for the LLM the config names (a scripted stand-in in tests)."""
+
+    def __init__(self, run_id: str, config: RunConfig, llm: LLM | None = None) -> None:
+        self.run_id = run_id
+        self.config = config
+        self.injected_llm = llm
+        self.sources: dict[str, TaskSource] = {}
+        self.records: dict[int, EpisodeRecord] = {}
+        self.resolved: set[str] = set()  # the objects (by id) already read
+        self.snapshot: RoundSnapshot | None = None
+        self.known_answers: dict[str, CachedAnswer] | None = None
+        model = config.retrieval.embedding_model
+        self.vectors = WorkerVectors(_ENCODERS.setdefault(model, Encoder(model)))  # loads on first query
+
+    def pid(self) -> int:
+        """This worker's process id (for tests that kill it)."""
+        return os.getpid()
+
+    def play(self, parts: list[Any], round_: int, spec: TaskSetSpec, task: Task, url: str | None
+             ) -> tuple[EpisodeRecord, list[AnswerEvent]]:
+        """Play `task` in round `round_` of `spec`; `parts` are the round's snapshot and record
+        objects (refs inside a list, so that Ray hands them over unresolved), `url` the server."""
+        snapshot = self._resolve(parts)
+        retrieval = self.config.retrieval
+        experiences = RoundExperiences(snapshot.index, self.records, self.vectors, check_mode(retrieval.mode), retrieval.k)
+        llm = self.injected_llm or process_llm(self.config, url)
+        book = AnswerSnapshot(self.known_answers) if self.known_answers is not None else None
+        players = Players(
+            CachedLLM(llm, book) if book is not None else llm, experiences, snapshot.corrections, snapshot.ranking,
+            process_asker(snapshot.asker) if snapshot.asker is not None else None,
+        )
+        phase = Phase(round_, spec, [], self._source(spec))
+        record = play_task(self.run_id, self.config, phase, task, players)
+        return record, book.events if book is not None else []
+
+    def _resolve(self, parts: list[Any]) -> RoundSnapshot:
+        import ray
+
+        snapshot_ref, *record_refs = parts
+        for ref in record_refs:
+            if ref.hex() not in self.resolved:
+                self.records.update(ray.get(ref))
+                self.resolved.add(ref.hex())
+        if snapshot_ref.hex() not in self.resolved:
+            snapshot: RoundSnapshot = ray.get(snapshot_ref)
+            for source in snapshot.corrections.values():
+                source.cache = self.vectors
+            self.snapshot = snapshot
+            self.known_answers = dict(snapshot.answers) if snapshot.answers is not None else None
+            self.resolved.add(snapshot_ref.hex())
+        assert self.snapshot is not None
+        return self.snapshot
+
+    def _source(self, spec: TaskSetSpec) -> TaskSource:
+        key = str(spec.path)
+        if key not in self.sources:
+            self.sources[key] = spec.open(max_steps=self.config.experiment.max_steps)
+        return self.sources[key]
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise PragError("--executor ray needs Ray: pip install -e '.[ray]' (or pip install 'prag[ray]')") from None
+    return ray
+
+
+class RayRounds:
+    """Plays a runner's rounds on Ray (see the module's docstring): joins the cluster the config
+    names, or starts a local one with a CPU per worker, unless this process already joined one."""
+
+    def __init__(self, runner: Runner) -> None:
+        ray = _ray()
+        self.runner = runner
+        execution = runner.config.execution
+        self.started = not ray.is_initialized()
+        if self.started:
+            where = {"address": execution.ray_address} if execution.ray_address else {"num_cpus": execution.workers}
+            env = {**_WORKER_ENV, **{name: os.environ[name] for name in _FORWARDED_ENV if name in os.environ}}
+            ray.init(**where, runtime_env={"env_vars": env}, include_dashboard=False, log_to_driver=False,
+                     logging_level="WARNING")
+        self.actors: list[Any] = []
+        self.shipped: set[int] = set()  # episodes whose records workers have
+        self.record_refs: list[Any] = []
+        cpus = ray.cluster_resources().get("CPU", 0)
+        if cpus < execution.workers:  # the actors beyond would never start, nor their episodes end
+            self.close()
+            raise PragError(f"the Ray cluster has {cpus:g} CPUs for --workers {execution.workers}: "
+                            f"give at most {cpus:g} workers, or add machines (`ray start --address ...`)")
+
+    def play_round(self, phase: Phase, tasks: list[Task]) -> Iterator[EpisodeDone]:
+        """The round's episodes, in the order they finish."""
+        ray = _ray()
+        if not tasks:
+            return
+        parts = [ray.put(self._snapshot(phase)), *self._new_records(phase)]
+        if not self.actors:
+            self.actors = [self._worker() for _ in range(self.runner.config.execution.workers)]
+        queue, idle = deque(tasks), list(self.actors)
+        running: dict[Any, tuple[Task, str | None, Any]] = {}
+        servers = self.runner.servers
+        try:
+            while queue or running:
+                while queue and idle:
+                    actor, task, url = idle.pop(0), queue.popleft(), servers.acquire()
+                    running[actor.play.remote(parts, phase.round, phase.spec, task, url)] = (task, url, actor)
+                [ref], _ = ray.wait(list(running), num_returns=1)
+                task, url, actor = running.pop(ref)
+                servers.release(url)
+                idle.append(actor)
+                record, answers = self._result(ref, task)
+                yield EpisodeDone(record, phase, answers)
+        finally:
+            for _, url, _ in running.values():
+                servers.release(url)
+            if running:  # stopped early (Ctrl-C, an error): the episodes under way are dropped
+                self._kill_actors()
+
+    def _result(self, ref: Any, task: Task) -> tuple[EpisodeRecord, list[AnswerEvent]]:
+        ray = _ray()
+        try:
+            return ray.get(ref)
+        except ray.exceptions.RayTaskError as exc:
+            if isinstance(exc.cause, PragError):
+                raise exc.cause from None  # says what to do (an LLM server down, ...)
+            raise
+        except ray.exceptions.RayActorError as exc:
+            raise PragError(
+                f"a Ray worker died {MAX_TASK_RETRIES + 1} times playing {task.task_id} ({exc.__class__.__name__}): "
+                f"read its log (ray logs, or /tmp/ray/session_latest/logs on its machine)"
+            ) from None
+
+    def _snapshot(self, phase: Phase) -> RoundSnapshot:
+        runner = self.runner
+        config = runner.config
+        learned = config.agent.ask == "learned"
+        asker = runner.store.ask_policies.get(*asker_key(config.agent.asker)) if learned else None
+        visible = {"run_id": runner.run.id, "before_round": phase.round, "include_runs": config.retrieval.include_runs}
+        places = runner.store.places
+        return RoundSnapshot(
+            phase.round, frozen_index(runner.experiences.index),
+            {domain: detached(source) for domain, source in runner.corrections.items()},
+            runner.store.answers.snapshot() if config.execution.answer_cache else None, asker,
+            {kind: places.ranked(kind, **visible) for kind, _ in places.kinds(**visible)},
+        )
+
+    def _new_records(self, phase: Phase) -> list[Any]:
+        """Refs of every record the round may retrieve: the objects of earlier rounds, and one
+        more with the episodes that became visible since."""
+        ray = _ray()
+        runner = self.runner
+        index = runner.experiences.index
+        visible = Visibility(runner.run.id, phase.round, runner.config.retrieval.include_runs)
+        new = [int(i) for i in index.ids[index.visible_mask(visible)] if int(i) not in self.shipped]
+        if new:
+            self.record_refs.append(ray.put({i: runner.store.episode(i) for i in new}))
+            self.shipped.update(new)
+        return self.record_refs
+
+    def _worker(self) -> Any:
+        ray = _ray()
+        remote = ray.remote(EpisodeWorker).options(
+            num_cpus=1, max_restarts=MAX_RESTARTS, max_task_retries=MAX_TASK_RETRIES
+        )
+        return remote.remote(self.runner.run.id, self.runner.config, self.runner.injected_llm)
+
+    def _kill_actors(self) -> None:
+        ray = _ray()
+        for actor in self.actors:
+            ray.kill(actor, no_restart=True)
+        self.actors = []
+
+    def close(self) -> None:
+        """Stop the workers, and the local cluster if this started it."""
+        ray = _ray()
+        if ray.is_initialized():
+            self._kill_actors()
+            if self.started:
+                ray.shutdown()

@@ -543,18 +543,27 @@ class _StepCodes:
         import faiss
 
         n = len(self.shards)
-        for s, shard in enumerate(self.shards):
+
+        def pack(s: int) -> None:  # on the shard's thread: the shards are packed side by side
+            shard = self.shards[s]
             assert shard.ntotal == (first_row - s + n - 1) // n, "step rows must be added in order"
             mine = np.ascontiguousarray(codes[(s - first_row) % n :: n])
             if not len(mine):
-                continue
+                return
             # Fast scan packs codes in blocks and cannot take them as they are: a flat PQ index
-            # takes them, converts, and is merged in.
+            # takes them and converts. Merging into an empty shard repacks (3.5 s a million rows
+            # against 0.5 s to convert), so an empty shard is replaced instead.
             flat = faiss.IndexPQ(self.trained.d, self.trained.pq.M, 4, faiss.METRIC_INNER_PRODUCT)
             flat.pq = self.trained.pq
             flat.is_trained = True
             flat.add_sa_codes(mine)
-            shard.merge_from(faiss.IndexPQFastScan(flat))
+            packed = faiss.IndexPQFastScan(flat)
+            if shard.ntotal:
+                shard.merge_from(packed)
+            else:
+                self.shards[s] = packed
+
+        list(self._workers.map(pack, range(n)))
 
     def search(self, vector: np.ndarray, count: int, then: Callable[[np.ndarray], _T]) -> list[_T]:
         """`then(rows)` of each shard's share of the `count` steps with the highest inner product

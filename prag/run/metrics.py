@@ -23,15 +23,18 @@ Definitions, for the N episodes of one round of one run:
 - Steps by source: how many actions each knowledge source chose (the first field of each of
   the episode's `decisions`: episode, correction, find, search, llm, person); the actions of an
   episode stored before decisions were recorded were all the LLM's.
+- A person's effort (Soar ITL): their instructions, the words in them and their yes/no answers,
+  summed over the round's episodes (each episode's `effort`; none where it was not recorded).
 """
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
+from prag.agent.person import Effort
 from prag.store.records import EpisodeRecord
 
 
@@ -73,6 +76,7 @@ class RoundMetrics:
     seconds: float
     llm_seconds: float
     sources: tuple[tuple[str, int], ...] = ()  # (who chose, actions), most first
+    effort: Effort = field(default_factory=Effort)  # what a person's instructions and yes/no cost
 
     @property
     def episodes(self) -> int:
@@ -136,6 +140,7 @@ class RoundMetrics:
             "llm_seconds_per_step": self.llm_seconds_per_step,
             "other_seconds_per_step": self.other_seconds_per_step,
             "steps_by_source": dict(self.sources),
+            "person_effort": self.effort.as_dict(),
             "by_type": [
                 {
                     "task_type": t.task_type,
@@ -181,6 +186,11 @@ def steps_by_source(episodes: Iterable[EpisodeRecord]) -> Counter[str]:
     return counts
 
 
+def person_effort(episodes: Iterable[EpisodeRecord]) -> Effort:
+    """A person's instructions, words and yes/no answers over the episodes."""
+    return sum((Effort(**episode.extra["effort"]) for episode in episodes if "effort" in episode.extra), Effort())
+
+
 def _round_metrics(run_id: str, round_: int, group: list[EpisodeRecord]) -> RoundMetrics:
     types: dict[str, list[EpisodeRecord]] = defaultdict(list)
     for episode in group:
@@ -201,6 +211,7 @@ def _round_metrics(run_id: str, round_: int, group: list[EpisodeRecord]) -> Roun
         seconds=sum(e.seconds for e in group),
         llm_seconds=sum(e.llm_seconds for e in group),
         sources=tuple(sorted(steps_by_source(group).items(), key=lambda item: (-item[1], item[0]))),
+        effort=person_effort(group),
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from prag.agent.person import Effort
 from prag.errors import PragError
 from prag.run.config import train_spec
 from prag.run.metrics import RoundMetrics, Transition, round_metrics, transitions
@@ -204,6 +205,23 @@ def sources_table(comparison: Comparison) -> Table:
     return table
 
 
+def effort_table(comparison: Comparison) -> Table:
+    """A person's effort per round (Soar ITL): instructions, words, yes/no answers, per episode."""
+    table = Table(title="a person's effort per episode")
+    for column in ("run", "round", "instructions", "words", "yes/no answers"):
+        table.add_column(column, justify="left" if column == "run" else "right")
+    for run in comparison.runs:
+        rounds = comparison.rounds_of(run.id)
+        for n, r in enumerate(rounds):
+            effort = r.effort
+            table.add_row(
+                escape(run.id), comparison.round_label(run.id, r.round),
+                *(_num(count / r.episodes, 1) for count in (effort.instructions, effort.words, effort.answers)),
+                end_section=n == len(rounds) - 1,
+            )
+    return table
+
+
 def transitions_table(comparison: Comparison) -> Table:
     table = Table(title="transitions between rounds (tasks matched by id)")
     for column in ("run", "r", "r+m", "won in r, then won in r+m", "lost in r, then won in r+m"):
@@ -224,5 +242,7 @@ def tables(comparison: Comparison) -> list[Table]:
     shown = [runs_table(comparison), rounds_table(comparison)]
     if len(comparison.runs) > 1:
         shown.append(side_by_side_table(comparison))
-    shown += [types_table(comparison), sources_table(comparison), transitions_table(comparison)]
-    return shown
+    shown += [types_table(comparison), sources_table(comparison)]
+    if any(r.effort != Effort() for r in comparison.rounds):  # only runs a person took part in
+        shown.append(effort_table(comparison))
+    return shown + [transitions_table(comparison)]

@@ -194,7 +194,6 @@ def main() -> None:
                     rows.append((int(index.ids[e]), np.array(index.goals[e]), list(np.array(index.scenes[index.step_vec[lo:hi]]))))
                 naive_t, naive_r = timed(lambda q: naive_top_k(rows, *q), queries[: args.naive_queries])
                 assert naive_r == exact_r[: args.naive_queries], "naive loop and exact index disagree"
-                del rows
             db_mb = path.stat().st_size / 2**20
         gb = index.scenes.nbytes / 1e9
         print(f"\n{size:>7} episodes x {STEPS} steps  store {db_mb:7.0f} MB  built {built:6.1f} s  index files {files_mb:6.0f} MB"

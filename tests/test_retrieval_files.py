@@ -46,7 +46,10 @@ def open_index(store: Store, *, persist: bool = True) -> tuple[ExperienceIndex, 
     return ExperienceIndex.from_store(store, cache, persist=persist, **ANN), cache
 
 
-def answers(index: ExperienceIndex, seed: int = 9, visibility: Visibility = Visibility()) -> list[list[tuple]]:
+EVERYTHING = Visibility()
+
+
+def answers(index: ExperienceIndex, seed: int = 9, visibility: Visibility = EVERYTHING) -> list[list[tuple]]:
     """Exact and approximate top-5 of 10 random queries, as (episode, score rounded, best step)."""
     rng = np.random.default_rng(seed)
     found = []

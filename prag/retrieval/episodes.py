@@ -45,7 +45,7 @@ def never_opened(graphs: Iterable[Iterable[Triple]]) -> list[str]:
 
 
 class ExperienceSource:
-    """Retrieval for one run: an in-memory index over the store, refreshed between rounds.
+    """Retrieval for one run: an index over the store (kept in files beside it), refreshed between rounds.
 
     Safe to query from parallel episodes: the index only changes in `refresh()`, which the
     runner calls between rounds, and the cache writes nothing (the runner stores vectors

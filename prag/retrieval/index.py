@@ -125,7 +125,7 @@ class ExperienceIndex:
         self.rebuilt: str | None = None  # why the last refresh rebuilt the index's files, if it did
         self._reset(dim)
 
-    def _reset(self, dim: int, files: "IndexFiles | None" = None) -> None:
+    def _reset(self, dim: int, files: IndexFiles | None = None) -> None:
         self.dim = dim
         self.model: str | None = None  # the encoder whose vectors these are
         self.last_id = 0
@@ -156,21 +156,21 @@ class ExperienceIndex:
     @classmethod
     def from_store(
         cls,
-        store: "Store",
-        cache: "EmbeddingCache",
+        store: Store,
+        cache: EmbeddingCache,
         *,
         ann: bool = True,
         ann_min_episodes: int = 2_000,
         ann_candidates: int = 6_000,
         ann_shards: int | None = None,
         persist: bool = True,
-    ) -> "ExperienceIndex":
+    ) -> ExperienceIndex:
         index = cls(ann=ann, ann_min_episodes=ann_min_episodes, ann_candidates=ann_candidates,
                     ann_shards=ann_shards, persist=persist)
         index.refresh(store, cache)
         return index
 
-    def refresh(self, store: "Store", cache: "EmbeddingCache") -> int:
+    def refresh(self, store: Store, cache: EmbeddingCache) -> int:
         """Bring the index up to the store: take the episodes added since, from the index's files
         when another process appended them already, else from the store (appending them to the
         files); start again from the store when episodes it holds were deleted or replaced, or its
@@ -193,7 +193,7 @@ class ExperienceIndex:
                 self._committed = self._files.rows()
         return self.size - before
 
-    def _folder(self, store: "Store", model: str) -> Path | None:
+    def _folder(self, store: Store, model: str) -> Path | None:
         """The folder of the index's files, or None to keep the index in memory (an in-memory store,
         or a store whose folder cannot be written)."""
         if not self.persist or str(store.path) == ":memory:":
@@ -206,7 +206,7 @@ class ExperienceIndex:
             return None
         return folder
 
-    def _sync(self, store: "Store", model: str, folder: Path | None) -> bool:
+    def _sync(self, store: Store, model: str, folder: Path | None) -> bool:
         """Match the index to what may be trusted: the files (when they hold the store's episodes),
         or else nothing. Returns whether the episodes held before are still held."""
         if folder is None:
@@ -235,7 +235,7 @@ class ExperienceIndex:
         self._committed = files.rows()
         return kept
 
-    def _mismatch(self, header: dict, store: "Store", model: str) -> str | None:
+    def _mismatch(self, header: dict, store: Store, model: str) -> str | None:
         """Why files with this header do not hold the store's episodes by `model` (None: they do)."""
         try:
             if header["model"] != model:
@@ -246,7 +246,7 @@ class ExperienceIndex:
             return f"meta.json lacks {exc}"
         return None
 
-    def _adopt(self, files: "IndexFiles", extend: bool) -> None:
+    def _adopt(self, files: IndexFiles, extend: bool) -> None:
         """Map the files' committed rows; `extend`: they begin with the rows held now (one generation)."""
         header = files.header
         lookup, codes = self._scene_rows, self._ann
@@ -272,7 +272,7 @@ class ExperienceIndex:
                 self._columns[name] = values if not len(held) else np.concatenate([held, values])
         self._derive()
 
-    def _add(self, rows: "IndexRows", store: "Store", cache: "EmbeddingCache") -> None:
+    def _add(self, rows: IndexRows, store: Store, cache: EmbeddingCache) -> None:
         """Append the rows of episodes new to the index, with their vectors."""
         goal_vectors = cache.vectors_by_hash(rows.goal_hashes, store.texts)
         if not self.size:  # the first vectors fix the dimension (the model's)
@@ -361,7 +361,7 @@ class ExperienceIndex:
             self._ann = _StepCodes(self._columns["codebook"], self.ann_shards)
             self._ann.add(self._columns["codes"], 0)
 
-    def in_memory(self) -> "ExperienceIndex":
+    def in_memory(self) -> ExperienceIndex:
         """A copy with every array in memory and no files: to ship to machines that do not see the
         store's folder (it pickles as its arrays: 3.4 GB at 100k episodes x 20 steps)."""
         state = self.__getstate__()

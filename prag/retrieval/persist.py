@@ -90,7 +90,7 @@ class IndexFiles:
         self.header = header
 
     @classmethod
-    def load(cls, folder: Path) -> "IndexFiles":
+    def load(cls, folder: Path) -> IndexFiles:
         """The committed files; `Unusable` when there are none, or they do not match their meta."""
         try:
             meta = json.loads((folder / "meta.json").read_text())
@@ -115,7 +115,7 @@ class IndexFiles:
         return files
 
     @classmethod
-    def create(cls, folder: Path) -> "IndexFiles":
+    def create(cls, folder: Path) -> IndexFiles:
         """A new, empty generation (committed by `commit`, which then removes the older ones)."""
         folder.mkdir(parents=True, exist_ok=True)
         known = [int(m.group(1)) for p in folder.iterdir() if (m := re.match(r"g(\d+)\.", p.name))]

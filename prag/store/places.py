@@ -5,9 +5,10 @@ shows where things are), through the family's `Domain` (`placed` says where a th
 held is, `kind` strips the instance number: "apple 1" in "fridge 1" -> ("apple", "fridge")), up
 to the step the agent first holds the thing (after that, its place is the agent's doing).
 A thing seen in one place over many steps counts once for that episode, so a count is a number
-of episodes. Table `places` (migration 7): one row per (episode, kind, place), written in the
-transaction that stores the episode, deleted with it, rebuilt by `prag import` (which stores
-episodes the ordinary way) rather than exported. `store.places.ranked(...)` sees episodes under
+of episodes. Table `places` (migration 7): one row per (episode, kind, place), with the episode's
+run, round and source for the progressive rule, written in the transaction that stores the
+episode, deleted with it, rebuilt by `prag import` (which stores episodes the ordinary way)
+rather than exported. `store.places.ranked(...)` sees episodes under
 the same progressive rule as retrieval (`prag.retrieval.index.Visibility`).
 
 An episode's family comes from its `extra["env"]` (the runner records it); episodes stored
@@ -74,11 +75,12 @@ def _spec(name_or_path: str) -> tuple[str, str] | None:
     return spec.name, spec.env
 
 
-def add(conn: sqlite3.Connection, episode_id: int, pairs: Iterable[tuple[str, str]]) -> None:
-    """Write an episode's (kind, place) pairs, in the transaction under way."""
+def add(conn: sqlite3.Connection, episode: tuple[int, str, int, str], pairs: Iterable[tuple[str, str]]) -> None:
+    """Write an episode's (kind, place) pairs, in the transaction under way; `episode` is its
+    (id, run_id, round, source), kept on each row so that a lookup reads the index alone."""
     conn.executemany(
-        "insert or ignore into places (episode_id, kind, place) values (?, ?, ?)",
-        [(episode_id, kind, place) for kind, place in sorted(pairs)],
+        "insert or ignore into places (episode_id, run_id, round, source, kind, place) values (?, ?, ?, ?, ?, ?)",
+        [(*episode, kind, place) for kind, place in sorted(pairs)],
     )
 
 
@@ -88,15 +90,16 @@ def record_places(conn: sqlite3.Connection, episode_id: int, episode: EpisodeRec
         return  # a store at an older schema (migration tests pin one): migration 7 fills the table from the episodes
     config = conn.execute("select config from runs where id = ?", [episode.run_id]).fetchone()
     family = family_of(episode.extra, json.loads(config[0] or "{}") if config else {})
-    add(conn, episode_id, found(family, (step.triples for step in episode.steps)))
+    key = (episode_id, episode.run_id, episode.round, episode.source)
+    add(conn, key, found(family, (step.triples for step in episode.steps)))
 
 
 def backfill(conn: sqlite3.Connection) -> None:
     """Fill the table from every stored episode's steps (migration 7); a step without triples
     (never the case after migration 4) is read from its text."""
     configs = {run_id: json.loads(config or "{}") for run_id, config in conn.execute("select id, config from runs")}
-    episodes = conn.execute("select id, run_id, extra from episodes order by id").fetchall()
-    for episode_id, run_id, extra in episodes:
+    episodes = conn.execute("select id, run_id, round, source, extra from episodes order by id").fetchall()
+    for episode_id, run_id, round_, source, extra in episodes:
         family = family_of(json.loads(extra or "{}"), configs.get(run_id, {}))
         if family not in DOMAINS:
             continue
@@ -105,7 +108,7 @@ def backfill(conn: sqlite3.Connection) -> None:
             [tuple(triple) for triple in json.loads(graph)["triples"]] if graph else scene_from_text(scene)[1]
             for graph, scene in steps
         )
-        add(conn, episode_id, found(family, graphs))
+        add(conn, (episode_id, run_id, round_, source), found(family, graphs))
 
 
 class Places:
@@ -123,8 +126,7 @@ class Places:
         where, params = _visible(run_id, before_round, include_runs)
         with self.store.lock:
             rows = self.store.db.execute(
-                "select p.place, count(*) as n from places p join episodes e on e.id = p.episode_id "
-                f"where p.kind = ? and {where} group by p.place order by n desc, p.place",
+                f"select place, count(*) as n from places where kind = ? and {where} group by place order by n desc, place",
                 [kind.strip().lower(), *params],
             ).fetchall()
         return [(place, int(n)) for place, n in rows]
@@ -138,20 +140,20 @@ class Places:
         where, params = _visible(run_id, before_round, include_runs)
         with self.store.lock:
             rows = self.store.db.execute(
-                "select p.kind, count(distinct p.episode_id) as n from places p join episodes e on e.id = p.episode_id "
-                f"where {where} group by p.kind order by n desc, p.kind limit ?",
+                f"select kind, count(distinct episode_id) as n from places where {where} "
+                "group by kind order by n desc, kind limit ?",
                 [*params, -1 if limit is None else limit],
             ).fetchall()
         return [(kind, int(n)) for kind, n in rows]
 
 
 def _visible(run_id: str | None, before_round: int, include_runs: Sequence[str]) -> tuple[str, list[Any]]:
-    """The SQL condition on episodes `e` of the progressive rule, with its parameters."""
+    """The SQL condition on `places` rows of the progressive rule, with its parameters."""
     if run_id is None:
-        return "e.source = 'agent'", []
+        return "source = 'agent'", []
     included = list(include_runs)
     marks = ", ".join("?" for _ in included)
-    condition = "e.source = 'agent' and ((e.run_id = ? and e.round < ?)" + (
-        f" or e.run_id in ({marks}))" if included else ")"
+    condition = "source = 'agent' and ((run_id = ? and round < ?)" + (
+        f" or run_id in ({marks}))" if included else ")"
     )
     return condition, [run_id, before_round, *included]

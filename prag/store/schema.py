@@ -198,12 +198,15 @@ def _v6(db: sqlite_utils.Database) -> None:
 
 def _v7(db: sqlite_utils.Database) -> None:
     # Semantic memory of where things are (prag.store.places): one row per (episode, kind of thing,
-    # kind of place) its scene graphs showed, looked up by kind; filled here from the stored episodes.
+    # kind of place) its scene graphs showed, with the episode's run, round and source (never
+    # changed once stored) so that a lookup by kind under the progressive rule reads this index
+    # alone; filled here from the stored episodes.
     db.execute(
-        "create table places (episode_id integer not null references episodes(id), kind text not null, "
-        "place text not null, primary key (episode_id, kind, place))"
+        "create table places (episode_id integer not null references episodes(id), run_id text not null, "
+        "round integer not null, source text not null, kind text not null, place text not null, "
+        "primary key (episode_id, kind, place))"
     )
-    db.execute("create index places_kind on places (kind, episode_id, place)")
+    db.execute("create index places_kind on places (kind, source, run_id, round, place, episode_id)")
     backfill(db.conn)
 
 

@@ -119,6 +119,12 @@ def test_another_process_appends_are_taken_from_the_files(stored):
         assert ahead.size == 263
         assert behind.refresh(store, behind_cache) == 3 and behind_cache.asked == 1560  # its own build only
         assert answers(behind) == answers(ahead)
+        # A scene first stored by the other process is known by its row, not added again.
+        scenes = len(behind.scenes)
+        add_random_episode(store, rng, MODEL, DIM, run_id="r1", task_id="again", goal="goal again",
+                           scenes=("scene 262.0", "a scene never seen"))
+        assert behind.refresh(store, behind_cache) == 1 and len(behind.scenes) == scenes + 1
+        assert behind.step_vec[-2] == ahead.step_vec[ahead.step_start[-2]]
 
 
 def corrupt_truncate(folder, other):
@@ -233,13 +239,13 @@ def test_scene_rows_find_every_key_across_sorts_and_prefix_collisions():
     rng = np.random.default_rng(7)
     keys = rng.integers(0, 256, size=(120_000, 32), dtype=np.uint8)
     keys[1, :8] = keys[0, :8]  # the same 64-bit prefix, another hash
-    held = keys[:1000]
-    rows = retrieval._SceneRows(held)
-    for lo in range(1000, 120_000, 30_000):  # the third batch passes the re-sort threshold
-        batch = keys[lo : lo + 30_000]
+    rows = retrieval._SceneRows()
+    for lo, hi in ((0, 1000), (1000, 31_000), (31_000, 31_005), (31_005, 120_000)):  # in the dict, then sorted
+        batch = keys[lo:hi]
         assert (rows.find(batch, keys[:lo]) == -1).all()
-        rows.add(batch, lo)
-    assert rows.find(keys, keys).tolist() == list(range(120_000))
+        rows.add(batch)
+        assert rows.find(batch, keys[:hi]).tolist() == list(range(lo, hi))
+    assert rows.size == 120_000 and rows.find(keys, keys).tolist() == list(range(120_000))
     stranger = keys[:1].copy()
     stranger[0, 20] ^= 1  # a known prefix, an unknown hash
     assert rows.find(stranger, keys).tolist() == [-1]

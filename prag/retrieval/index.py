@@ -277,10 +277,12 @@ class ExperienceIndex:
         goal_vectors = cache.vectors_by_hash(rows.goal_hashes, store.texts)
         if not self.size:  # the first vectors fix the dimension (the model's)
             self.dim = goal_vectors.shape[1]
+        held = self._columns["scene_keys"].reshape(-1, 32)
         if self._scene_rows is None:
-            self._scene_rows = _SceneRows(self._columns["scene_keys"].reshape(-1, 32))
+            self._scene_rows = _SceneRows()
+        self._scene_rows.add(held[self._scene_rows.size :])  # rows another process appended, or all
         hashes = list(dict.fromkeys(rows.step_scene_hashes))
-        found = self._scene_rows.find(_keys(hashes), self._columns["scene_keys"].reshape(-1, 32))
+        found = self._scene_rows.find(_keys(hashes), held)
         new = [h for h, row in zip(hashes, found) if row < 0]
         row_of = {h: int(row) for h, row in zip(hashes, found) if row >= 0}
         first_new_scene = len(self.scenes)
@@ -307,7 +309,7 @@ class ExperienceIndex:
             "scenes": np.ascontiguousarray(cache.vectors_by_hash(new, store.texts), dtype=np.float32).reshape(-1, self.dim),
             "scene_keys": new_keys,
         })
-        self._scene_rows.add(new_keys, first_new_scene)
+        self._scene_rows.add(new_keys)
 
     def _codes_of(self, names: list[str]) -> np.ndarray:
         for name in names:
@@ -633,24 +635,18 @@ def _one_thread() -> Iterator[None]:
 
 
 class _SceneRows:
-    """The row of each scene vector by the sha256 of its text (32 bytes): sorted 64-bit prefixes
-    and their rows, plus a dict of those added since the last sort (a dict of every hash as a
-    string took 1 s and 300 MB to build at 2M scenes)."""
+    """The row of each scene vector by the sha256 of its text (32 bytes): rows 0 to n-1 as sorted
+    64-bit prefixes, the rows added since in a dict (a dict of every hash as a string took 1 s and
+    300 MB to build at 2M scenes)."""
 
-    def __init__(self, keys: np.ndarray) -> None:
+    def __init__(self) -> None:
         self._prefixes = np.zeros(0, dtype=np.uint64)
-        self._rows = np.zeros(0, dtype=np.int64)
-        self._recent: dict[bytes, int] = {}
-        self._sort(keys, 0)
-
-    def _sort(self, keys: np.ndarray, first_row: int) -> None:
-        prefixes = np.concatenate([self._prefixes, _prefixes(keys)])
-        rows = np.concatenate([self._rows, np.arange(first_row, first_row + len(keys), dtype=np.int64)])
-        order = np.argsort(prefixes, kind="stable")
-        self._prefixes, self._rows = prefixes[order], rows[order]
+        self._rows = np.zeros(0, dtype=np.int64)  # the sorted rows are rows 0 .. len(_rows) - 1
+        self._recent: dict[bytes, int] = {}  # and the rows after them
+        self.size = 0
 
     def find(self, keys: np.ndarray, held: np.ndarray) -> np.ndarray:
-        """The row of each key (-1: none); `held` is the key of every row (the sorted rows')."""
+        """The row of each key (-1: none); `held` is the key of every row."""
         found = np.full(len(keys), -1, dtype=np.int64)
         prefixes = _prefixes(keys)
         lo = np.searchsorted(self._prefixes, prefixes, "left")
@@ -665,14 +661,18 @@ class _SceneRows:
                     found[i] = row
         return found
 
-    def add(self, keys: np.ndarray, first_row: int) -> None:
-        """Rows first_row, first_row + 1, ... have these keys."""
-        self._recent.update((key.tobytes(), first_row + i) for i, key in enumerate(keys))
-        if len(self._recent) > max(50_000, len(self._rows) // 4):  # sorting again is O(n log n)
-            rows = sorted(self._recent.values())
-            recent = np.frombuffer(b"".join(sorted(self._recent, key=self._recent.__getitem__)), dtype=np.uint8)
-            self._recent = {}
-            self._sort(recent.reshape(-1, 32), rows[0])
+    def add(self, keys: np.ndarray) -> None:
+        """The keys of the next rows."""
+        first_row, self.size = self.size, self.size + len(keys)
+        if len(self._recent) + len(keys) <= max(50_000, len(self._rows) // 4):
+            self._recent.update((key.tobytes(), first_row + i) for i, key in enumerate(keys))
+            return
+        recent = b"".join(sorted(self._recent, key=self._recent.__getitem__))  # sorting again is O(n log n)
+        unsorted = np.concatenate([np.frombuffer(recent, dtype=np.uint8).reshape(-1, 32), keys])
+        prefixes = np.concatenate([self._prefixes, _prefixes(unsorted)])
+        rows = np.concatenate([self._rows, np.arange(len(self._rows), self.size, dtype=np.int64)])
+        order = np.argsort(prefixes, kind="stable")
+        self._prefixes, self._rows, self._recent = prefixes[order], rows[order], {}
 
 
 def _keys(hashes: Sequence[str]) -> np.ndarray:

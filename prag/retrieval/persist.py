@@ -88,6 +88,7 @@ class IndexFiles:
         self.generation = generation
         self.columns = columns
         self.header = header
+        self._unsynced: set[str] = set()  # columns appended to since the last commit
 
     @classmethod
     def load(cls, folder: Path) -> IndexFiles:
@@ -159,8 +160,7 @@ class IndexFiles:
                 handle.seek(end)
                 handle.write(values.tobytes())
                 handle.truncate()
-                handle.flush()
-                os.fsync(handle.fileno())
+            self._unsynced.add(name)
             column.rows += len(values)
             if end < HEAD_BYTES:
                 column.head = _head(path, column.rows * column.row_bytes)
@@ -168,6 +168,10 @@ class IndexFiles:
     def commit(self, header: dict[str, Any]) -> None:
         """Make the rows written so far count, with the index's header; then remove older generations."""
         self.header = header
+        for name in sorted(self._unsynced):  # the rows on disk before the meta that counts them
+            with open(self.path(name), "rb") as handle:
+                os.fsync(handle.fileno())
+        self._unsynced.clear()
         meta = {"format": FORMAT, "version": VERSION, "generation": self.generation,
                 "columns": {name: asdict(column) for name, column in self.columns.items()}, "header": header}
         temporary = self.folder / f"meta.json.{os.getpid()}"

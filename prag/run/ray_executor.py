@@ -9,8 +9,8 @@ extra actor or round trip is needed), and every episode that comes back is writt
 driver in its own transaction, as with threads.
 
 Once per round the driver puts into Ray's object store what the round may read: a
-`RoundSnapshot` (the index of the stored episodes, whose numpy arrays workers on a node map
-without copying; the corrections; the answer cache; the learned ask policy), and the records of
+`RoundSnapshot` (the index of the stored episodes as `shippable` makes it; the corrections; the
+answer cache; the learned ask policy; the semantic memory of places), and the records of
 the episodes that became visible since the last round (one object per round, so each record
 is shipped once for the whole run). Every call names the objects; an actor resolves each once,
 so a restarted actor just resolves them again. Round r's snapshot is built after round r-1's
@@ -79,13 +79,12 @@ class RoundSnapshot:
         return lambda kind: self.places.get(kind.strip().lower(), [])
 
 
-def frozen_index(index: ExperienceIndex) -> ExperienceIndex:
-    """A copy of `index` that can be shipped: its arrays shared, without the step codes (a faiss
-    index and a thread pool) and the scene-hash map that only `refresh` needs. Queries on it
-    are exact."""
-    frozen = copy.copy(index)
-    vars(frozen).update(_ann=None, _scene_row={})
-    return frozen
+def shippable(index: ExperienceIndex, one_machine: bool) -> ExperienceIndex:
+    """The index as the round's workers get it: on one machine as it is (over the store's files
+    it pickles as their paths and committed row counts, so workers map the round's rows of the
+    same files); across machines, which may not see the store's folder, as its arrays (a worker
+    maps them from its node's object store without copying)."""
+    return index if one_machine else index.in_memory()
 
 
 def detached(source: CorrectionSource) -> CorrectionSource:
@@ -311,11 +310,15 @@ class RayRounds:
         visible = {"run_id": runner.run.id, "before_round": phase.round, "include_runs": config.retrieval.include_runs}
         places = runner.store.places
         return RoundSnapshot(
-            phase.round, frozen_index(runner.experiences.index),
+            phase.round, shippable(runner.experiences.index, self._one_machine()),
             {domain: detached(source) for domain, source in runner.corrections.items()},
             runner.store.answers.snapshot() if config.execution.answer_cache else None, asker,
             {kind: places.ranked(kind, **visible) for kind, _ in places.kinds(**visible)},
         )
+
+    def _one_machine(self) -> bool:
+        """Whether the cluster is this machine alone (its workers see the store's folder)."""
+        return sum(1 for node in _ray().nodes() if node["Alive"]) == 1
 
     def _new_records(self, phase: Phase) -> list[Any]:
         """Refs of every record the round may retrieve: the objects of earlier rounds, and one

@@ -53,7 +53,7 @@ def goals_by_server(servers: list[FakeOpenAI]) -> list[set[str]]:
 
 
 def balanced_config(spec: str, urls: tuple[str, ...], executor: str = "threads") -> RunConfig:
-    return RunConfig(ExperimentConfig(spec=spec, rounds=1, llm="openai:m"), RetrievalConfig(mode="none", k=0),
+    return RunConfig(ExperimentConfig(spec=spec, rounds=1, llm="openai:m"), RetrievalConfig(mode="none", k=0, corrections=False),
                      execution=ExecutionConfig(workers=2, executor=executor, llm_urls=urls, answer_cache=False))
 
 

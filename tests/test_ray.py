@@ -37,9 +37,11 @@ def ray_cluster() -> str:
     ray.shutdown()
 
 
-def config(spec: str, executor: str, rounds: int = 1, workers: int = 2, **execution) -> RunConfig:
-    return RunConfig(ExperimentConfig(spec=spec, rounds=rounds), RetrievalConfig(mode="prag", k=2),
-                     execution=ExecutionConfig(workers=workers, executor=executor, **execution))
+def config(spec: str, executor: str, rounds: int = 1, workers: int = 2, mode: str = "none") -> RunConfig:
+    # No corrections: embedding the prior transcripts' instructions would load MiniLM in every
+    # worker, which only the test of retrieval needs.
+    return RunConfig(ExperimentConfig(spec=spec, rounds=rounds), RetrievalConfig(mode=mode, k=2, corrections=False),
+                     execution=ExecutionConfig(workers=workers, executor=executor))
 
 
 def play(db: Path, run_config: RunConfig, llm) -> list:
@@ -56,8 +58,8 @@ def play(db: Path, run_config: RunConfig, llm) -> list:
 def test_a_run_through_ray_stores_what_the_threads_store_each_round_from_its_own_snapshot(tmp_path, ray_cluster):
     spec = write_spec(tmp_path, "same", ["throw_away_trash", "collect_toys"])
     plans = plans_of(spec)
-    threads = play(tmp_path / "threads.db", config(spec, "threads", rounds=3, workers=1), ScriptedLLM(plan_follower(plans)))
-    rayed = play(tmp_path / "ray.db", config(spec, "ray", rounds=3), ScriptedLLM(plan_follower(plans)))
+    threads = play(tmp_path / "threads.db", config(spec, "threads", rounds=3, workers=1, mode="prag"), ScriptedLLM(plan_follower(plans)))
+    rayed = play(tmp_path / "ray.db", config(spec, "ray", rounds=3, mode="prag"), ScriptedLLM(plan_follower(plans)))
     assert rayed == threads
     assert len(rayed) == 6 and all(won for _, _, won, _, _ in rayed)
     # Round r retrieves from rounds < r only, and from all of them: the snapshot is its round's.
@@ -126,7 +128,7 @@ def test_a_driver_killed_mid_round_resumes_with_each_task_once(tmp_path, ray_clu
     script = tmp_path / "held_prag.py"
     # Held once 5 episodes are stored: the kill lands in round 1, whatever the machine's speed.
     script.write_text(HELD_RAY_CLI.format(tests=str(TESTS), spec=spec, db=str(db), episodes=5))
-    args = ["run", spec, "--store", str(db), "--rounds", "2", "--k", "2", "--name", "victim", "--no-prior",
+    args = ["run", spec, "--store", str(db), "--rounds", "2", "--mode", "none", "--name", "victim", "--no-corrections",
             "--executor", "ray", "--ray-address", ray_cluster, "--workers", "2"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS.parent), os.environ.get("PYTHONPATH")]))}
     process = subprocess.Popen([sys.executable, str(script), *args], cwd=tmp_path, env=env,
@@ -152,7 +154,7 @@ def test_ray_episodes_spread_over_two_servers_each_on_one(tmp_path, ray_cluster,
     other = FakeOpenAI()
     try:
         spec = write_spec(tmp_path, "spread", ["throw_away_trash", "collect_toys"], per_task=2, max_steps=2)
-        run_config = RunConfig(ExperimentConfig(spec=spec, rounds=1, llm="openai:m"), RetrievalConfig(mode="none", k=0),
+        run_config = RunConfig(ExperimentConfig(spec=spec, rounds=1, llm="openai:m"), RetrievalConfig(mode="none", k=0, corrections=False),
                                execution=ExecutionConfig(workers=2, executor="ray", llm_urls=(fake_openai.url, other.url)))
         with Store(tmp_path / "s.db") as store:
             Runner(store, start_run(store, run_config), run_config, encoder=minilm()).play()

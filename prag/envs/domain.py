@@ -208,6 +208,7 @@ GRID = Domain(
             r"(?P<sink>sink), then turn the sink off"
         ),
     ),
+    action_model="prag.envs.grid.model:problem",
 )
 
 TEXTWORLD = Domain(

@@ -206,7 +206,8 @@ def _goal_patterns() -> list[tuple[str, re.Pattern[str]]]:
     patterns = []
     for task_type in TASK_TYPES:
         for template in goal_library.gdict[task_type]["templates"]:
-            rx = re.escape(template)
+            # "in" and "on" are one link word here ("put some mug in cabinet" is read too).
+            rx = re.sub(r"\\ (?:in|on)\\ ", r" (?:in|on) ", re.escape(template))
             for slot in ("obj", "recep", "toggle"):
                 rx = rx.replace(re.escape("{" + slot + "}"), f"(?P<{slot}>[a-z]+)")
             patterns.append((task_type, re.compile(rx)))

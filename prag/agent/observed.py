@@ -96,6 +96,10 @@ class Observed:
                 self.searched.add(self.location)
 
     def _read_states(self, triples: Iterable[Triple]) -> None:
+        triples = list(triples)
+        # A thing in view shows all its states: they replace those seen of it before ("off" after "on").
+        for subject in {s for s, relation, _ in triples if relation == "is"}:
+            self.states[subject] = set()
         for subject, relation, state in triples:
             if relation != "is":
                 continue

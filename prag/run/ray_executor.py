@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -265,7 +266,11 @@ class RayRounds:
         ray = _ray()
         if not tasks:
             return
+        start = time.perf_counter()
+        shipped = len(self.shipped)
         parts = [ray.put(self._snapshot(phase)), *self._new_records(phase)]
+        self.runner.listener("snapshot", {"round": phase.round, "records": len(self.shipped) - shipped,
+                                          "seconds": time.perf_counter() - start})
         if not self.actors:
             self.actors = [self._worker() for _ in range(self.runner.config.execution.workers)]
         queue, idle = deque(tasks), list(self.actors)

@@ -15,7 +15,7 @@ instruction + search / search + LLM (no person) / instruction + LLM / all source
 completion rate, instructions, words, yes/no answers; and which source chose how many steps.
 
     python benchmarks/soar_itl.py [--spec alfworld-mini] [--difficulty tiny|easy|medium|hard]
-        [--llm local|scripted|SPEC] [--limit N] [--max-steps N] [--rounds N] [--conditions 1,2,...] [--json]
+        [--llm local|scripted|SPEC] [--limit N] [--per-type N] [--max-steps N] [--rounds N] [--conditions 1,2,...] [--json]
 
 --difficulty plays the spec's generated set at another room size (prag.envs.alfworld.gen).
 
@@ -212,6 +212,7 @@ def main() -> None:
     parser.add_argument("--llm", default="local", help="a --llm spec, or `scripted` (a random admissible action)")
     parser.add_argument("--difficulty", default=None, help="the generated set at this room size")
     parser.add_argument("--limit", type=int, default=None, help="the first N tasks of the spec")
+    parser.add_argument("--per-type", type=int, default=None, help="the first N tasks of each task type")
     parser.add_argument("--max-steps", type=int, default=None)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--conditions", default=",".join(str(i) for i in range(1, len(CONDITIONS) + 1)),
@@ -223,7 +224,10 @@ def main() -> None:
         ref = at_difficulty(args.spec, args.difficulty, Path(directory)) if args.difficulty else args.spec
         spec = load_spec(ref)
         source = spec.open(max_steps=args.max_steps)
-        tasks = source.tasks()[: args.limit]
+        tasks = source.tasks()
+        if args.per_type is not None:
+            tasks = [t for i, t in enumerate(tasks) if [u.task_type for u in tasks[:i]].count(t.task_type) < args.per_type]
+        tasks = tasks[: args.limit]
         llm = random_proposer() if args.llm == "scripted" else build_llm(args.llm, ExecutionConfig())
         encoder = Encoder(RetrievalConfig().embedding_model)
         names = [list(CONDITIONS)[int(i) - 1] for i in args.conditions.split(",")]

@@ -12,8 +12,10 @@ to exploration (the find-X skill). Problems are small (the things and places the
 so a call takes about 15 ms of CPU (benchmarks/search.py); the same observed state is answered
 from a cache.
 
-As in Soar, the search is bounded: a plan longer than `depth` actions is not returned. A family
-without an action model (TextWorld) gets None.
+As in Soar, the search is bounded: a plan longer than `depth` actions is not returned. Unlike
+Soar's iterative deepening, Fast Downward's search here (the configuration textworld's library
+is built with) is greedy best-first: its plans are not proven shortest, though on the tests'
+hand-made states they are. A family without an action model (TextWorld) gets None.
 """
 from __future__ import annotations
 

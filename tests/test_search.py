@@ -72,6 +72,12 @@ def test_cool_from_inside_the_fridge_and_the_put_grammar_of_the_admissible_actio
     ]
 
 
+def test_the_put_grammar_of_a_past_action_is_kept() -> None:
+    state = observed("find two cellphone and put them in bed.", BEDROOM, {"cellphone 1": "bed 1", "cellphone 2": "desk 1"},
+                     actions=["go to desk 1", "take cellphone 1 from desk 1", "go to bed 1", "put cellphone 1 in/on bed 1"])
+    assert plan(state) == ["go to desk 1", "take cellphone 2 from desk 1", "go to bed 1", "put cellphone 2 in/on bed 1"]
+
+
 def test_clean_then_place() -> None:
     state = observed("put a clean cloth in cabinet.", KITCHEN, {"cloth 1": "countertop 1"})
     assert plan(state) == [

@@ -43,6 +43,9 @@ class Seen(Protocol):
     @property
     def ways(self) -> Mapping[str, str]: ...  # room -> a door seen leading to it
 
+    @property
+    def actions(self) -> Sequence[str]: ...  # the actions taken this episode, in order
+
 
 @dataclass(frozen=True)
 class Problem:

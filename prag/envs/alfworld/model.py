@@ -110,7 +110,7 @@ def problem(goal_text: str, seen: Seen, admissible: Sequence[str]) -> Problem | 
         )
     ]
     text = _problem_text(goal, seen, relevant, things, places)
-    return Problem(_domain(), text, _reader(_put_command(admissible)))
+    return Problem(_domain(), text, _reader(_put_command([*admissible, *seen.actions])))
 
 
 def _problem_text(goal: Goal, seen: Seen, things: list[str], types: dict[str, str | None], places: list[str]) -> str:
@@ -173,10 +173,12 @@ def _reader(put: str) -> Callable[[str], str]:
     return command
 
 
-def _put_command(admissible: Sequence[str]) -> str:
-    """The put command of the game's grammar, read from the admissible actions when they show it."""
+def _put_command(actions: Sequence[str]) -> str:
+    """The put command of the game's grammar, as admissible or past actions show it; else the
+    installed grammar's (a wrong guess is not admissible when its turn comes: the agent searches
+    again, and then the admissible actions show it)."""
     for template, pattern in PUT_COMMANDS:
-        if any(pattern.fullmatch(action) for action in admissible):
+        if any(pattern.fullmatch(action) for action in actions):
             return template
     return PUT_COMMANDS[0][0]
 

@@ -3,6 +3,7 @@ that answers after a fixed delay (`SleepingLLM`): what the executors add to a ro
 aside.
 
     python benchmarks/ray_scaling.py [--workers 1 2 4 8] [--delay 1.0] [--steps 3] [--waves 2]
+    python benchmarks/ray_scaling.py --ship 1000 10000    # what a round's snapshot costs instead
 
 Each setting plays a grid round of `waves * workers` tasks (`steps` actions each, the stand-in
 taking the first admissible action, so every episode asks `steps` times) after a warm-up round that
@@ -14,6 +15,13 @@ Printed per setting: the round's wall time, episodes per hour, the speed-up over
 the same executor, the overhead per episode (wall * workers / episodes minus the stand-in's own
 seconds per episode, its calls * delay) and the time the driver took to build and put the
 round's snapshot.
+
+With `--ship N…`, for stores of N episodes x 20 steps (random vectors, built as
+benchmarks/retrieval.py builds them): the time to put the round's index into the object store,
+as its files' paths (one machine) and as its arrays (across machines), and to read the records
+of N visible episodes from the store and put them (pickled one by one, as the runner ships them);
+their pickled sizes; and the time a worker takes to resolve each (once per round for the index,
+once per run for the records).
 """
 
 from __future__ import annotations
@@ -28,7 +36,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from prag.llm import Completion, Message
-from prag.run.config import ExecutionConfig, ExperimentConfig, RetrievalConfig, RunConfig
+from prag.retrieval.embed import EmbeddingCache
+from prag.retrieval.index import ExperienceIndex, Visibility
+from prag.run.config import (
+    ExecutionConfig,
+    ExperimentConfig,
+    RetrievalConfig,
+    RunConfig,
+)
+from prag.run.ray_executor import packed_records
 from prag.run.runner import Runner, start_run
 from prag.store import Store
 
@@ -101,6 +117,46 @@ def measure(folder: Path, executor: str, workers: int, args: argparse.Namespace)
     return Round(executor, workers, len(calls), end - start, sum(calls) / len(calls) * args.delay, snapshot)
 
 
+def resolve_seconds(ray, ref) -> float:
+    """Seconds a worker process takes to resolve `ref` (handed over unresolved), its modules
+    already imported (an actor imports them once, not once a round): the second of two tries."""
+
+    @ray.remote(num_cpus=0, max_calls=0)
+    def resolve(parts: list) -> float:
+        start = time.perf_counter()
+        ray.get(parts[0])
+        return time.perf_counter() - start
+
+    return [ray.get(resolve.remote([ref])) for _ in range(2)][-1]
+
+
+def measure_shipping(folder: Path, sizes: list[int]) -> None:
+    """What a round's snapshot costs the driver and a worker, by store size."""
+    import pickle
+
+    import numpy as np
+    import ray
+    from retrieval import MODEL, StoredVectorsOnly, build_store
+
+    print(f"{'episodes':>9}{'what':>16}{'MB':>8}{'put ms':>8}{'worker ms':>10}")
+    for n in sizes:
+        path = folder / f"ship-{n}.db"
+        build_store(path, n, np.random.default_rng(0))
+        with Store(path) as store:
+            index = ExperienceIndex.from_store(store, EmbeddingCache(store, StoredVectorsOnly(MODEL)))
+            start = time.perf_counter()
+            records = packed_records(store, [int(i) for i in index.ids[index.visible_mask(Visibility("bench", 1))]])
+            read = time.perf_counter() - start
+            for what, value, extra in (("index (files)", index, 0.0), ("index (arrays)", index.in_memory(), 0.0),
+                                       ("records", records, read)):
+                start = time.perf_counter()
+                ref = ray.put(value)
+                put = time.perf_counter() - start + extra
+                size = len(pickle.dumps(value, protocol=5)) / 1e6
+                print(f"{n:>9}{what:>16}{size:>8.1f}{put * 1000:>8.0f}{resolve_seconds(ray, ref) * 1000:>10.0f}", flush=True)
+                del ref
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8])
@@ -108,11 +164,16 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3, help="actions per episode (the step cap)")
     parser.add_argument("--waves", type=int, default=2, help="tasks per worker in the measured round")
     parser.add_argument("--executors", nargs="+", default=["threads", "ray"])
+    parser.add_argument("--ship", type=int, nargs="+", help="measure the snapshot of stores of these sizes instead")
     args = parser.parse_args()
-    if "ray" in args.executors:
+    if "ray" in args.executors or args.ship:
         import ray
 
         ray.init(num_cpus=max(args.workers), include_dashboard=False, logging_level="WARNING", log_to_driver=False)
+    if args.ship:
+        with tempfile.TemporaryDirectory(prefix="prag-ray-ship-") as tmp:
+            measure_shipping(Path(tmp), args.ship)
+        return
     rounds: list[Round] = []
     with tempfile.TemporaryDirectory(prefix="prag-ray-bench-") as tmp:
         for executor in args.executors:

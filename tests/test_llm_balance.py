@@ -7,7 +7,12 @@ from support import minilm
 
 from prag.llm.balance import LeastLoaded, server_urls
 from prag.llm.openai_backend import OpenAILLM
-from prag.run.config import ExecutionConfig, ExperimentConfig, RetrievalConfig, RunConfig
+from prag.run.config import (
+    ExecutionConfig,
+    ExperimentConfig,
+    RetrievalConfig,
+    RunConfig,
+)
 from prag.run.runner import Runner, start_run
 from prag.store import Store
 

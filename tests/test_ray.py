@@ -12,11 +12,23 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import TESTS, FakeOpenAI, plan_follower, plans_of, wait_for_episodes, write_spec
+from conftest import (
+    TESTS,
+    FakeOpenAI,
+    plan_follower,
+    plans_of,
+    wait_for_episodes,
+    write_spec,
+)
 from support import minilm
 
 from prag.llm.scripted import ScriptedLLM
-from prag.run.config import ExecutionConfig, ExperimentConfig, RetrievalConfig, RunConfig
+from prag.run.config import (
+    ExecutionConfig,
+    ExperimentConfig,
+    RetrievalConfig,
+    RunConfig,
+)
 from prag.run.runner import Runner, resume_config, start_run
 from prag.store import Store
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import os
+import pickle
 import threading
 import time
 from collections import deque
@@ -46,6 +47,7 @@ from prag.retrieval.episodes import Experience, ExperienceSource
 from prag.retrieval.index import ExperienceIndex, Mode, Visibility, check_mode
 from prag.run.config import RunConfig
 from prag.run.runner import EpisodeDone, Phase, Players, asker_key, build_llm, play_task
+from prag.store import Store
 from prag.store.answers import AnswerEvent, AnswerSnapshot, CachedAnswer, CachedLLM
 from prag.store.ask_policies import AskPolicyRecord
 from prag.store.records import EpisodeRecord
@@ -118,13 +120,36 @@ class WorkerVectors(EmbeddingCache):
         return np.stack([self._memo[digest] for digest in hashes])
 
 
+class ShippedRecords:
+    """The records of the episodes a worker may retrieve, shipped pickled one by one and unpickled
+    when first retrieved: an episode reads a few of them, and unpickling 10k records at once
+    (200k step objects) took 11 s, mostly in the garbage collector, against 30 ms for their bytes."""
+
+    def __init__(self) -> None:
+        self.packed: dict[int, bytes] = {}
+        self.records: dict[int, EpisodeRecord] = {}
+
+    def add(self, packed: dict[int, bytes]) -> None:
+        self.packed.update(packed)
+
+    def __getitem__(self, episode_id: int) -> EpisodeRecord:
+        if episode_id not in self.records:
+            self.records[episode_id] = pickle.loads(self.packed[episode_id])  # written by our driver
+        return self.records[episode_id]
+
+
+def packed_records(store: Store, episode_ids: Sequence[int]) -> dict[int, bytes]:
+    """The records of these episodes, as `ShippedRecords` takes them."""
+    return {i: pickle.dumps(store.episode(i), protocol=pickle.HIGHEST_PROTOCOL) for i in episode_ids}
+
+
 class RoundExperiences(ExperienceSource):
     """Retrieval in a worker: the round's frozen index and the records of its visible episodes."""
 
-    def __init__(self, index: ExperienceIndex, records: dict[int, EpisodeRecord], vectors: WorkerVectors,
+    def __init__(self, index: ExperienceIndex, records: ShippedRecords, vectors: WorkerVectors,
                  mode: Mode, k: int) -> None:  # no store: all the round may read came with it
         self.index = index
-        self._episodes = records
+        self.records = records
         self.cache = vectors
         self.mode = mode
         self.k = k
@@ -138,7 +163,7 @@ class RoundExperiences(ExperienceSource):
         return super().retrieve(goal, scene, visibility, k)
 
     def _episode(self, episode_id: int) -> EpisodeRecord:
-        return self._episodes[episode_id]  # every visible episode's record came with the round
+        return self.records[episode_id]  # every visible episode's record came with the round
 
 
 # Loaded once per worker process, whatever its actors and rounds (a restarted actor is a new process).
@@ -158,7 +183,9 @@ def process_llm(config: RunConfig, url: str | None) -> LLM:
 
 def process_asker(record: AskPolicyRecord) -> AskPolicy:
     """The learned ask policy a record holds, loaded once per process."""
-    from prag.run.asker import learned_policy  # loads stable-baselines3: only when asked for
+    from prag.run.asker import (
+        learned_policy,  # loads stable-baselines3: only when asked for
+    )
 
     key = (record.name, record.version or 0)
     if key not in _ASKERS:
@@ -177,7 +204,7 @@ class EpisodeWorker:
         self.config = config
         self.injected_llm = llm
         self.sources: dict[str, TaskSource] = {}
-        self.records: dict[int, EpisodeRecord] = {}
+        self.records = ShippedRecords()
         self.resolved: set[str] = set()  # the objects (by id) already read
         self.snapshot: RoundSnapshot | None = None
         self.known_answers: dict[str, CachedAnswer] | None = None
@@ -211,7 +238,7 @@ class EpisodeWorker:
         snapshot_ref, *record_refs = parts
         for ref in record_refs:
             if ref.hex() not in self.resolved:
-                self.records.update(ray.get(ref))
+                self.records.add(ray.get(ref))
                 self.resolved.add(ref.hex())
         if snapshot_ref.hex() not in self.resolved:
             snapshot: RoundSnapshot = ray.get(snapshot_ref)
@@ -334,7 +361,7 @@ class RayRounds:
         visible = Visibility(runner.run.id, phase.round, runner.config.retrieval.include_runs)
         new = [int(i) for i in index.ids[index.visible_mask(visible)] if int(i) not in self.shipped]
         if new:
-            self.record_refs.append(ray.put({i: runner.store.episode(i) for i in new}))
+            self.record_refs.append(ray.put(packed_records(runner.store, new)))
             self.shipped.update(new)
         return self.record_refs
 

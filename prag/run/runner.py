@@ -299,7 +299,9 @@ class Runner:
     def _play_round(self, phase: Phase, tasks: list[Task]) -> Iterator[EpisodeDone]:
         if self.config.execution.executor == "ray":
             if self._ray is None:
-                from prag.run.ray_executor import RayRounds  # imports ray: only when asked for
+                from prag.run.ray_executor import (
+                    RayRounds,  # imports ray: only when asked for
+                )
 
                 self._ray = RayRounds(self)
             yield from self._ray.play_round(phase, tasks)

@@ -107,6 +107,9 @@ def test_a_round_0_played_with_other_agent_settings_cannot_be_reused(tmp_path):
         (RunConfig(ExperimentConfig(spec="a"), agent=AgentConfig(ask="sometimes")), "--ask"),
         (RunConfig(ExperimentConfig(spec="a"), agent=AgentConfig(ask="random", ask_probability=2)), "--ask-p"),
         (RunConfig(ExperimentConfig(spec="a"), agent=AgentConfig(asker="mine")), "--ask learned"),
+        (RunConfig(ExperimentConfig(spec="a"), execution=ExecutionConfig(executor="dask")), "--executor"),
+        (RunConfig(ExperimentConfig(spec="a"), execution=ExecutionConfig(ray_address="head:6379")), "--executor ray"),
+        (RunConfig(ExperimentConfig(spec="a"), execution=ExecutionConfig(llm_urls=("http://a/v1",))), "--llm openai"),
     ],
 )
 def test_settings_no_run_can_use_are_refused_naming_the_option(config, option):

@@ -54,7 +54,7 @@ def main(spec_name: str) -> None:
                     unplanned[task.task_type] += attempt == 0
                     break
                 for action in plan.steps:
-                    if action not in obs.admissible:
+                    if obs.won or action not in obs.admissible:
                         break
                     obs = env.step(action)
                     state.update(action, obs)

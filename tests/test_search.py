@@ -193,7 +193,7 @@ def play_search(env: Environment, obs: Observation, state: Observed, replans: in
     found = means_ends(obs.goal, state, obs.admissible, state.domain)
     while found is not None:
         for action in found.steps:
-            if action not in obs.admissible:
+            if obs.won or action not in obs.admissible:
                 break
             obs = env.step(action)
             state.update(action, obs)

@@ -137,6 +137,7 @@ def test_the_stored_policy_decides_as_the_trained_one(trained, played):
     assert (stored.version, stored.spec, stored.tasks, stored.llm) == (1, "tiny-grid", ["wash_dishes-0", "collect_toys-0"], "scripted")
     assert (stored.timesteps, stored.penalty, stored.gamma, stored.seed) == (512, PENALTY, GAMMA, 0)
     assert stored.curve == record.curve and stored.extra["after"]["asks"] == training.after.asks
+    assert stored.extra["sources"] == ["experience", "llm"]
     in_memory = decider(training.model)  # the network as training left it, never saved
     states = np.random.default_rng(0).random((200, MediatorState.FEATURES), dtype=np.float32)
     decisions = [replayed.decide(s) for s in states]
@@ -165,7 +166,7 @@ def test_prag_train_asker_trains_stores_and_prints_the_curve(played, monkeypatch
     _register()
     result = CliRunner().invoke(
         app, ["train-asker", str(path), str(spec), "--timesteps", "64", "--penalty", "0.2", "--seed", "3",
-              "--name", "cli", "--limit", "1"],
+              "--name", "cli", "--limit", "1", "--sources", "experience,search,llm"],
         env={"COLUMNS": "200"},
     )
     assert result.exit_code == 0, result.output
@@ -175,6 +176,7 @@ def test_prag_train_asker_trains_stores_and_prints_the_curve(played, monkeypatch
         stored = store.ask_policies.get("cli")
     assert (stored.tasks, stored.timesteps, stored.penalty, stored.seed) == (["wash_dishes-0"], 64, 0.2, 3)
     assert stored.curve and stored.extra["before"]["episodes"] == 1
+    assert stored.extra["sources"] == ["experience", "search", "llm"]  # what the agents drew on is kept
 
 
 def test_prag_train_asker_on_a_store_without_plans_says_what_to_do(played, tmp_path, monkeypatch):

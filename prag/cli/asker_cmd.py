@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
+from prag.agent.agent import AgentConfig, parse_sources
 from prag.cli import app
 from prag.cli.common import LLMRetriesOpt, LLMTimeoutOpt, console, guarded, injected_llm
 from prag.cli.layout import show
@@ -33,6 +34,7 @@ def train_asker_cmd(
     seed: Annotated[int, typer.Option("--seed", help="Seed of PPO (network initialisation and sampling).")] = 0,
     name: Annotated[str, typer.Option("--name", help="Name to store the policy under; an existing name gets a new version.")] = DEFAULT_NAME,
     model: Annotated[str, typer.Option("--model", help="Sentence-embedding model: a name or a local path.")] = DEFAULT_MODEL,
+    sources: Annotated[str, typer.Option("--sources", help="The agents' knowledge sources, as for `prag run --sources`.")] = ",".join(AgentConfig.sources),
     llm_timeout: LLMTimeoutOpt = DEFAULT_TIMEOUT,
     llm_retries: LLMRetriesOpt = DEFAULT_RETRIES,
 ) -> None:
@@ -46,12 +48,14 @@ def train_asker_cmd(
     from prag.run.asker import train_asker
 
     spec = load_spec(spec_name)
+    chosen = parse_sources(sources)
     with Store(store_path, create=False) as store:
         console.print(f"training an ask policy on {spec.name} with {llm}: {timesteps} decisions, penalty {penalty}, "
                       f"gamma {gamma}", markup=False, highlight=False)
         record, trained = train_asker(
             store, spec, injected_llm(llm) or make_llm(llm, timeout=llm_timeout, retries=llm_retries), Encoder(model),
             timesteps=timesteps, penalty=penalty, gamma=gamma, limit=limit, seed=seed, name=name,
+            sources=chosen,
         )
     curve = Table(title="reward curve (episodes finished in each PPO rollout)")
     for column in ("timesteps", "episodes", "mean return", "asks/episode"):

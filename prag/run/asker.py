@@ -37,6 +37,7 @@ from prag.retrieval.embed import EmbeddingCache, Encoder
 from prag.retrieval.episodes import ExperienceSource
 from prag.retrieval.index import Visibility, check_mode
 from prag.run.config import RetrievalConfig
+from prag.run.runner import semantic_memory
 from prag.store import Store
 from prag.store.answers import cached
 from prag.store.ask_policies import AskPolicyRecord
@@ -342,9 +343,12 @@ def prag_agents(
     if retrieval.corrections and retrieval.corrections_k > 0:
         corrections = CorrectionSource(store, cache, k=retrieval.corrections_k, domain=domain.name, prior=retrieval.prior)
 
+    ranking = semantic_memory(store, Visibility())
+
     def make(task: Task, policy: AskPolicy) -> MediatedAgent:
         return PragAgent(
-            llm, experiences, Visibility(), config, seed=seed, corrections=corrections, domain=domain, asker=policy
+            llm, experiences, Visibility(), config, seed=seed, corrections=corrections, domain=domain, asker=policy,
+            ranking=ranking,
         )
 
     return make
@@ -353,18 +357,21 @@ def prag_agents(
 def train_asker(
     store: Store, spec: TaskSetSpec, llm: LLM, encoder: Encoder, *, timesteps: int, penalty: float,
     gamma: float = 0.99, limit: int | None = None, seed: int = 0, name: str,
+    sources: tuple[str, ...] = AgentConfig.sources,
 ) -> tuple[AskPolicyRecord, Trained]:
-    """Train an ask policy on `spec`'s tasks with agents retrieving from `store`, and store it
-    there as the next version of `name`. The LLM's greedy answers go through the store's answer
-    cache: training replays the same prompts many times."""
+    """Train an ask policy on `spec`'s tasks with agents retrieving from `store` and drawing on
+    `sources` (as a run's `--sources`), and store it there as the next version of `name`. The
+    LLM's greedy answers go through the store's answer cache: training replays the same prompts
+    many times."""
     source = spec.open()
     tasks = source.tasks()[:limit]
-    agents = prag_agents(store, spec, cached(llm, store), encoder, seed=seed)
+    agents = prag_agents(store, spec, cached(llm, store), encoder, config=AgentConfig(sources=sources), seed=seed)
     env = AskEnv(source, tasks, agents, max_steps=spec.max_steps, penalty=penalty, gamma=gamma)
     try:
         trained = train(env, timesteps, seed)
     finally:
         env.close()
+    trained.extra["sources"] = list(sources)  # what the agents drew on: part of what it was trained on
     record = record_of(
         trained, name=name, spec=spec.name, tasks=tasks, llm=llm.name, timesteps=timesteps, penalty=penalty,
         gamma=gamma, seed=seed,

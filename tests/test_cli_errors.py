@@ -55,6 +55,8 @@ NEW_STORE_REFUSALS = [
     (["{good}", "--include", "earlier"], "--include names a run of an existing store"),
     (["{good}", "--round0-from", "earlier"], "--round0-from names a run of an existing store"),
     (["{good}", "--ask", "learned"], "--ask learned needs a trained policy of an existing store"),
+    (["{good}", "--sources", "search,person"], "no person answers in `prag run`"),
+    (["{good}", "--sources", "search,oracle"], "name some of experience, search, llm, person"),
 ]
 
 

@@ -83,7 +83,7 @@ def run(
     executor: Annotated[str, typer.Option("--executor", help="Where the --workers episodes run: threads (this process) or ray (a Ray cluster; pip install -e '.[ray]').")] = DEFAULT.execution.executor,
     ray_address: Annotated[Optional[str], typer.Option("--ray-address", help="With --executor ray: the cluster to join (HEAD:6379, or auto); default: start a local one.")] = None,
     llm_url: Annotated[Optional[list[str]], typer.Option("--llm-url", help="With --llm openai:MODEL: a server's base URL (repeatable; default OPENAI_BASE_URL, a comma list there too). An episode stays on one server; new ones go to the least loaded.")] = None,
-    sources: Annotated[str, typer.Option("--sources", help="Where steps come from, comma-separated, tried in this order each step: experience (plans from retrieved successes and corrections), search (find what the goal needs, then means-ends search; followed unless --ask always), llm, person.")] = ",".join(DEFAULT.agent.sources),
+    sources: Annotated[str, typer.Option("--sources", help="Where steps come from, comma-separated, tried in this order each step: experience (plans from retrieved successes and corrections), search (find what the goal needs, then means-ends search; followed unless --ask always), llm. A person takes part in `prag console`.")] = ",".join(DEFAULT.agent.sources),
 ) -> None:
     """Run P-RAG's progressive rounds: round r retrieves the episodes of rounds < r.
 
@@ -105,7 +105,7 @@ def run(
         RetrievalConfig(mode=mode, k=k, include_runs=tuple(include or ()), corrections=corrections,
                         corrections_k=corrections_k, prior=prior),
         replace(DEFAULT.agent, think=think, constrained=constrain, ask=ask, ask_probability=ask_p, asker=asker,
-                plan_length=plan_length, sources=parse_sources(sources)),
+                plan_length=plan_length, sources=_run_sources(sources)),
         ExecutionConfig(workers=workers, llm_timeout=llm_timeout, llm_retries=llm_retries, answer_cache=answer_cache,
                         executor=executor, ray_address=ray_address, llm_urls=tuple(llm_url or ())),
     )
@@ -243,3 +243,11 @@ def run_display(log: RunLog, out: Console = console) -> Iterator[RunDisplay]:
     )
     with progress:
         yield RunDisplay(log, progress, out)
+
+
+def _run_sources(text: str) -> tuple[str, ...]:
+    """`--sources` of a run: as parsed, without a person, who has no way to answer in `prag run`."""
+    sources = parse_sources(text)
+    if "person" in sources:
+        raise PragError(f"--sources {text!r}: no person answers in `prag run`; drop person, or play with a person in `prag console`")
+    return sources

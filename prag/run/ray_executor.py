@@ -308,7 +308,10 @@ class RayRounds:
                 while queue and idle:
                     actor, task, url = idle.pop(0), queue.popleft(), servers.acquire()
                     running[actor.play.remote(parts, phase.round, phase.spec, task, url)] = (task, url, actor)
-                [ref], _ = ray.wait(list(running), num_returns=1)
+                ready: list[Any] = []
+                while not ready:  # in short waits: Ctrl-C reaches Python only between them
+                    ready, _ = ray.wait(list(running), num_returns=1, timeout=0.5)
+                ref = ready[0]
                 task, url, actor = running.pop(ref)
                 servers.release(url)
                 idle.append(actor)

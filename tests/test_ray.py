@@ -162,6 +162,31 @@ def test_a_driver_killed_mid_round_resumes_with_each_task_once(tmp_path, ray_clu
         assert store.run("victim").status == "finished"
 
 
+def test_ctrl_c_stops_a_ray_run_within_seconds_leaving_it_interrupted(tmp_path, ray_cluster):
+    spec = write_spec(tmp_path, "stop", ["throw_away_trash", "collect_toys"], per_task=2)
+    db = tmp_path / "s.db"
+    script = tmp_path / "held_prag.py"
+    # Held after two stored episodes: the other two are under way in the workers, held in their LLM calls.
+    script.write_text(HELD_RAY_CLI.format(tests=str(TESTS), spec=spec, db=str(db), episodes=2))
+    args = ["run", spec, "--store", str(db), "--rounds", "1", "--mode", "none", "--name", "victim", "--no-corrections",
+            "--executor", "ray", "--ray-address", ray_cluster, "--workers", "2"]
+    err = tmp_path / "err.txt"
+    with err.open("w") as stderr:
+        process = subprocess.Popen([sys.executable, str(script), *args], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                                   stderr=stderr)
+        try:
+            wait_for_episodes(process, db, 2)
+            process.send_signal(signal.SIGINT)
+            assert process.wait(timeout=30) == 130
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert "interrupted: finished episodes are stored" in err.read_text() and "Traceback" not in err.read_text()
+    with Store(db) as store:
+        assert store.run("victim").status == "interrupted"
+        assert len(list(store.episodes("victim"))) == 2
+
+
 def test_ray_episodes_spread_over_two_servers_each_on_one(tmp_path, ray_cluster, fake_openai):
     other = FakeOpenAI()
     try:

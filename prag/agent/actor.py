@@ -2,10 +2,11 @@
 
 Plans come from experience, in the order of the prompt's layering: a verified correction of
 this very task, then the agent's own success at this very task (same goal, same first scene
-graph: the same room, so its actions replay as they were), then corrections and successes of
-other tasks of the same template, re-bound to this one (`prag.agent.plans.adapt`). Among
-successes of this very task the shortest wins. The mediator (`prag.agent.mediator`) decides
-each step whether the actor's step is taken or the LLM is asked.
+graph: the same room, so its actions replay as they were, without their detours:
+`prag.agent.shortcut`), then corrections and successes of other tasks of the same template,
+re-bound to this one (`prag.agent.plans.adapt`). Among successes of this very task the shortest
+wins. The mediator (`prag.agent.mediator`) decides each step whether the actor's step is taken
+or the LLM is asked.
 """
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from dataclasses import dataclass
 
 from prag.agent.mediator import MediatorState
 from prag.agent.plans import Follower, Names, Plan, adapt
+from prag.agent.shortcut import shortcut
 from prag.corrections.transcripts import TranscriptError, parse
+from prag.envs.domain import Domain
 from prag.retrieval.corrections import CorrectionHit
 from prag.retrieval.episodes import Experience
 
@@ -32,7 +35,7 @@ class Candidate:
 
 
 def candidates(
-    goal: str, first_scene: str, experiences: Sequence[Experience], corrections: Sequence[CorrectionHit], names: Names
+    goal: str, first_scene: str, experiences: Sequence[Experience], corrections: Sequence[CorrectionHit], domain: Domain
 ) -> list[Candidate]:
     """The plans that experience offers for this task, best first."""
     found: list[Candidate] = []
@@ -44,7 +47,7 @@ def candidates(
             actions = parse(correction.transcript).actions
         except TranscriptError:
             continue
-        plan = adapt(actions, correction.goal, goal, names, "correction", correction.id)
+        plan = adapt(actions, correction.goal, goal, domain, "correction", correction.id)
         if plan is not None and actions:
             same = correction.goal == goal and correction.scenes[:1] == [first_scene]
             found.append(Candidate(0 if same else 2, len(actions), plan))
@@ -52,10 +55,12 @@ def candidates(
         episode = experience.episode
         if not episode.won:
             continue
-        actions = [step.action for step in episode.steps if step.action is not None]
-        plan = adapt(actions, episode.goal, goal, names, "episode", episode.id)
+        same = episode.goal == goal and episode.steps[0].scene == first_scene
+        actions = (
+            list(shortcut(episode, domain)) if same else [step.action for step in episode.steps if step.action is not None]
+        )
+        plan = adapt(actions, episode.goal, goal, domain, "episode", episode.id)
         if plan is not None and actions:
-            same = episode.goal == goal and episode.steps[0].scene == first_scene
             found.append(Candidate(1 if same else 3, len(actions), plan))
     return sorted(found, key=lambda c: (c.rank, c.length))
 

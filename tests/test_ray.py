@@ -153,7 +153,9 @@ def test_a_driver_killed_mid_round_resumes_with_each_task_once(tmp_path, ray_clu
         if process.poll() is None:
             process.kill()
     with Store(db) as store:
-        assert sorted(e.round for e in store.episodes("victim")) == [0, 0, 0, 0, 1]
+        # Round 0 whole, round 1 cut short (an episode past its last LLM call may land before the kill).
+        rounds = [e.round for e in store.episodes("victim")]
+        assert rounds.count(0) == 4 and 1 <= rounds.count(1) < 4
         run, resumed = resume_config(store, "victim")
         assert resumed.execution.executor == "ray" and resumed.execution.ray_address == ray_cluster
         Runner(store, run, resumed, llm=ScriptedLLM(plan_follower(plans_of(spec))), encoder=minilm()).play()

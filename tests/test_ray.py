@@ -186,7 +186,7 @@ def test_ctrl_c_stops_a_ray_run_within_seconds_leaving_it_interrupted(tmp_path, 
     assert "interrupted: finished episodes are stored" in err.read_text() and "Traceback" not in err.read_text()
     with Store(db) as store:
         assert store.run("victim").status == "interrupted"
-        assert len(list(store.episodes("victim"))) == 2
+        assert 2 <= len(list(store.episodes("victim"))) < 4  # the held ones never stored
 
 
 def test_ray_episodes_spread_over_two_servers_each_on_one(tmp_path, ray_cluster, fake_openai):

@@ -27,9 +27,11 @@ from prag.store.records import EpisodeRecord, StepRecord
 
 
 def shortcut(episode: EpisodeRecord, domain: Domain) -> tuple[str, ...]:
-    """The actions of `episode`, a success of the task about to be played, without its detours."""
+    """The actions of `episode`, a success of the task about to be played, without its detours:
+    search's plan from the room as the episode found it when shorter, else the replay without detours."""
     start = recall(episode, domain)
     replay = without_detours(episode, domain, start.room_of)
+    # A searched plan no shorter than the replay is none: a success already shortest stays as it was.
     searched = means_ends(episode.goal, start, (), domain, depth=min(DEPTH, len(replay) - 1))
     return searched.steps if searched is not None else replay
 

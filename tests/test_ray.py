@@ -1,4 +1,4 @@
-"""`prag run --executor ray` on a local Ray cluster (two CPUs, started once per session), with a
+"""`prag run --executor ray` on a local Ray cluster (two CPUs, started once for the module), with a
 plan-following scripted stand-in LLM on the real grid world: what it stores is what the threads
 store; a worker killed mid-episode (SIGKILL from inside its LLM call) and a driver killed
 mid-round (SIGKILL of the CLI) leave every task once in its round; a round retrieves from its
@@ -36,9 +36,10 @@ ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.ray
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_cluster() -> str:
-    """A local Ray cluster for the session; its address, for drivers in other processes."""
+    """A local Ray cluster, started once (only this module uses one) and stopped after its
+    tests; its address, for drivers in other processes."""
     import conftest
 
     ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False)

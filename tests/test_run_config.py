@@ -78,6 +78,7 @@ def test_round_0_depends_on_everything_but_how_it_runs_and_what_only_later_round
         "execution.executor", "execution.ray_address", "execution.llm_urls",
         # when to ask: a round 0 in which every step was asked stands for any policy's (checked on use)
         "agent.ask", "agent.ask_probability", "agent.asker", "agent.plan_pool",
+        "agent.max_rejections",  # a person's patience: no person plays a run's rounds
     }
 
 

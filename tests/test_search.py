@@ -63,6 +63,14 @@ def test_a_target_seen_open_is_not_opened_again_and_a_closed_one_is() -> None:
     ]
 
 
+def test_a_place_visited_and_never_seen_open_or_closed_is_not_opened() -> None:
+    state = observed("put a mug in cabinet.", KITCHEN, {"mug 1": "diningtable 1"}, visited={"cabinet 1"})
+    assert plan(state) == ["go to diningtable 1", "take mug 1 from diningtable 1", "go to cabinet 1", "move mug 1 to cabinet 1"]
+    seen_closed = observed(state.goal, KITCHEN, {"mug 1": "diningtable 1"}, visited={"cabinet 1"},
+                           closed={"cabinet 1"}, states={"cabinet 1": {"closed"}})
+    assert "open cabinet 1" in (plan(seen_closed) or [])
+
+
 def test_cool_from_inside_the_fridge_and_the_put_grammar_of_the_admissible_actions() -> None:
     state = observed("cool some egg and put it in diningtable.", KITCHEN, {"egg 1": "fridge 1"},
                      location="fridge 1", opened={"fridge 1"})

@@ -29,6 +29,9 @@ class Seen(Protocol):
     def held(self) -> AbstractSet[str]: ...
 
     @property
+    def visited(self) -> AbstractSet[str]: ...  # places the agent has been at
+
+    @property
     def opened(self) -> AbstractSet[str]: ...  # places seen open
 
     @property

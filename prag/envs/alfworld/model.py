@@ -126,7 +126,10 @@ def _problem_text(goal: Goal, seen: Seen, things: list[str], types: dict[str, st
     for place in places:
         rtype = _types()[_kind(place)]
         facts += [f"(receptacleType {pddl_name(place)} {rtype}Type)", f"(receptacleAtLocation {pddl_name(place)} {_loc(place)})"]
-        if is_openable(rtype):
+        # ALFRED's table says which types open; a place visited and never seen open or closed
+        # does not (some real games' cabinets are open shelves).
+        shown = seen.states.get(place, set()) & {"open", "closed"}
+        if is_openable(rtype) and (shown or place not in seen.visited):
             facts.append(f"(openable {pddl_name(place)})")
             if is_open(seen, place):
                 facts.append(f"(opened {pddl_name(place)})")

@@ -71,6 +71,15 @@ def test_a_place_visited_and_never_seen_open_or_closed_is_not_opened() -> None:
     assert "open cabinet 1" in (plan(seen_closed) or [])
 
 
+def test_places_the_agent_may_not_go_to_from_here_share_its_location() -> None:
+    # A real valid_seen bedroom: desk 1 and drawer 1 stand at one spot, and that drawer has no door.
+    state = observed("put two cd in drawer.", BEDROOM, {"cd 1": "desk 1", "cd 2": "desk 1"}, location="desk 1")
+    admissible = ["go to bed 1", "go to shelf 1", "go to sidetable 1", "go to garbagecan 1",
+                  "take cd 1 from desk 1", "take cd 2 from desk 1"]
+    steps = plan(state, admissible)
+    assert steps is not None and len(steps) == 4 and not any(s.startswith(("go to", "open")) for s in steps)
+
+
 def test_cool_from_inside_the_fridge_and_the_put_grammar_of_the_admissible_actions() -> None:
     state = observed("cool some egg and put it in diningtable.", KITCHEN, {"egg 1": "fridge 1"},
                      location="fridge 1", opened={"fridge 1"})

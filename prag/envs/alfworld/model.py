@@ -109,29 +109,43 @@ def problem(goal_text: str, seen: Seen, admissible: Sequence[str]) -> Problem | 
             or any(otype and can_contain(rtype, otype) for otype in held_types - wanted)
         )
     ]
-    text = _problem_text(goal, seen, relevant, things, places)
+    text = _problem_text(goal, seen, relevant, things, places, _locations(places, seen.location, admissible), admissible)
     return Problem(_domain(), text, _reader(_put_command([*admissible, *seen.actions])))
 
 
-def _problem_text(goal: Goal, seen: Seen, things: list[str], types: dict[str, str | None], places: list[str]) -> str:
+def _problem_text(
+    goal: Goal,
+    seen: Seen,
+    things: list[str],
+    types: dict[str, str | None],
+    places: list[str],
+    loc: dict[str, str],
+    admissible: Sequence[str],
+) -> str:
     otypes = sorted({t for t in (types[x] for x in things) if t} | {goal.obj} | set(DOMAIN_OTYPES) | ({goal.toggle} - {""}))
     rtypes = sorted({_types()[_kind(p)] for p in places} | set(DOMAIN_RTYPES) | ({goal.recep} - {""}))
     declared = [f"{AGENT} - agent", f"{START} - location"]
     declared += [f"{t}Type - otype" for t in otypes] + [f"{t}Type - rtype" for t in rtypes]
     declared += [f"{pddl_name(t)} - object" for t in things]
-    declared += [f"{pddl_name(p)} - receptacle" for p in places] + [f"{_loc(p)} - location" for p in places]
+    declared += [f"{pddl_name(p)} - receptacle" for p in places] + [f"{x} - location" for x in sorted(set(loc.values()))]
 
-    at = _loc(seen.location) if seen.location in places else START
+    at = loc.get(seen.location or "", START)
     facts = [f"(atLocation {AGENT} {at})"]
     for place in places:
         rtype = _types()[_kind(place)]
-        facts += [f"(receptacleType {pddl_name(place)} {rtype}Type)", f"(receptacleAtLocation {pddl_name(place)} {_loc(place)})"]
+        facts += [f"(receptacleType {pddl_name(place)} {rtype}Type)", f"(receptacleAtLocation {pddl_name(place)} {loc[place]})"]
         # ALFRED's table says which types open; a place visited and never seen open or closed
-        # does not (some real games' cabinets are open shelves).
+        # does not (some real games' cabinets are open shelves). Where the agent stands, the
+        # admissible actions say it: "open P" (closed), "close P" (open), neither (no door).
         shown = seen.states.get(place, set()) & {"open", "closed"}
-        if is_openable(rtype) and (shown or place not in seen.visited):
+        if admissible and at != START and loc[place] == at:
+            openable, opened = f"open {place}" in admissible or f"close {place}" in admissible, f"close {place}" in admissible
+        else:
+            openable = is_openable(rtype) and bool(shown or place not in seen.visited)
+            opened = is_open(seen, place)
+        if openable:
             facts.append(f"(openable {pddl_name(place)})")
-            if is_open(seen, place):
+            if opened:
                 facts.append(f"(opened {pddl_name(place)})")
     for rtype in rtypes:
         facts += [f"(canContain {rtype}Type {otype}Type)" for otype in otypes if can_contain(rtype, otype)]
@@ -148,7 +162,7 @@ def _problem_text(goal: Goal, seen: Seen, things: list[str], types: dict[str, st
             facts += [f"(holds {AGENT} {name})", f"(holdsAny {AGENT})"]
         elif seen.seen.get(thing) in places:
             place = seen.seen[thing]
-            facts += [f"(inReceptacle {name} {pddl_name(place)})", f"(objectAtLocation {name} {_loc(place)})"]
+            facts += [f"(inReceptacle {name} {pddl_name(place)})", f"(objectAtLocation {name} {loc[place]})"]
     formula = goal_library.gdict[goal.task_type]["pddl"].format(obj=goal.obj, recep=goal.recep, toggle=goal.toggle)
     return (
         "(define (problem observed) (:domain alfred)\n(:objects\n  "
@@ -188,6 +202,15 @@ def _put_command(actions: Sequence[str]) -> str:
 
 def _kind(name: str) -> str:
     return re.sub(r" \d+$", "", name)
+
+
+def _locations(places: list[str], here: str | None, admissible: Sequence[str]) -> dict[str, str]:
+    """Place -> its location: one of its own, except that the places the agent may not `go to`
+    from where it stands (the admissible actions say so) share the agent's location."""
+    loc = {p: _loc(p) for p in places}
+    if here in loc and any(a.startswith("go to ") for a in admissible):
+        loc.update({p: loc[here] for p in places if f"go to {p}" not in admissible})
+    return loc
 
 
 def _loc(place: str | None) -> str:

@@ -26,7 +26,7 @@ def test_two_rounds_with_the_local_model_are_stored_retrieved_and_compared(tmp_p
     result = runner.invoke(
         app,
         ["run", "alfworld-mini", "--store", str(store), "--llm", "local:0.5b", "--rounds", "2",
-         "--limit", "1", "--max-steps", "3", "--k", "1", "--name", "e2e", "--no-think"],
+         "--limit", "1", "--max-steps", "3", "--k", "1", "--name", "e2e", "--no-think", "--ask", "always"],
         env=env,
     )
     assert result.exit_code == 0, result.output

@@ -54,7 +54,8 @@ def test_feedback_becomes_a_checked_correction_that_the_next_round_retrieves(tmp
         assert result.exit_code == 0, result.output
         return result.output
 
-    invoke("run", spec, "--store", store, "--llm", "local:0.5b", "--rounds", "1", "--limit", "1", "--name", "before", "--no-prior")
+    invoke("run", spec, "--store", store, "--llm", "local:0.5b", "--rounds", "1", "--limit", "1", "--name", "before", "--no-prior",
+           "--ask", "always")
     with Store(store, create=False) as opened:
         (failed,) = opened.episodes("before")
         assert not failed.won and failed.n_actions == 4 and failed.goal == "heat some apple and put it in countertop."
@@ -84,7 +85,7 @@ def test_feedback_becomes_a_checked_correction_that_the_next_round_retrieves(tmp
 
     # Next round, a task of the same type (the other heat game): the correction is in its prompt.
     invoke("run", spec, "--store", store, "--llm", "local:0.5b", "--rounds", "1", "--limit", "2", "--name", "after",
-           "--no-prior", "--corrections-k", "1")
+           "--no-prior", "--corrections-k", "1", "--ask", "always")
     with Store(store, create=False) as opened:
         episodes = {e.task_id: e for e in opened.episodes("after")}
     other = episodes["pick_heat_then_place_in_recep-1"]

@@ -260,7 +260,7 @@ def test_prag_run_plan_length_is_played_and_recorded(grid, tmp_path, monkeypatch
     db = tmp_path / "s.db"
     result = CliRunner().invoke(
         app, ["run", spec, "--store", str(db), "--rounds", "1", "--name", "plans", "--no-corrections",
-              "--ask", "hard-coded", "--plan-length", "5"], env={"COLUMNS": "300"},
+              "--ask", "hard-coded", "--sources", "experience,llm", "--plan-length", "5"], env={"COLUMNS": "300"},
     )
     assert result.exit_code == 0, result.output
     with Store(db) as store:

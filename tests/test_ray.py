@@ -142,7 +142,7 @@ def test_a_driver_killed_mid_round_resumes_with_each_task_once(tmp_path, ray_clu
     # Held once 5 episodes are stored: the kill lands in round 1, whatever the machine's speed.
     script.write_text(HELD_RAY_CLI.format(tests=str(TESTS), spec=spec, db=str(db), episodes=5))
     args = ["run", spec, "--store", str(db), "--rounds", "2", "--mode", "none", "--name", "victim", "--no-corrections",
-            "--executor", "ray", "--ray-address", ray_cluster, "--workers", "2"]
+            "--executor", "ray", "--ray-address", ray_cluster, "--workers", "2", "--ask", "always"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS.parent), os.environ.get("PYTHONPATH")]))}
     process = subprocess.Popen([sys.executable, str(script), *args], cwd=tmp_path, env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -172,7 +172,7 @@ def test_ctrl_c_stops_a_ray_run_within_seconds_leaving_it_interrupted(tmp_path, 
     # Held after two stored episodes: the other two are under way in the workers, held in their LLM calls.
     script.write_text(HELD_RAY_CLI.format(tests=str(TESTS), spec=spec, db=str(db), episodes=2))
     args = ["run", spec, "--store", str(db), "--rounds", "1", "--mode", "none", "--name", "victim", "--no-corrections",
-            "--executor", "ray", "--ray-address", ray_cluster, "--workers", "2"]
+            "--executor", "ray", "--ray-address", ray_cluster, "--workers", "2", "--ask", "always"]
     err = tmp_path / "err.txt"
     with err.open("w") as stderr:
         process = subprocess.Popen([sys.executable, str(script), *args], cwd=tmp_path, stdout=subprocess.DEVNULL,

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,9 +20,8 @@ from conftest import held_cli, plan_follower, plans_of, wait_for_episodes, write
 from rich.console import Console
 from typer.testing import CliRunner
 
-from prag.agent.agent import AgentConfig
 from prag.cli import _register, app, common
-from prag.cli.run_cmd import run_display
+from prag.cli.run_cmd import DEFAULT, run_display
 from prag.envs.spec import load_spec
 from prag.llm.scripted import ScriptedLLM
 from prag.run.config import (
@@ -36,6 +36,9 @@ from prag.store.records import RunRecord
 
 _register()
 WIDE = {"COLUMNS": "300"}  # no wrapped lines in what is checked
+# For tests of the runner's mechanics through its LLM stand-in: the LLM chooses every step (P-RAG as
+# published), where the command line's default would let search win these grid tasks without it.
+EVERY_STEP = ("--ask", "always")
 
 
 def task_ids(spec: str) -> list[str]:
@@ -71,7 +74,7 @@ def test_a_run_stores_every_setting_and_writes_its_summary(tmp_path, cli):
     play(plan_follower(plans, spoil={lost}))
     db = tmp_path / "s.db"
     result = invoke("run", spec, "--store", db, "--rounds", 2, "--k", 1, "--name", "cli", "--no-prior", "--think",
-                    "--llm", "openai:stand-in", "--llm-timeout", 7.5, "--llm-retries", 0, "--seed", 3)
+                    "--llm", "openai:stand-in", "--llm-timeout", 7.5, "--llm-retries", 0, "--seed", 3, *EVERY_STEP)
     assert result.exit_code == 0, result.output
     assert asked == ["openai:stand-in"]  # one LLM, built once for the run
     assert "round 0: 1/2 won (50%)" in result.output and "round 1: 1/2 won (50%)" in result.output
@@ -85,7 +88,7 @@ def test_a_run_stores_every_setting_and_writes_its_summary(tmp_path, cli):
         assert RunConfig.from_dict(run.config) == RunConfig(
             ExperimentConfig(spec=spec, rounds=2, llm="openai:stand-in", seed=3),
             RetrievalConfig(k=1, prior=False),
-            AgentConfig(think=True),
+            replace(DEFAULT.agent, think=True, ask="always"),  # the command line's defaults for who acts
             ExecutionConfig(llm_timeout=7.5, llm_retries=0),
         )
         assert set(run.config["agent"]) >= {"think", "constrained", "max_reasks", "loop_limit", "keep_margin", "limits"}
@@ -109,7 +112,7 @@ def test_workers_play_a_round_in_parallel_and_each_task_once(tmp_path, cli):
         return follow(messages)
 
     play(answer)
-    result = invoke("run", spec, "--store", tmp_path / "s.db", "--rounds", 2, "--k", 2, "--name", "par", "--workers", 2, "--no-prior")
+    result = invoke("run", spec, "--store", tmp_path / "s.db", "--rounds", 2, "--k", 2, "--name", "par", "--workers", 2, "--no-prior", *EVERY_STEP)
     assert result.exit_code == 0, result.output
     with Store(tmp_path / "s.db") as store:
         episodes = list(store.episodes("par"))
@@ -302,7 +305,7 @@ def test_ctrl_c_stops_parallel_episodes_before_their_next_action_and_resume_play
     # Each episode would take 40 steps of 3 asks of 0.25 s: 30 s. Stopped, the two under way give
     # up at their next action (waiting for them to end took as long as the episodes).
     code, err, seconds = interrupt_at(tmp_path, "episodes", spec, "--store", str(db), "--name", "par", "--rounds", "1",
-                                      "--workers", "2", "--no-prior", "--no-answer-cache")
+                                      "--workers", "2", "--no-prior", "--no-answer-cache", *EVERY_STEP)
     assert code == 130 and "Traceback" not in err, err
     assert "continue with `prag run --resume par" in err
     assert seconds < 10
@@ -326,7 +329,7 @@ def test_a_server_that_stops_answering_shows_the_wait_then_leaves_the_run_interr
     result = CliRunner().invoke(
         app,
         ["run", spec, "--store", str(db), "--name", "gone", "--llm", "openai:m", "--llm-timeout", "1", "--llm-retries", "1",
-         "--no-prior", "--no-answer-cache"],
+         "--no-prior", "--no-answer-cache", *EVERY_STEP],
         env={**WIDE, "OPENAI_BASE_URL": fake_openai.url, "OPENAI_API_KEY": "k"},
     )
     assert result.exit_code == 1 and "Traceback" not in result.output

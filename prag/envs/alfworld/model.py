@@ -20,20 +20,12 @@ from pathlib import Path
 import alfworld
 from alfworld.gen import constants, goal_library
 
+from prag.envs.alfworld.env import TASK_TYPES  # the six task types prag plays
 from prag.envs.alfworld.rooms import APPLIANCE, can_contain, has_property, is_openable
 from prag.envs.model import Problem, Seen, game_name, is_open, pddl_name
 
 AGENT = "agent1"
 START = "loc_start"
-# The six task types prag plays (the slice and movable-receptacle variants are filtered out).
-TASK_TYPES = (
-    "pick_and_place_simple",
-    "look_at_obj_in_light",
-    "pick_clean_then_place_in_recep",
-    "pick_heat_then_place_in_recep",
-    "pick_cool_then_place_in_recep",
-    "pick_two_obj_and_place",
-)
 LAMPS = ("DeskLamp", "FloorLamp")
 # Constants the domain's preconditions name: a problem must declare them.
 DOMAIN_RTYPES = ("SinkBasin", "Microwave", "Fridge")

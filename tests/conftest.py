@@ -300,6 +300,18 @@ def wait_for_episodes(process: subprocess.Popen, db: Path, episodes: int, deadli
         time.sleep(0.1)
 
 
+def signal_when_stored(process: subprocess.Popen, db: Path, episodes: int, signum: int, timeout: float = 120.0) -> int:
+    """Once the store holds `episodes` episodes, send `signum` to the (held) run and return its exit
+    code; a process still alive after `timeout` seconds, or after a failed wait, is killed."""
+    try:
+        wait_for_episodes(process, db, episodes)
+        process.send_signal(signum)
+        return process.wait(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
 def model_parts_installed() -> bool:
     """Whether the 0.5B model's data wheels are installed (the `small` extra)."""
     from prag.errors import LLMError

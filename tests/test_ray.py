@@ -17,7 +17,7 @@ from conftest import (
     FakeOpenAI,
     plan_follower,
     plans_of,
-    wait_for_episodes,
+    signal_when_stored,
     write_spec,
 )
 from support import minilm
@@ -146,13 +146,7 @@ def test_a_driver_killed_mid_round_resumes_with_each_task_once(tmp_path, ray_clu
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS.parent), os.environ.get("PYTHONPATH")]))}
     process = subprocess.Popen([sys.executable, str(script), *args], cwd=tmp_path, env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for_episodes(process, db, 5)
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait()
-    finally:
-        if process.poll() is None:
-            process.kill()
+    signal_when_stored(process, db, 5, signal.SIGKILL)
     with Store(db) as store:
         # Round 0 whole, round 1 cut short (an episode past its last LLM call may land before the kill).
         rounds = [e.round for e in store.episodes("victim")]
@@ -177,13 +171,7 @@ def test_ctrl_c_stops_a_ray_run_within_seconds_leaving_it_interrupted(tmp_path, 
     with err.open("w") as stderr:
         process = subprocess.Popen([sys.executable, str(script), *args], cwd=tmp_path, stdout=subprocess.DEVNULL,
                                    stderr=stderr)
-        try:
-            wait_for_episodes(process, db, 2)
-            process.send_signal(signal.SIGINT)
-            assert process.wait(timeout=30) == 130
-        finally:
-            if process.poll() is None:
-                process.kill()
+        assert signal_when_stored(process, db, 2, signal.SIGINT, timeout=30) == 130
     assert "interrupted: finished episodes are stored" in err.read_text() and "Traceback" not in err.read_text()
     with Store(db) as store:
         assert store.run("victim").status == "interrupted"

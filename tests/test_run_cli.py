@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import held_cli, plan_follower, plans_of, wait_for_episodes, write_spec
+from conftest import held_cli, plan_follower, plans_of, signal_when_stored, write_spec
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -136,13 +136,7 @@ def test_ctrl_c_keeps_what_is_stored_and_resume_plays_the_rest(tmp_path, cli):
             [sys.executable, str(script), "run", spec, "--store", str(db), "--rounds", "2", "--name", "victim", "--no-prior"],
             cwd=tmp_path, stdout=stdout, stderr=stderr, env={**os.environ, **WIDE},
         )
-        try:
-            wait_for_episodes(process, db, 3)
-            process.send_signal(signal.SIGINT)
-            assert process.wait(timeout=120) == 130
-        finally:
-            if process.poll() is None:
-                process.kill()
+        assert signal_when_stored(process, db, 3, signal.SIGINT) == 130
     assert f"interrupted: finished episodes are stored; continue with `prag run --resume victim --store {db}`" in err.read_text()
     assert "Traceback" not in err.read_text()
     assert not (tmp_path / "runs" / "victim" / "summary.json").exists()

@@ -6,13 +6,12 @@ store, resume after a real kill, re-asks, and that success is the environment's 
 """
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 
 import pytest
-from conftest import held_cli, plan_follower, plans_of, wait_for_episodes, write_spec
+from conftest import held_cli, plan_follower, plans_of, signal_when_stored, write_spec
 from support import minilm
 
 from prag.agent.agent import AgentConfig, PragAgent
@@ -134,13 +133,7 @@ def test_resume_after_a_real_kill_plays_each_task_once_per_round(tmp_path):
     args = ["run", spec, "--store", str(db), "--rounds", "2", "--k", "2", "--name", "victim", "--no-prior"]
     process = subprocess.Popen([sys.executable, str(script), *args], cwd=tmp_path,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for_episodes(process, db, 5)
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait()
-    finally:
-        if process.poll() is None:
-            process.kill()
+    signal_when_stored(process, db, 5, signal.SIGKILL)
     with Store(db) as store:
         assert [e.round for e in store.episodes("victim")] == [0, 0, 0, 0, 1]
         assert store.run("victim").status == "running"  # a crash leaves it as it was

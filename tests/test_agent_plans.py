@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import plan_follower, plans_of, write_spec
+from conftest import plan_follower, plan_transcript, plans_of, write_spec
 from support import minilm
 
 from prag.agent.actor import Candidate
@@ -17,10 +17,12 @@ from prag.envs.base import Environment
 from prag.envs.domain import GRID
 from prag.envs.spec import load_spec
 from prag.llm.scripted import ScriptedLLM
+from prag.retrieval.corrections import CorrectionSource, add_correction
 from prag.retrieval.embed import EmbeddingCache
 from prag.retrieval.episodes import ExperienceSource
 from prag.retrieval.index import Visibility
 from prag.store import EpisodeRecord, RunRecord, StepRecord, Store
+from prag.store.corrections import Correction
 
 
 def play(env: Environment, agent: PragAgent) -> tuple[EpisodeRecord, list]:
@@ -110,6 +112,32 @@ def env_first(env: Environment):
 
 def started(mediated: PragAgent, env: Environment, steps: tuple[str, ...]) -> PragAgent:
     """An agent reset on the task and following a plan of `steps`."""
-    mediated.reset(env.reset())
-    mediated.actor.offer([Candidate(1, len(steps), Plan(steps, "episode"))])
+    observation = env.reset()
+    mediated.reset(observation)
+    mediated.actor.offer([Candidate(1, len(steps), Plan(steps, "episode"))], observation.admissible)
     return mediated
+
+
+def test_the_rooms_own_correction_is_followed_though_another_rooms_transcript_of_the_goal_ranks_first(world):
+    """A shipped prior transcript has the goal of a task word for word but was written in another
+    room; it ties with the room's own verified correction and, older, ranks first, which is all
+    the prompt's one correction shows. The plan taken is the one whose first step can be taken."""
+    spec, _ = world
+    source = load_spec(spec).open()
+    env = source.make(source.tasks()[0])
+    first = env.reset()
+    plan = env.oracle_plan()
+    store = Store.memory()
+    cache = EmbeddingCache(store, minilm())
+    for origin, steps in (("prior", ["go to the moon"] + plan[1:]), ("edit", plan)):
+        add_correction(store, cache, Correction(
+            origin=origin, domain=GRID.name, goal=first.goal, instructions=[first.goal],
+            transcript=plan_transcript(first.goal, steps), verified=True, scenes=[first.scene_text],
+        ))
+    corrections = CorrectionSource(store, cache, k=1, domain=GRID.name)
+    assert [hit.correction.origin for hit in corrections.retrieve([first.goal], first.scene_text, k=2)] == ["prior", "edit"]
+    mediated = PragAgent(ScriptedLLM([]), None, Visibility("r", 1), AgentConfig(ask="hard-coded"), corrections=corrections,
+                         domain=GRID)  # any call of the LLM would fail
+    record, decisions = play(env, mediated)
+    assert record.won and record.llm_calls == 0
+    assert decisions == [["correction", False, False]] * len(plan)

@@ -73,16 +73,20 @@ class Actor:
         self.follower: Follower | None = None
         self.adopted: list[Plan] = []
 
-    def offer(self, offered: Sequence[Candidate]) -> None:
+    def offer(self, offered: Sequence[Candidate], admissible: Sequence[str]) -> None:
         """Plans from experience: the best is adopted unless the current one still has steps,
-        and none is adopted twice in an episode (it already failed to go on once)."""
+        and none is adopted twice in an episode (it already failed to go on once). The best is
+        the first whose first step can be taken now: a transcript of another room with the same
+        goal (a shipped prior transcript) ranks as high as this room's own correction, and, once
+        adopted, would block it for the whole episode. When no first step can be taken, the best
+        is adopted all the same and the mediator decides."""
         if self.follower is not None and self.follower.left > 0:
             return
-        for candidate in offered:
-            if candidate.plan not in self.adopted:
-                self.follower = Follower(candidate.plan)
-                self.adopted.append(candidate.plan)
-                return
+        fresh = [candidate.plan for candidate in offered if candidate.plan not in self.adopted]
+        takeable = [plan for plan in fresh if Follower(plan).step_now(admissible, self.names) is not None]
+        for plan in (takeable or fresh)[:1]:
+            self.follower = Follower(plan)
+            self.adopted.append(plan)
 
     def follow_search(self, plan: Plan | None, admissible: Sequence[str]) -> None:
         """A plan from search (find-X, means-ends) for this step: it replaces any plan but one

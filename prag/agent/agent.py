@@ -176,7 +176,8 @@ class PragAgent:
         self.outcomes: Counter[tuple[str, str, str]] = Counter()  # (action, observation, scene) after it
         self.tried: Counter[tuple[str, str, str]] = Counter()  # (observation, scene, action) from there
         self.retrieved: list[Experience] = []
-        self.corrected: list[CorrectionHit] = []
+        self.corrected: list[CorrectionHit] = []  # shown in the prompt
+        self.correction_pool: list[CorrectionHit] = []  # searched for a plan: more than the prompt shows
         self._corrections_for = 0  # how many instructions the shown corrections were retrieved for
         self.shown_corrections: list[int] = []  # every correction that was in a prompt, in order
         self.utterances: list[tuple[int, str]] = []  # (index in history it followed, text)
@@ -290,7 +291,8 @@ class PragAgent:
             self.experiences.retrieve(self.goal, observation.scene_text, self.visibility, k=self.config.plan_pool)
             if self.experiences is not None else []
         )
-        self.actor.offer(candidates(self.goal, self.first_scene, pool, self.corrected, self.domain))
+        plans = candidates(self.goal, self.first_scene, pool, self.correction_pool, self.domain)
+        self.actor.offer(plans, observation.admissible)
 
     def _decided(self, decision: Decision) -> Decision:
         self.decisions.append([decision.source, decision.asked, decision.same_plan])
@@ -430,9 +432,10 @@ class PragAgent:
             return
         self._corrections_for = len(self.instructions)
         k = self.corrections.k
-        ranked = self.corrections.retrieve(self.instructions, scene, k=2 * k)
+        ranked = self.corrections.retrieve(self.instructions, scene, k=max(2 * k, self.config.plan_pool))
+        self.correction_pool = ranked[: self.config.plan_pool]
         self.corrected = stable_top(
-            self.corrected, ranked, k, lambda h: h.correction.id, lambda h: h.score, self.config.keep_margin
+            self.corrected, ranked[: 2 * k], k, lambda h: h.correction.id, lambda h: h.score, self.config.keep_margin
         )
         self.shown_corrections += [
             i for i in (h.correction.id for h in self.corrected) if i is not None and i not in self.shown_corrections

@@ -14,6 +14,14 @@ episode: kept or discarded (why), verified, where the replay failed, seconds; th
 improvement model as an example of a good transcript); --dry works on a copy of the store.
 --person-edits: the scripted person writes the transcript themselves, as `prag correct --edit`
 lets a person do: the planner's plan, every action, replayed and stored like any edit.
+
+Before and after (issue 5's benchmark, with plans): correct RUN's round-0 failures, play the
+next round from RUN's round 0 with the corrections in the store, then read what became of
+each corrected task:
+
+    python benchmarks/corrections.py STORE r0 --per-type --person-edits
+    prag run SPEC --store STORE --rounds 2 --round0-from r0 --ask hard-coded --sources experience,llm --name after
+    python benchmarks/corrections.py STORE r0 --after after
 """
 from __future__ import annotations
 
@@ -72,7 +80,11 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=1024)
     parser.add_argument("--attempts", type=int, default=1, help="tries per episode until a replay wins")
     parser.add_argument("--person-edits", action="store_true", help="the person writes the transcript (the plan)")
+    parser.add_argument("--after", metavar="RUN2", help="report only: RUN's corrected tasks in RUN2's round 1")
     args = parser.parse_args()
+    if args.after:
+        report_after(args.store, args.run, args.after)
+        return
 
     path = args.store
     if args.dry:
@@ -113,6 +125,34 @@ def main() -> None:
     print(
         f"\n{author}: {counts['verified']}/{total} verified ({counts['verified'] / total:.0%}), "
         f"{counts['replay failed']} replay failed, {counts['discarded']} discarded by the learning rules"
+    )
+
+
+def report_after(path: Path, run: str, after: str) -> None:
+    """Each task with a verified correction of RUN's episodes: won in RUN's round 0, in AFTER's
+    round 1, and where round 1's steps came from (a correction's plan, the LLM, ...)."""
+    with Store(path, create=False) as store:
+        corrected = {c.source_episode: c for c in store.corrections.list(prior=False) if c.verified}
+        before = {e.task_id: e for e in store.episodes(run) if e.round == 0}
+        next_round = {e.task_id: e for e in store.episodes(after) if e.round == 1}
+    tasks = [e.task_id for e in before.values() if e.id in corrected]
+    print(f"{'task':<36} {'round 0':<8} {'round 1':<8} {'steps':>5} {'LLM calls':>9}  steps by source")
+    won = 0
+    for task in tasks:
+        episode = next_round.get(task)
+        if episode is None:
+            print(f"{task:<36} {'lost':<8} {'not played':<8}")
+            continue
+        won += episode.won
+        sources = Counter(str(decision[0]) for decision in episode.extra.get("decisions", []))
+        print(
+            f"{task:<36} {'won' if before[task].won else 'lost':<8} {'won' if episode.won else 'lost':<8} "
+            f"{episode.n_actions:>5} {episode.llm_calls:>9}  {', '.join(f'{k} {v}' for k, v in sources.most_common())}"
+        )
+    others = [e for task, e in next_round.items() if task not in tasks]
+    print(
+        f"\ncorrected tasks won in round 1: {won}/{len(tasks)}; "
+        f"the other tasks: {sum(e.won for e in others)}/{len(others)}"
     )
 
 

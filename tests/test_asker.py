@@ -9,6 +9,8 @@ gains nothing. The policy has to learn that.
 """
 from __future__ import annotations
 
+import tempfile
+
 import numpy as np
 import pytest
 from conftest import plan_follower, plans_of
@@ -104,18 +106,25 @@ def test_an_ask_returning_the_plan_is_penalised_and_a_win_is_rewarded(played):
 
 
 @pytest.fixture(scope="module")
-def trained(played):
+def trained(played, tmp_path_factory):
     spec, path = played
-    with Store(path) as store:
+    scratch = tmp_path_factory.mktemp("scratch")
+    with Store(path) as store, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tempfile, "tempdir", str(scratch))
         record, training = train_asker(
             store, load_spec(str(spec)), route_replayer(str(spec)), minilm(), timesteps=512, penalty=PENALTY,
             gamma=GAMMA, seed=0, name="tiny",
         )
-    return record, training
+    return record, training, scratch
+
+
+def test_training_leaves_nothing_in_the_temporary_directory(trained):
+    *_, scratch = trained
+    assert list(scratch.iterdir()) == []  # SB3's default logger made a directory there per training
 
 
 def test_training_asks_less_and_earns_more_on_the_same_episodes(trained):
-    record, training = trained
+    record, training, _ = trained
     before, after = training.before, training.after
     assert before.episodes == after.episodes == 2 and before.won == after.won == 2
     assert before.asks == before.same_plan_asks > 5  # asking every step pays lambda per step
@@ -126,7 +135,7 @@ def test_training_asks_less_and_earns_more_on_the_same_episodes(trained):
 
 
 def test_the_stored_policy_decides_as_the_trained_one(trained, played):
-    record, training = trained
+    record, training, _ = trained
     spec, path = played
     with Store(path) as store:  # a fresh store object: the policy comes from the file
         stored = store.ask_policies.get("tiny")

@@ -23,6 +23,7 @@ import gymnasium
 import numpy as np
 from stable_baselines3 import PPO
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import Logger
 
 from prag.agent.agent import AgentConfig, PragAgent
 from prag.agent.mediator import AskPolicy, Learned, MediatorState, ask_reward
@@ -282,6 +283,8 @@ def train(env: AskEnv, timesteps: int, seed: int = 0, n_steps: int = 128) -> Tra
         "MlpPolicy", env, n_steps=n_steps, batch_size=min(32, n_steps), gamma=1.0, learning_rate=1e-3,
         policy_kwargs={"net_arch": list(NET_ARCH)}, seed=seed, device="cpu", verbose=0,
     )
+    # A logger with no outputs: SB3's default one makes a directory in /tmp at every learn().
+    model.set_logger(Logger(folder=None, output_formats=[]))
     env.rewind()
     curve = _Curve(env)
     model.learn(total_timesteps=timesteps, callback=curve)

@@ -173,6 +173,20 @@ def test_grid_goal_objects_of_two_word_kinds_are_pointed_out():
     goal = "Throw away the trash: put soda can and banana peel in the bin."
     agent = agent_of(GRID, ["go to bin 1"])
     agent.reset(seen("You are in the kitchen.", [], "kitchen", goal=goal))
-    agent.observe("go to shelf 1", seen("You arrive at shelf 1. On shelf 1, you see soda can 1, book 1.", [], "shelf 1", goal=goal))
-    agent.act(seen("", ["go to bin 1"], "shelf 1", goal=goal))
+    shelf = ("soda can 1", "onTop", "shelf 1"), ("book 1", "onTop", "shelf 1")
+    agent.observe("go to shelf 1", seen("You arrive at shelf 1. On shelf 1, you see soda can 1, book 1.", [], "shelf 1", *shelf, goal=goal))
+    agent.act(seen("", ["go to bin 1"], "shelf 1", *shelf, goal=goal))
     assert "Note: seen so far: soda can 1 at shelf 1." in notes(agent)
+
+
+def test_grid_things_are_noted_where_they_are_not_where_the_agent_stood():
+    """A grid room's description lists what is on every piece of furniture in it: at the fridge,
+    the milk on the counter is on the counter (the note had said "milk 1 at fridge 1")."""
+    goal = "Put away the groceries: put the milk in the fridge."
+    agent = agent_of(GRID, ["go to counter 1"])
+    agent.reset(seen("You are in the kitchen.", [], "kitchen", goal=goal))
+    at_fridge = seen("You arrive at fridge 1. On counter 1, you see milk 1.", ["go to counter 1"], "fridge 1",
+                     ("milk 1", "onTop", "counter 1"), ("fridge 1", "is", "closed"), goal=goal)
+    agent.observe("go to fridge 1", at_fridge)
+    agent.act(at_fridge)
+    assert "Note: seen so far: milk 1 at counter 1." in notes(agent)

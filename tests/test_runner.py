@@ -188,7 +188,8 @@ def test_the_agent_notes_where_goal_objects_were_seen():
     agent = PragAgent(ScriptedLLM(["go to shelf 1"]), None, Visibility(), AgentConfig(think=False), domain=ALFWORLD)
     start = Observation("put some newspaper on ottoman.", "You see a cabinet 1, a ottoman 1, and a shelf 1.", ["go to shelf 1"], [], "")
     agent.reset(start)
-    agent.observe("go to shelf 1", Observation(start.goal, "On the shelf 1, you see a book 1, and a newspaper 1.", [], [], ""))
+    agent.observe("go to shelf 1", Observation(start.goal, "On the shelf 1, you see a book 1, and a newspaper 1.", [],
+                                               [("book 1", "on", "shelf 1"), ("newspaper 1", "on", "shelf 1")], ""))
     agent.observe("go to cabinet 1", Observation(start.goal, "The cabinet 1 is closed.", [], [], ""))
     agent.act(start)
     assert "Note: seen so far: newspaper 1 at shelf 1." in agent.llm.calls[0]["messages"][-1]["content"]
@@ -200,7 +201,7 @@ def test_the_goal_object_note_leaves_out_what_the_agent_holds():
     agent = PragAgent(ScriptedLLM(["go to ottoman 1"]), None, Visibility(), AgentConfig(think=False), domain=ALFWORLD)
     start = Observation("put some newspaper on ottoman.", "You see a ottoman 1, and a shelf 1.", ["go to ottoman 1"], [], "")
     agent.reset(start)
-    agent.observe("go to shelf 1", Observation(start.goal, "On the shelf 1, you see a newspaper 1.", [], [], ""))
+    agent.observe("go to shelf 1", Observation(start.goal, "On the shelf 1, you see a newspaper 1.", [], [("newspaper 1", "on", "shelf 1")], ""))
     holding = Observation(start.goal, "You pick up the newspaper 1 from the shelf 1.", ["go to ottoman 1"],
                           [("agent", "holds", "newspaper 1")], "agent holds newspaper 1")
     agent.observe("take newspaper 1 from shelf 1", holding)

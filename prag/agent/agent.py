@@ -373,7 +373,7 @@ class PragAgent:
         now = Situation(
             goal=self.goal, history=self.history, locations=self.locations, graphs=self.graphs,
             outcomes=self.outcomes, allowed=allowed, held=self.domain.held(observation.scene_triples),
-            retrieved=self.retrieved, utterances=self.utterances,
+            retrieved=self.retrieved, utterances=self.utterances, seen=self.observed.seen,
         )
         prompt = messages(
             self.domain, self.retrieved, self.goal, self.history, observation.scene_text, allowed,

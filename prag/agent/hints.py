@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -32,6 +32,7 @@ class Situation:
     held: set[str]  # what the agent holds now
     retrieved: Sequence[Experience]
     utterances: Sequence[tuple[int, str]]  # (history index it followed, what the person said)
+    seen: Mapping[str, str]  # thing -> the place it was last seen in or on (`Observed.seen`)
 
     @property
     def goal_words(self) -> set[str]:
@@ -82,22 +83,17 @@ class Unvisited:
 @dataclass(frozen=True)
 class GoalObjectsSeen:
     """Where things the goal names were last seen: small models walk past them otherwise.
-    What the agent holds is no longer where it was seen, so it is left out."""
+    What the agent holds is no longer where it was seen, so it is left out. The places are the
+    scene graph's (what is in or on what), not where the agent stood: a grid room's description
+    lists the things on every piece of furniture in it."""
 
     domain: Domain
 
     def notes(self, now: Situation) -> list[str]:
-        seen: dict[str, str] = {}
-        place = ""
-        for index, (action, text) in enumerate(now.history[1:], start=1):  # the reset text lists places, not finds
-            assert action is not None
-            if self.domain.relative_moves:
-                place = now.locations[index] or ""
-            elif (target := self.domain.movement(action)) is not None:
-                place = target
-            for thing in self.domain.entities(text):
-                if now.goal_names(self.domain.kind(thing)) and place and thing != place and thing not in now.held:
-                    seen[thing] = place
+        seen = {
+            thing: place for thing, place in now.seen.items()
+            if now.goal_names(self.domain.kind(thing)) and thing not in now.held
+        }
         return [f"Note: seen so far: {', '.join(f'{obj} at {where}' for obj, where in seen.items())}."] if seen else []
 
 

@@ -38,9 +38,17 @@ def test_places_are_searched_in_the_order_the_semantic_memory_ranks_their_kinds_
     assert missing(observed) == ["apple"]
     ranking = ranking_of({"apple": [("fridge", 5), ("countertop", 2)]})
     assert search_order(["apple"], observed, ranking, ALFWORLD) == [
-        "fridge 1", "countertop 1", "cabinet 1", "drawer 1", "garbagecan 1",
+        "fridge 1", "countertop 1", "garbagecan 1", "cabinet 1", "drawer 1",
     ]
-    assert search_order(["apple"], observed, no_ranking, ALFWORLD) == PLACES
+    # Without a ranking: as listed, but ALFWorld never puts an apple in a cabinet or a drawer.
+    assert search_order(["apple"], observed, no_ranking, ALFWORLD) == [
+        "countertop 1", "fridge 1", "garbagecan 1", "cabinet 1", "drawer 1",
+    ]
+    # What was seen outranks the rules: the memory's kinds first, whatever the rules say.
+    odd = ranking_of({"apple": [("drawer", 1)]})
+    assert search_order(["apple"], observed, odd, ALFWORLD)[:2] == ["drawer 1", "countertop 1"]
+    # A kind the rules do not name is searched as listed.
+    assert search_order(["unicorn"], observed, no_ranking, ALFWORLD) == PLACES
 
 
 def test_a_closed_place_is_opened_and_the_plan_ends_once_the_thing_is_seen():

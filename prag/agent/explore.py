@@ -5,7 +5,8 @@ the agent has not seen (`Observed.to_search`) are visited, and opened when close
 the semantic memory ranks their kinds for the things sought (`prag.store.places`, through a
 `Ranking` the runner builds with the run's visibility, so this layer does not read the store);
 places of kinds it never saw them in come after, and among equals the place in the agent's room
-first, then the one learnt of first. The plan is made again each step from what was observed,
+first, then the one learnt of first. Where the family's world says what may hold what (ALFWorld's
+placement rules), the places that cannot hold the thing sought come last. The plan is made again each step from what was observed,
 and there is none once every thing sought is seen: the next source then takes over.
 """
 from __future__ import annotations
@@ -39,7 +40,9 @@ def missing(observed: Observed) -> list[str]:
 
 def search_order(targets: Sequence[str], observed: Observed, ranking: Ranking, domain: Domain) -> list[str]:
     """The places not yet searched, best first: by the best rank of their kind for any target
-    (unranked last), then those in the agent's room, then in the order they were learnt of."""
+    (unranked last), then those the family's world may put a target in or on before those it
+    never does (`Domain.may_hold`), then those in the agent's room, then in the order they were
+    learnt of."""
     ranks: dict[str, int] = {}
     for target in targets:
         for rank, (place_kind, _count) in enumerate(ranking(target)):
@@ -47,10 +50,12 @@ def search_order(targets: Sequence[str], observed: Observed, ranking: Ranking, d
     room = _room(observed)
     places = observed.to_search()
 
-    def key(index: int) -> tuple[int, int, int]:
+    def key(index: int) -> tuple[int, int, int, int]:
         place = places[index]
+        kind = domain.kind(place)
         here = room is not None and observed.room_of.get(place) == room
-        return ranks.get(domain.kind(place), len(ranks)), 0 if here else 1, index
+        never = all(domain.may_hold(kind, target) is False for target in targets)
+        return ranks.get(kind, len(ranks)), 1 if never else 0, 0 if here else 1, index
 
     return [places[i] for i in sorted(range(len(places)), key=key)]
 

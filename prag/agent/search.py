@@ -19,7 +19,6 @@ hand-made states they are. A family without an action model (TextWorld) gets Non
 """
 from __future__ import annotations
 
-import importlib
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -27,7 +26,7 @@ from functools import cache, lru_cache
 from typing import Any
 
 from prag.agent.plans import Plan
-from prag.envs.domain import Domain
+from prag.envs.domain import Domain, imported
 from prag.envs.model import Problem, Seen
 from prag.errors import PragError
 
@@ -67,14 +66,9 @@ def means_ends(goal: str, observed: Seen, admissible: Sequence[str], domain: Dom
 Model = Callable[[str, Seen, Sequence[str]], "Problem | None"]
 
 
-@cache
 def _model(ref: str | None) -> Model | None:
-    """A family's problem writer from its Domain's "module:function" reference, imported when first used."""
-    if ref is None:
-        return None
-    module, _, name = ref.partition(":")
-    model: Model = getattr(importlib.import_module(module), name)
-    return model
+    """A family's problem writer from its Domain's "module:function" reference."""
+    return None if ref is None else imported(ref)
 
 
 @lru_cache(maxsize=512)

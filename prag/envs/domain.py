@@ -9,9 +9,12 @@ factory; nothing here imports an engine.
 """
 from __future__ import annotations
 
+import importlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
 
 from prag.envs.base import Triple
 
@@ -90,6 +93,17 @@ class Domain:
     # "module:function" writing the family's planning problem from what was observed
     # (prag.envs.model; means-ends search, prag.agent.search); None: the family has none.
     action_model: str | None = None
+    # "module:function": a kind of thing -> the kinds of place the family's world may put it in or
+    # on (the find-X skill searches those first); None: the family does not say.
+    holders: str | None = None
+
+    def may_hold(self, place_kind: str, thing_kind: str) -> bool | None:
+        """Whether the family's world may put things of `thing_kind` in or on places of
+        `place_kind`; None when it does not say (no `holders`, or a kind it does not know)."""
+        if self.holders is None:
+            return None
+        kinds = imported(self.holders)(thing_kind)
+        return None if kinds is None else place_kind in kinds
 
     def inverse(self, action: str, at: str | None = None) -> set[str]:
         """The actions that would undo `action`, taken where the agent now is (`at`)."""
@@ -165,6 +179,7 @@ ALFWORLD = Domain(
         GoalTemplate(r"(?:look at|examine the) (?P<obj>\w+) (?:under|with) the (?P<toggle>\w+)"),
     ),
     action_model="prag.envs.alfworld.model:problem",
+    holders="prag.envs.alfworld.placement:holders",
 )
 
 GRID = Domain(
@@ -234,3 +249,12 @@ TEXTWORLD = Domain(
     held_by="inventory",
     relative_moves=True,
 )
+
+
+@cache
+def imported(ref: str) -> Callable[..., Any]:
+    """The function a "module:function" reference names, imported when first used (so that a
+    Domain names engine-side code without importing it)."""
+    module, _, name = ref.partition(":")
+    function: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    return function

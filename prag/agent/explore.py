@@ -6,7 +6,8 @@ the semantic memory ranks their kinds for the things sought (`prag.store.places`
 `Ranking` the runner builds with the run's visibility, so this layer does not read the store);
 places of kinds it never saw them in come after, and among equals the place in the agent's room
 first, then the one learnt of first. Where the family's world says what may hold what (ALFWorld's
-placement rules), the places that cannot hold the thing sought come last. The plan is made again each step from what was observed,
+placement rules), places that show a possible holder's contents on arrival come before those to
+open, and places that cannot hold the thing sought come last. The plan is made again each step from what was observed,
 and there is none once every thing sought is seen: the next source then takes over.
 """
 from __future__ import annotations
@@ -40,9 +41,9 @@ def missing(observed: Observed) -> list[str]:
 
 def search_order(targets: Sequence[str], observed: Observed, ranking: Ranking, domain: Domain) -> list[str]:
     """The places not yet searched, best first: by the best rank of their kind for any target
-    (unranked last), then those the family's world may put a target in or on before those it
-    never does (`Domain.may_hold`), then those in the agent's room, then in the order they were
-    learnt of."""
+    (unranked last), then by what a look costs where the family's world says (`Domain.search_cost`:
+    places that may hold a target and show it on arrival, then those to open, then those that
+    never hold it), then those in the agent's room, then in the order they were learnt of."""
     ranks: dict[str, int] = {}
     for target in targets:
         for rank, (place_kind, _count) in enumerate(ranking(target)):
@@ -54,8 +55,8 @@ def search_order(targets: Sequence[str], observed: Observed, ranking: Ranking, d
         place = places[index]
         kind = domain.kind(place)
         here = room is not None and observed.room_of.get(place) == room
-        never = all(domain.may_hold(kind, target) is False for target in targets)
-        return ranks.get(kind, len(ranks)), 1 if never else 0, 0 if here else 1, index
+        costs = [cost for target in targets if (cost := domain.search_cost(kind, target)) is not None]
+        return ranks.get(kind, len(ranks)), min(costs, default=0), 0 if here else 1, index
 
     return [places[i] for i in sorted(range(len(places)), key=key)]
 

@@ -93,17 +93,19 @@ class Domain:
     # "module:function" writing the family's planning problem from what was observed
     # (prag.envs.model; means-ends search, prag.agent.search); None: the family has none.
     action_model: str | None = None
-    # "module:function": a kind of thing -> the kinds of place the family's world may put it in or
-    # on (the find-X skill searches those first); None: the family does not say.
+    # "module:function": a kind of thing -> {kind of place the family's world may put it in or on:
+    # what a look costs there, 0 seen on arrival, 1 opened first}; None for a kind it does not know.
+    # The find-X skill searches cheap likely places first. None here: the family does not say.
     holders: str | None = None
 
-    def may_hold(self, place_kind: str, thing_kind: str) -> bool | None:
-        """Whether the family's world may put things of `thing_kind` in or on places of
-        `place_kind`; None when it does not say (no `holders`, or a kind it does not know)."""
+    def search_cost(self, place_kind: str, thing_kind: str) -> int | None:
+        """How dear a look for `thing_kind` at a place of `place_kind` is: 0 (it may be there and
+        is seen on arrival), 1 (it may be there, behind a door), 2 (the world never puts it
+        there); None when the family does not say."""
         if self.holders is None:
             return None
-        kinds = imported(self.holders)(thing_kind)
-        return None if kinds is None else place_kind in kinds
+        costs = imported(self.holders)(thing_kind)
+        return None if costs is None else costs.get(place_kind, 2)
 
     def inverse(self, action: str, at: str | None = None) -> set[str]:
         """The actions that would undo `action`, taken where the agent now is (`at`)."""

@@ -13,13 +13,14 @@ from support import add_random_episode, run, unit
 from prag.errors import PragError
 from prag.retrieval.embed import text_hash
 from prag.store import Store
+from prag.store.ask_policies import AskPolicyRecord
 from prag.store.corrections import Correction, PriorLoad
 from prag.store.exchange import export_lines, import_lines, write_export
 
 
 def filled_store(path):
     """Two runs, three episodes with random 8-d vectors, a person's correction of the second
-    episode, a prior transcript, and the prior load of one deleted since."""
+    episode, a prior transcript, the prior load of one deleted since, and a learned ask policy."""
     store = Store(path)
     store.add_run(run("r1"))
     store.add_run(run("r2"))
@@ -40,6 +41,11 @@ def filled_store(path):
         store.corrections.add(correction)
     store.corrections.add_prior_load(PriorLoad("grid-prior/water", "d1", "2026-01-01T00:00:00+00:00"))
     store.corrections.add_prior_load(PriorLoad("grid-prior/trash", "d2", "2026-01-01T00:00:00+00:00"))
+    store.ask_policies.add(AskPolicyRecord(
+        name="asker", spec="grid-household", tasks=["t0"], llm="local", timesteps=128, penalty=0.1, gamma=0.99,
+        seed=0, features=12, model=bytes(range(256)), curve=[{"timesteps": 64, "mean_return": 0.5}],
+        extra={"sources": ["experience", "search", "llm"]},
+    ))
     return store
 
 
@@ -48,14 +54,16 @@ def test_export_import_export_round_trip_is_lossless(tmp_path):
         lines = list(export_lines(a))
         kinds = [json.loads(line)["kind"] for line in lines]
         assert kinds == ["run", "episode", "episode", "run", "episode", "correction", "correction",
-                         "prior_load", "prior_load"]
+                         "prior_load", "prior_load", "ask_policy"]
         result = import_lines(b, lines)
-        assert (result.runs, result.episodes, result.corrections, result.prior_loads, result.skipped) == (2, 3, 2, 2, 0)
+        assert (result.runs, result.episodes, result.corrections, result.prior_loads, result.ask_policies,
+                result.skipped) == (2, 3, 2, 2, 1, 0)
         assert list(export_lines(b)) == lines
         assert [e.to_dict() | {"id": None} for e in b.episodes()] == [e.to_dict() | {"id": None} for e in a.episodes()]
         (fixed, _) = b.corrections.list()
         assert b.episode(fixed.source_episode).task_id == "t1"  # ids are the store's own: matched by key
         assert b.vector_counts() == a.vector_counts()
+        assert b.ask_policies.get("asker").model == bytes(range(256))  # the trained network, byte for byte
 
 
 def test_import_twice_changes_nothing(tmp_path):
@@ -63,8 +71,9 @@ def test_import_twice_changes_nothing(tmp_path):
         lines = list(export_lines(a))
         import_lines(b, lines)
         again = import_lines(b, lines)
-        assert (again.runs, again.episodes, again.corrections, again.prior_loads, again.skipped) == (0, 0, 0, 0, 3 + 2 + 2)
-        assert (b.count("episodes"), b.count("corrections"), b.count("prior_loads")) == (3, 2, 2)
+        assert (again.runs, again.episodes, again.corrections, again.prior_loads, again.ask_policies,
+                again.skipped) == (0, 0, 0, 0, 0, 3 + 2 + 2 + 1)
+        assert (b.count("episodes"), b.count("corrections"), b.count("prior_loads"), b.count("ask_policies")) == (3, 2, 2, 1)
 
 
 def test_a_run_exports_alone_without_the_corrections(tmp_path):
@@ -125,6 +134,8 @@ BAD = {
     "a correction's episode nowhere": ("correction", lambda d: d["source_episode"].update(task_id="t9"), "source_episode: task 't9' of run 'r1' round 1 (agent) is neither a good line of this file nor in the store"),
     "a correction without instructions": ("correction", lambda d: d.update(instructions=[]), "a correction needs a transcript and at least one instruction"),
     "a prior load's name not text": ("prior_load", lambda d: d.update(name=7), "name: input should be a valid string, got 7"),
+    "an ask policy's network not base64": ("ask_policy", lambda d: d.update(model="%%%"), "model: not base64"),
+    "an ask policy's penalty not a number": ("ask_policy", lambda d: d.update(penalty="high"), 'penalty: input should be a valid number, got "high"'),
 }
 
 
@@ -174,4 +185,4 @@ def test_skip_bad_imports_the_good_lines_and_lists_the_bad(tmp_path):
         assert "its run 'r1' is on bad line 1" in result.bad[1]
         assert "source_episode" in result.bad[3]  # the correction of an episode of r1
         assert [r.id for r in b.runs()] == ["r2"]
-        assert (result.episodes, result.corrections, result.prior_loads) == (1, 1, 1)
+        assert (result.episodes, result.corrections, result.prior_loads, result.ask_policies) == (1, 1, 2, 0)

@@ -44,7 +44,7 @@ class AskPolicyRecord:
     model: bytes  # the stable-baselines3 model, as `model.save` writes it
     algorithm: str = "PPO"
     # [{"timesteps", "episodes", "mean_return", "asks"}] per PPO rollout: the training's reward curve
-    curve: list[dict[str, float]] = field(default_factory=list)
+    curve: list[dict[str, int | float]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)  # evaluation before/after, network shape, ...
     version: int = 0  # set when stored: 1, 2, ... per name
     id: int | None = None
@@ -94,6 +94,15 @@ class AskPolicies:
                 f"no ask policy {wanted} in {self.store.path} (stored: {known}): train one with `prag train-asker`"
             )
         return _from_row(row)
+
+    def find(self, record: AskPolicyRecord) -> int | None:
+        """The id of a stored policy that is `record` (same name, training time and network), if any."""
+        with self.store.lock:
+            row = self.store.db.execute(
+                "select id from ask_policies where name = ? and created_at = ? and model = ?",
+                [record.name, record.created_at, record.model],
+            ).fetchone()
+        return None if row is None else int(row[0])
 
     def list(self) -> builtins.list[AskPolicyRecord]:
         """Every stored policy, by name then version."""

@@ -1,8 +1,8 @@
 """Export and import of a store as JSON Lines (format and checks: `prag.store.lines`), lossless.
 
 An export holds the runs with their episodes (steps and vectors), then the corrections (with
-their vectors) and the record of prior transcripts loaded; exporting one run (`run_id`) holds
-that run and its episodes only. Importing the export into an empty store and exporting again
+their vectors), the record of prior transcripts loaded and the learned ask policies; exporting
+one run (`run_id`) holds that run and its episodes only. Importing the export into an empty store and exporting again
 gives the same lines.
 
 An import reads its input twice. First every line is checked, against the format and against
@@ -17,6 +17,7 @@ correction; a prior load of the same name) is skipped, so importing twice change
 """
 from __future__ import annotations
 
+import base64
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import TextIO
 
 from prag.errors import PragError
+from prag.store.ask_policies import AskPolicyRecord
 from prag.store.corrections import Correction, PriorLoad, correction_texts
 from prag.store.database import Store
 from prag.store.lines import BadLine, EpisodeKey, Line, encode, parse_line
@@ -57,6 +59,11 @@ def export_lines(store: Store, run_id: str | None = None) -> Iterator[str]:
         yield encode("correction", data, vectors(correction_texts(correction)))
     for load in store.corrections.prior_loads():
         yield encode("prior_load", asdict(load))
+    for policy in store.ask_policies.list():
+        data = asdict(policy)
+        data.pop("id")
+        data["model"] = base64.b64encode(policy.model).decode("ascii")
+        yield encode("ask_policy", data)
 
 
 def write_export(store: Store, out: TextIO, run_id: str | None = None) -> int:
@@ -76,6 +83,7 @@ class ImportResult:
     episodes: int = 0
     corrections: int = 0
     prior_loads: int = 0
+    ask_policies: int = 0
     skipped: int = 0
     bad: list[str] = field(default_factory=list)  # "file:line: what is wrong"
 
@@ -222,6 +230,12 @@ def _write(store: Store, line: Line, known_runs: set[str], result: ImportResult)
             result.prior_loads += 1
         else:
             result.skipped += 1
+    elif isinstance(record, AskPolicyRecord):
+        if store.ask_policies.find(record) is not None:
+            result.skipped += 1
+            return
+        store.ask_policies.add(record)
+        result.ask_policies += 1
 
 
 def _stored_id(store: Store, key: EpisodeKey) -> int | None:

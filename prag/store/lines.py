@@ -7,8 +7,10 @@ Each line is one object with a `kind`:
     {"kind": "correction", ...Correction fields, "source_episode": {"run_id", "round", "task_id",
         "source"} or null, "embeddings": {...}}
     {"kind": "prior_load", "name", "digest", "loaded_at"}
+    {"kind": "ask_policy", ...AskPolicyRecord fields, "model": base64 of the network's bytes}
 
-Ids are the store's own and are not carried: a correction names the episode it corrects by that
+Ids are the store's own and are not carried (nor an ask policy's version: an import adds the
+next version of its name): a correction names the episode it corrects by that
 episode's key (each task is played once per round of a run). Vectors are keyed by the sha256 of
 their text and must belong to the line's own texts.
 
@@ -31,10 +33,11 @@ from typing import Any
 import numpy as np
 from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 
+from prag.store.ask_policies import AskPolicyRecord
 from prag.store.corrections import ORIGINS, Correction, PriorLoad, correction_texts
 from prag.store.records import EpisodeRecord, RunRecord, text_hash
 
-KINDS = ("run", "episode", "correction", "prior_load")
+KINDS = ("run", "episode", "correction", "prior_load", "ask_policy")
 STATUSES = ("running", "finished", "interrupted")
 SOURCES = ("agent", "correction")
 _HASH = re.compile(r"[0-9a-f]{64}")
@@ -70,7 +73,7 @@ class Line:
     correction) the key of the episode it corrects."""
 
     kind: str
-    record: RunRecord | EpisodeRecord | Correction | PriorLoad
+    record: RunRecord | EpisodeRecord | Correction | PriorLoad | AskPolicyRecord
     embeddings: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     source_episode: EpisodeKey | None = None
 
@@ -81,7 +84,7 @@ class Line:
 
 
 _ADAPTERS: dict[type, TypeAdapter[Any]] = {
-    cls: TypeAdapter(cls) for cls in (RunRecord, EpisodeRecord, Correction, PriorLoad, EpisodeKey)
+    cls: TypeAdapter(cls) for cls in (RunRecord, EpisodeRecord, Correction, PriorLoad, EpisodeKey, AskPolicyRecord)
 }
 
 
@@ -113,7 +116,25 @@ def parse_line(text: str) -> Line:
         _check_correction(correction)
         key = None if source is None else _typed(EpisodeKey, source, "source_episode.")
         return Line(kind, correction, _vectors(embeddings, correction_texts(correction)), key)
+    if kind == "ask_policy":
+        return Line(kind, _ask_policy(data))
     return Line(kind, _typed(PriorLoad, data))
+
+
+def _ask_policy(data: dict[str, Any]) -> AskPolicyRecord:
+    """An ask policy line's record: its model's base64 decoded (checked like the other fields)."""
+    model = data.get("model")
+    if not isinstance(model, str):
+        raise BadLine("model: expected the network's bytes as a base64 string")
+    try:
+        data["model"] = base64.b64decode(model, validate=True)
+    except binascii.Error:
+        raise BadLine("model: not base64") from None
+    if not data["model"]:
+        raise BadLine("model: empty")
+    record: AskPolicyRecord = _typed(AskPolicyRecord, {**data, "model": ""})
+    record.model = data["model"]
+    return record
 
 
 def _typed(cls: type, data: Any, prefix: str = "") -> Any:

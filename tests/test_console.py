@@ -156,3 +156,22 @@ def test_prag_console_confirms_by_default_and_an_enter_is_a_yes(dishes, tmp_path
     with Store(tmp_path / "s.db") as store:
         (episode,) = store.episodes()
         assert episode.n_actions == 2 and episode.extra["effort"]["answers"] == 3
+
+
+def test_prag_console_plays_with_search_among_the_sources_and_the_llm_never_asked(tmp_path, monkeypatch):
+    spec = write_spec(tmp_path, "dishes-long", ["wash_dishes"], max_steps=40)
+    llm = ScriptedLLM([])  # any call fails
+    monkeypatch.setattr(common, "test_llm", lambda name: llm)
+    result = CliRunner().invoke(
+        app, ["console", spec, "--store", str(tmp_path / "s.db"), "--llm", "local:agent", "--no-prior",
+              "--ask", "hard-coded", "--sources", "experience,search,llm"],
+        input="\n" * 60, env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    assert "The agent proposes:" not in result.output  # search's steps are not the LLM's to confirm
+    with Store(tmp_path / "s.db") as store:
+        (episode,) = store.episodes()
+        assert episode.won and episode.llm_calls == 0 and llm.calls == []
+        assert {source for source, *_ in episode.extra["decisions"]} <= {"find", "search"}
+    refused = CliRunner().invoke(app, ["console", spec, "--store", str(tmp_path / "t.db"), "--sources", "llm,telepathy"])
+    assert refused.exit_code == 1 and "telepathy" in refused.output and not (tmp_path / "t.db").exists()

@@ -10,7 +10,7 @@ import pytest
 
 from prag.agent.explore import Ranking, find_plan, missing, no_ranking, search_order
 from prag.agent.observed import Observed
-from prag.envs.alfworld.env import AlfworldEnv
+from prag.envs.alfworld.env import AlfworldEnv, AlfworldTaskSource, find_games
 from prag.envs.alfworld.gen import DIFFICULTIES, generate_game
 from prag.envs.base import Environment, Observation, Task
 from prag.envs.domain import ALFWORLD, GRID, Domain
@@ -170,3 +170,21 @@ def test_on_the_grid_a_closed_door_is_opened_to_search_the_room_behind_it():
     assert actions == ["go to door 1", "open door 1", "go to playroom"]
     assert missing(observed) == [] and observed.where("toy car")
     assert "door 1" not in observed.places  # a way through, not a place to search
+
+
+# --- a real ALFWorld room ---------------------------------------------------------------------------
+
+
+def test_in_a_real_living_room_the_side_tables_come_before_twenty_one_drawers(alfworld_data: Path):
+    """valid_seen's "put a newspaper in sofa" (room 224): listed first are 21 drawers, and the
+    newspaper is on a side table. Searched in listed order it was seen at step 49 of 50; with
+    ALFWorld's placement rules the places seen on arrival come first."""
+    (game,) = [g for g in find_games(alfworld_data / "json_2.1.1" / "valid_seen")
+               if g.task_id.startswith("pick_and_place_simple-Newspaper-None-Sofa-224/")]
+    env = AlfworldTaskSource([game.task()]).make(game.task())
+    try:
+        observed, actions = explore(env, ALFWORLD, no_ranking, limit=50)
+    finally:
+        env.close()
+    assert observed.where("newspaper") and len(actions) <= 10
+    assert not any(action.startswith("open drawer") for action in actions)

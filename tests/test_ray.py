@@ -135,17 +135,23 @@ main()
 """
 
 
+def held_ray_run(directory: Path, spec: str, db: Path, episodes: int, rounds: int, cluster: str) -> list[str]:
+    """The command line of a `prag run` of run "victim" on `cluster` (two workers) whose stand-in
+    LLM holds every call once `episodes` episodes are stored in `db`."""
+    script = directory / "held_prag.py"
+    script.write_text(HELD_RAY_CLI.format(tests=str(TESTS), spec=spec, db=str(db), episodes=episodes))
+    return [sys.executable, str(script), "run", spec, "--store", str(db), "--rounds", str(rounds), "--mode", "none",
+            "--name", "victim", "--no-corrections", "--executor", "ray", "--ray-address", cluster, "--workers", "2",
+            "--ask", "always"]
+
+
 def test_a_driver_killed_mid_round_resumes_with_each_task_once(tmp_path, ray_cluster):
     spec = write_spec(tmp_path, "driver", ["throw_away_trash", "collect_toys"], per_task=2)
     db = tmp_path / "s.db"
-    script = tmp_path / "held_prag.py"
     # Held once 5 episodes are stored: the kill lands in round 1, whatever the machine's speed.
-    script.write_text(HELD_RAY_CLI.format(tests=str(TESTS), spec=spec, db=str(db), episodes=5))
-    args = ["run", spec, "--store", str(db), "--rounds", "2", "--mode", "none", "--name", "victim", "--no-corrections",
-            "--executor", "ray", "--ray-address", ray_cluster, "--workers", "2", "--ask", "always"]
+    command = held_ray_run(tmp_path, spec, db, 5, rounds=2, cluster=ray_cluster)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS.parent), os.environ.get("PYTHONPATH")]))}
-    process = subprocess.Popen([sys.executable, str(script), *args], cwd=tmp_path, env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     signal_when_stored(process, db, 5, signal.SIGKILL)
     with Store(db) as store:
         # Round 0 whole, round 1 cut short (an episode past its last LLM call may land before the kill).
@@ -162,15 +168,11 @@ def test_a_driver_killed_mid_round_resumes_with_each_task_once(tmp_path, ray_clu
 def test_ctrl_c_stops_a_ray_run_within_seconds_leaving_it_interrupted(tmp_path, ray_cluster):
     spec = write_spec(tmp_path, "stop", ["throw_away_trash", "collect_toys"], per_task=2)
     db = tmp_path / "s.db"
-    script = tmp_path / "held_prag.py"
     # Held after two stored episodes: the other two are under way in the workers, held in their LLM calls.
-    script.write_text(HELD_RAY_CLI.format(tests=str(TESTS), spec=spec, db=str(db), episodes=2))
-    args = ["run", spec, "--store", str(db), "--rounds", "1", "--mode", "none", "--name", "victim", "--no-corrections",
-            "--executor", "ray", "--ray-address", ray_cluster, "--workers", "2", "--ask", "always"]
+    command = held_ray_run(tmp_path, spec, db, 2, rounds=1, cluster=ray_cluster)
     err = tmp_path / "err.txt"
     with err.open("w") as stderr:
-        process = subprocess.Popen([sys.executable, str(script), *args], cwd=tmp_path, stdout=subprocess.DEVNULL,
-                                   stderr=stderr)
+        process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=stderr)
         assert signal_when_stored(process, db, 2, signal.SIGINT, timeout=30) == 130
     assert "interrupted: finished episodes are stored" in err.read_text() and "Traceback" not in err.read_text()
     with Store(db) as store:

@@ -84,9 +84,10 @@ class Actor:
             return
         fresh = [candidate.plan for candidate in offered if candidate.plan not in self.adopted]
         takeable = [plan for plan in fresh if Follower(plan).step_now(admissible, self.names) is not None]
-        for plan in (takeable or fresh)[:1]:
-            self.follower = Follower(plan)
-            self.adopted.append(plan)
+        best = next(iter(takeable or fresh), None)
+        if best is not None:
+            self.follower = Follower(best)
+            self.adopted.append(best)
 
     def follow_search(self, plan: Plan | None, admissible: Sequence[str]) -> None:
         """A plan from search (find-X, means-ends) for this step: it replaces any plan but one

@@ -4,11 +4,11 @@ Soar ITL's environment interaction as a plan source (source "find"): the places 
 the agent has not seen (`Observed.to_search`) are visited, and opened when closed, in the order
 the semantic memory ranks their kinds for the things sought (`prag.store.places`, through a
 `Ranking` the runner builds with the run's visibility, so this layer does not read the store);
-places of kinds it never saw them in come after, and among equals the place in the agent's room
-first, then the one learnt of first. Where the family's world says what may hold what (ALFWorld's
-placement rules), places that show a possible holder's contents on arrival come before those to
-open, and places that cannot hold the thing sought come last. The plan is made again each step from what was observed,
-and there is none once every thing sought is seen: the next source then takes over.
+places of kinds it never saw them in come after. Among equals, where the family's world says
+what may hold what (ALFWorld's placement rules), places that may hold the thing and show it on
+arrival come first, then those to open, and places that never hold it last; then the place in
+the agent's room, then the one learnt of first. The plan is made again each step from what was
+observed, and there is none once every thing sought is seen: the next source then takes over.
 """
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 An export holds the runs with their episodes (steps and vectors), then the corrections (with
 their vectors), the record of prior transcripts loaded and the learned ask policies; exporting
-one run (`run_id`) holds that run and its episodes only. Importing the export into an empty store and exporting again
-gives the same lines.
+one run (`run_id`) holds that run and its episodes only. Importing the export into an empty store
+and exporting again gives the same lines.
 
 An import reads its input twice. First every line is checked, against the format and against
 the other lines and the store: vectors of one model all of one size (the store's, or else the
@@ -62,6 +62,7 @@ def export_lines(store: Store, run_id: str | None = None) -> Iterator[str]:
     for policy in store.ask_policies.list():
         data = asdict(policy)
         data.pop("id")
+        data.pop("version")  # the importing store numbers it after its own of that name
         data["model"] = base64.b64encode(policy.model).decode("ascii")
         yield encode("ask_policy", data)
 

@@ -122,18 +122,14 @@ def parse_line(text: str) -> Line:
 
 
 def _ask_policy(data: dict[str, Any]) -> AskPolicyRecord:
-    """An ask policy line's record: its model's base64 decoded (checked like the other fields)."""
-    model = data.get("model")
-    if not isinstance(model, str):
-        raise BadLine("model: expected the network's bytes as a base64 string")
+    """An ask policy line's record, every field checked, its network's base64 text decoded."""
+    record: AskPolicyRecord = _typed(AskPolicyRecord, data)
     try:
-        data["model"] = base64.b64decode(model, validate=True)
+        record.model = base64.b64decode(record.model, validate=True)
     except binascii.Error:
         raise BadLine("model: not base64") from None
-    if not data["model"]:
+    if not record.model:
         raise BadLine("model: empty")
-    record: AskPolicyRecord = _typed(AskPolicyRecord, {**data, "model": ""})
-    record.model = data["model"]
     return record
 
 

@@ -137,12 +137,14 @@ main()
 
 def held_ray_run(directory: Path, spec: str, db: Path, episodes: int, rounds: int, cluster: str) -> list[str]:
     """The command line of a `prag run` of run "victim" on `cluster` (two workers) whose stand-in
-    LLM holds every call once `episodes` episodes are stored in `db`."""
+    LLM holds every call once `episodes` episodes are stored in `db`. Without the answer cache:
+    round 1 of `--mode none` asks round 0's prompts again, and answers served from the cache
+    never reach the held stand-in (round 1 then finished before the kill)."""
     script = directory / "held_prag.py"
     script.write_text(HELD_RAY_CLI.format(tests=str(TESTS), spec=spec, db=str(db), episodes=episodes))
     return [sys.executable, str(script), "run", spec, "--store", str(db), "--rounds", str(rounds), "--mode", "none",
             "--name", "victim", "--no-corrections", "--executor", "ray", "--ray-address", cluster, "--workers", "2",
-            "--ask", "always"]
+            "--ask", "always", "--no-answer-cache"]
 
 
 def test_a_driver_killed_mid_round_resumes_with_each_task_once(tmp_path, ray_cluster):

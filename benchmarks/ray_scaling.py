@@ -69,7 +69,7 @@ class SleepingLLM:
 
     def complete(self, messages: list[Message], *, max_tokens: int = 64, stop: list[str] | None = None,
                  choices: list[str] | None = None, more_lines: int = 0, temperature: float = 0.0,
-                 seed: int = 0) -> Completion:
+                 seed: int = 0, grammar: str | None = None) -> Completion:
         time.sleep(self.delay)
         listed = messages[-1]["content"].split("Admissible actions: ")[1].split("\n")[0]
         verb, _, rests = listed.split("; ")[0].partition(": ")  # folded as `verb: a, b; verb2: ...`

@@ -112,6 +112,9 @@ class PlanKnowingPerson:
     def confirm(self, action: str, observation: Observation) -> bool | str:
         return action == self.next_step(observation)
 
+    def confirm_reading(self, instruction: str, sentence: str | None) -> bool | str:
+        return True
+
     def instruct(self, observation: Observation) -> str | None:
         return self.next_step(observation)
 

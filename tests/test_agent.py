@@ -166,6 +166,8 @@ def test_finish_reports_what_the_store_keeps():
         "utterances": [[0, "try the table"]],
         "decisions": [["llm", True, False]],  # who chose each step, whether it asked
         "effort": {"instructions": 1, "words": 3, "answers": 0},  # what the person said cost them
+        # the grid has no sentence of this shape and no goal schema: nothing read it
+        "reading": {"instruction": GOAL, "sentence": None, "hypotheses": []},
     }
 
 

@@ -33,6 +33,9 @@ class ScriptedPerson:
         self.shown.append(action)
         return self.replies.pop(0)
 
+    def confirm_reading(self, instruction: str, sentence: str | None) -> bool | str:
+        return True
+
     def instruct(self, observation: Observation) -> str | None:
         self.asked += 1
         return self.words.pop(0)

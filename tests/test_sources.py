@@ -75,6 +75,9 @@ class ScriptedPerson:
     def confirm(self, action: str, observation: Observation) -> bool | str:
         return True
 
+    def confirm_reading(self, instruction: str, sentence: str | None) -> bool | str:
+        return True
+
     def instruct(self, observation: Observation) -> str | None:
         self.asked += 1
         return next(self.plan, None)

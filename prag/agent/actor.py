@@ -55,11 +55,11 @@ def candidates(
         episode = experience.episode
         if not episode.won:
             continue
-        same = episode.goal == goal and episode.steps[0].scene == first_scene
+        same = episode.read_as == goal and episode.steps[0].scene == first_scene
         actions = (
             list(shortcut(episode, domain)) if same else [step.action for step in episode.steps if step.action is not None]
         )
-        plan = adapt(actions, episode.goal, goal, domain, "episode", episode.id)
+        plan = adapt(actions, episode.read_as, goal, domain, "episode", episode.id)
         if plan is not None and actions:
             found.append(Candidate(1 if same else 3, len(actions), plan))
     return sorted(found, key=lambda c: (c.rank, c.length))

@@ -51,6 +51,20 @@ from prag.agent.observed import Observed
 from prag.agent.person import Effort, Person
 from prag.agent.plans import Plan
 from prag.agent.prompt import THINK, PromptLimits, act_instruction, messages
+from prag.agent.readers import (
+    READERS,
+    Context,
+    ExperienceReader,
+    GoalReader,
+    LLMReader,
+    PersonReader,
+    Reading,
+    Readings,
+    Recall,
+    TemplateReader,
+    no_recall,
+    read,
+)
 from prag.agent.protocol import Decision, Trace, Usage
 from prag.agent.search import means_ends
 from prag.envs.base import Observation, Triple, canonical
@@ -66,6 +80,18 @@ T = TypeVar("T")
 # Where a step may come from, in the order the mediator tries them (Soar ITL's knowledge sources):
 # a plan from experience, search (the find-X skill, then means-ends), the LLM, a person.
 SOURCES = ("experience", "search", "llm", "person")
+
+
+MAX_REVISIONS = 2  # readings dropped per episode before the agent plays on with the last one
+
+
+def parse_readers(text: str) -> tuple[str, ...]:
+    """The goal readers a comma-separated list names (`--readers template,experience,llm`), checked."""
+    readers = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    unknown = [reader for reader in readers if reader not in READERS]
+    if unknown:
+        raise PragError(f"--readers {text!r}: name some of {', '.join(READERS)}, comma-separated (or none: '')")
+    return readers
 
 
 def parse_sources(text: str) -> tuple[str, ...]:
@@ -108,6 +134,9 @@ class AgentConfig:
     max_rejections: int = field(default=3, metadata={"round0": False})
     # The knowledge sources used (of SOURCES); the default is P-RAG with plans from experience.
     sources: tuple[str, ...] = ("experience", "llm")
+    # Who reads the instruction into a formal goal, in order (prag.agent.readers); the person's
+    # yes/no only where a person is present.
+    readers: tuple[str, ...] = READERS
 
 
 def ask_policy(config: AgentConfig, seed: int = 0) -> AskPolicy:
@@ -154,6 +183,7 @@ class PragAgent:
         asker: AskPolicy | None = None,
         person: Person | None = None,
         ranking: Ranking = no_ranking,
+        recall: Recall = no_recall,
     ) -> None:
         self.llm = llm
         self.experiences = experiences
@@ -166,9 +196,17 @@ class PragAgent:
         self.asker = asker or ask_policy(config, seed)
         self.person = person  # present: the LLM's proposals go to them for a yes or no
         self.ranking = ranking  # the semantic memory: kinds of place where a kind of thing was seen
+        self.recall = recall  # verified readings of wordings like an instruction (prag.agent.readers)
 
     def reset(self, observation: Observation) -> None:
-        self.goal = observation.goal
+        self.usage = Usage()
+        self.effort = Effort()  # what the person's instructions and yes/no answers cost them
+        self.instruction = observation.goal  # as given; `goal` is as read
+        room = [self.domain.kind(e) for e in self.domain.entities(observation.text)]
+        self.readings = Readings(self._readers(), Context(observation.goal, self.domain, room))
+        reading = self.readings.start()
+        self.goal = reading.sentence if reading is not None else observation.goal
+        self.revisions = 0
         self.history: list[tuple[str | None, str]] = [(None, observation.text)]
         self.scenes = [observation.scene_text]
         self.locations = [observation.location]
@@ -182,7 +220,6 @@ class PragAgent:
         self.shown_corrections: list[int] = []  # every correction that was in a prompt, in order
         self.utterances: list[tuple[int, str]] = []  # (index in history it followed, text)
         self.thoughts: list[str] = []
-        self.usage = Usage()
         self.actor = Actor(self.domain)
         self.first_scene = observation.scene_text
         self.max_steps = int(observation.infos.get("max_steps", 50))
@@ -191,9 +228,36 @@ class PragAgent:
         self.asks = 0
         self._offered_at = 0  # the step (history length) plans were last offered at
         self.decisions: list[list[object]] = []  # per step: [who chose, asked, the answer was the plan's step]
-        self.effort = Effort()  # what the person's instructions and yes/no answers cost them
-        self.observed = Observed.start(observation, self.domain)
+        self.observed = Observed.start(observation, self.domain, goal=self.goal)
         self._searched_at = 0  # the step (history length) search was last consulted at
+
+    def _readers(self) -> list[GoalReader]:
+        """The goal readers the config names, in its order; the person's only with a person."""
+        made: dict[str, GoalReader] = {
+            "template": TemplateReader(),
+            "experience": ExperienceReader(self.recall),
+            "llm": LLMReader(self.llm, self.recall, self.usage, self.seed),
+        }
+        if self.person is not None:
+            without_person = [made[n] for n in self.config.readers if n in made]
+            made["person"] = PersonReader(self.person, self.effort, lambda context: read(without_person, context))
+        return [made[name] for name in self.config.readers if name in made]
+
+    def _revise(self, why: str, wrong: dict[str, str]) -> None:
+        """The reading acted on cannot be right: take the next hypothesis (prag.agent.readers),
+        and plan for it afresh."""
+        if self.revisions >= MAX_REVISIONS or self.readings.current is None:
+            return
+        self.revisions += 1
+        seen = list(dict.fromkeys(self.domain.kind(thing) for thing in [*self.observed.seen, *self.observed.held]))
+        reading = self.readings.revise(why, wrong, seen)
+        if reading is None or reading.sentence == self.goal:
+            return
+        self.goal = reading.sentence
+        self.observed.goal = reading.sentence
+        self.actor = Actor(self.domain)
+        self._offered_at = 0
+        self._searched_at = 0
 
     def hear(self, text: str) -> None:
         """The person says something: it joins the history after the latest observation."""
@@ -203,7 +267,7 @@ class PragAgent:
     @property
     def instructions(self) -> list[str]:
         """What the person asked, oldest first: the goal, then their utterances."""
-        return [self.goal] + [text for _, text in self.utterances]
+        return [self.instruction] + [text for _, text in self.utterances]
 
     def observe(self, action: str, observation: Observation) -> None:
         self.last_changed = (observation.text, observation.scene_text) != (self.history[-1][1], self.scenes[-1])
@@ -250,7 +314,7 @@ class PragAgent:
     def _offer_plans_once(self, observation: Observation) -> None:
         """At the first step, or when the plan ran out: plans from experience, once per step."""
         follower = self.actor.follower
-        due = len(self.history) == 1 or (follower is not None and follower.left == 0)
+        due = len(self.history) == 1 or self._offered_at == 0 or (follower is not None and follower.left == 0)
         if due and not isinstance(self.asker, Always) and self._offered_at != len(self.history):
             self._offered_at = len(self.history)
             self._offer_plans(observation)
@@ -266,10 +330,22 @@ class PragAgent:
             return
         self._searched_at = len(self.history)
         follower = self.actor.follower
+        if follower is not None and follower.plan.source == "search" and follower.left == 0:
+            # The plan for the reading ran out and the game goes on: the reading cannot be right.
+            self._revise("its plan ran out and the game was not won", {})
+            follower = self.actor.follower
         if follower is not None and follower.plan.source == "search" and self.actor.step_now(observation.admissible):
             return
         targets = missing(self.observed)
         plan = find_plan(targets, self.observed, self.ranking, self.domain) if targets else None
+        if targets and plan is None and not self.observed.to_search():
+            # Every place was searched and what the reading needs is nowhere.
+            reading = self.readings.current
+            slots = dict(reading.goal.slots) if reading is not None and reading.goal is not None else {}
+            wrong = {slot: value for slot, value in slots.items() if value in targets}
+            self._revise(f"no {', '.join(targets)} anywhere in the room", wrong)
+            targets = missing(self.observed)
+            plan = find_plan(targets, self.observed, self.ranking, self.domain) if targets else None
         if plan is None:
             plan = means_ends(self.goal, self.observed, observation.admissible, self.domain)
         self.actor.follow_search(plan, observation.admissible)
@@ -375,8 +451,9 @@ class PragAgent:
             outcomes=self.outcomes, allowed=allowed, held=self.domain.held(observation.scene_triples),
             retrieved=self.retrieved, utterances=self.utterances, seen=self.observed.seen,
         )
+        goal = self.goal if self.goal == self.instruction else f"{self.instruction} (read as: {self.goal})"
         prompt = messages(
-            self.domain, self.retrieved, self.goal, self.history, observation.scene_text, allowed,
+            self.domain, self.retrieved, goal, self.history, observation.scene_text, allowed,
             [note for hint in self.hints for note in hint.notes(now)], self.config.limits,
             corrections=self.corrected, utterances=self.utterances,
         )
@@ -397,7 +474,7 @@ class PragAgent:
     def finish(self) -> Trace:
         """What the store keeps of the episode beyond its steps."""
         return Trace(
-            goal=self.goal,
+            goal=self.instruction,
             usage=self.usage,
             retrieved=[e.hit.episode_id for e in self.retrieved],
             extra={
@@ -409,6 +486,7 @@ class PragAgent:
                 "utterances": [[at, text] for at, text in self.utterances],
                 "decisions": self.decisions,
                 "effort": self.effort.as_dict(),
+                "reading": self.readings.as_dict(),
             },
         )
 

@@ -117,7 +117,7 @@ class SeenInPastAttempts:
         places: dict[str, str] = {}
         for experience in now.retrieved:
             episode = experience.episode
-            if episode.goal != now.goal or episode.steps[0].observation != now.history[0][1]:
+            if episode.read_as != now.goal or episode.steps[0].observation != now.history[0][1]:
                 continue
             for thing, place in where_things_were(episode, self.domain).items():
                 if now.goal_names(self.domain.kind(thing)) and thing not in now.held:

@@ -40,9 +40,10 @@ class Observed:
     actions: list[str] = field(default_factory=list)  # the actions taken, in order
 
     @classmethod
-    def start(cls, observation: Observation, domain: Domain) -> Observed:
-        """What the first observation of an episode shows."""
-        observed = cls(domain, observation.goal)
+    def start(cls, observation: Observation, domain: Domain, goal: str | None = None) -> Observed:
+        """What the first observation of an episode shows; `goal` as the agent read it (default:
+        the observation's words)."""
+        observed = cls(domain, observation.goal if goal is None else goal)
         observed._read(observation)
         return observed
 

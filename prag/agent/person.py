@@ -25,6 +25,11 @@ class Person(Protocol):
         """The next step in words (an admissible action or anything else); None: nothing to say."""
         ...
 
+    def confirm_reading(self, instruction: str, sentence: str | None) -> bool | str:
+        """Yes (True) or no (False) to reading `instruction` as the goal `sentence`; or the right
+        goal in words. `sentence` None: no reading was found, and only words help."""
+        ...
+
 
 @dataclass
 class Effort:

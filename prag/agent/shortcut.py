@@ -32,7 +32,7 @@ def shortcut(episode: EpisodeRecord, domain: Domain) -> tuple[str, ...]:
     start = recall(episode, domain)
     replay = without_detours(episode, domain, start.room_of)
     # A searched plan no shorter than the replay is none: a success already shortest stays as it was.
-    searched = means_ends(episode.goal, start, (), domain, depth=min(DEPTH, len(replay) - 1))
+    searched = means_ends(episode.read_as, start, (), domain, depth=min(DEPTH, len(replay) - 1))
     return searched.steps if searched is not None else replay
 
 
@@ -44,12 +44,12 @@ def recall(episode: EpisodeRecord, domain: Domain) -> Observed:
     actions = [step.action for step in steps if step.action is not None]
     # The admissible actions were not stored: the moves the episode made name places it knew of.
     moves = [action for action in actions if domain.movement(action) is not None]
-    memory = Observed.start(_shown(episode.goal, steps[0], moves), domain)
+    memory = Observed.start(_shown(episode.read_as, steps[0], moves), domain)
     # The game's grammar shows in the actions taken (ALFWorld's put command), as in the episode.
-    first = Observed(domain, episode.goal, location=steps[0].location, held=set(memory.held), actions=actions)
+    first = Observed(domain, episode.read_as, location=steps[0].location, held=set(memory.held), actions=actions)
     _first_seen(first, memory, steps[0].triples)
     for step in steps[1:]:
-        memory.update(step.action or "", _shown(episode.goal, step, moves))
+        memory.update(step.action or "", _shown(episode.read_as, step, moves))
         _first_seen(first, memory, step.triples)
     first.places = list(memory.places)
     first.room_of = dict(memory.room_of)
@@ -63,7 +63,7 @@ def without_detours(episode: EpisodeRecord, domain: Domain, room_of: Mapping[str
     (the place was passed by). A move is dropped only where the next one can be taken instead:
     within the agent's room (`room_of`, for families with rooms), and not to where the agent is."""
     steps = episode.steps[1:]  # the first is the reset
-    idle = _idle_openings([step.action or "" for step in steps], episode.goal, domain)
+    idle = _idle_openings([step.action or "" for step in steps], episode.read_as, domain)
     kept = [step for n, step in enumerate(steps) if step.action is not None and n not in idle]
     here = episode.steps[0].location
     out: list[str] = []

@@ -80,6 +80,16 @@ class ConsolePerson:
             return True
         return False if answer.lower() in NO else answer
 
+    def confirm_reading(self, instruction: str, sentence: str | None) -> bool | str:
+        if sentence is None:
+            line = self.read_line(escape(f"The agent cannot read {instruction!r} as a goal. Say it as one: "))
+            return " ".join((line or "").split()) or False
+        line = self.read_line(escape(f"I read this as: {sentence}. Right? [y/n, or type the goal in words] "))
+        answer = " ".join((line or "").split())
+        if line is None or answer.lower() in YES:
+            return True
+        return False if answer.lower() in NO else answer
+
     def instruct(self, observation: Observation) -> str | None:
         line = self.read_line("The agent asks: what should it do next? (an action, or tell it something) ")
         if line is None:

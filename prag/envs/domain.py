@@ -17,6 +17,7 @@ from functools import cache
 from typing import Any
 
 from prag.envs.base import Triple
+from prag.envs.goals import GoalSchema
 
 # The notes the agent may add to a step's prompt, in the order they appear (prag.agent.hints).
 ALL_HINTS = ("loops", "unvisited", "goal_objects_seen", "not_opened", "seen_in_past_attempts", "heard")
@@ -97,6 +98,13 @@ class Domain:
     # what a look costs there, 0 seen on arrival, 1 opened first}; None for a kind it does not know.
     # The find-X skill searches cheap likely places first. None here: the family does not say.
     holders: str | None = None
+    # "module:function" returning the family's `GoalSchema` (prag.envs.goals): what a formal goal
+    # is, for reading instructions in people's words; None: only the family's own goal sentences.
+    goal_schema: str | None = None
+
+    def schema(self) -> GoalSchema | None:
+        """The family's goal schema, None when it has none."""
+        return None if self.goal_schema is None else imported(self.goal_schema)()
 
     def search_cost(self, place_kind: str, thing_kind: str) -> int | None:
         """How dear a look for `thing_kind` at a place of `place_kind` is: 0 (it may be there and
@@ -182,6 +190,7 @@ ALFWORLD = Domain(
     ),
     action_model="prag.envs.alfworld.model:problem",
     holders="prag.envs.alfworld.placement:holders",
+    goal_schema="prag.envs.alfworld.goals:schema",
 )
 
 GRID = Domain(

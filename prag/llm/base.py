@@ -5,7 +5,8 @@ that can enforce it (a llama.cpp grammar, vLLM's guided choice) says so in `supp
 one that cannot returns free text, and the caller validates either way. With `more_lines = m`
 the answer is a short plan: its first line one of the choices, then up to m further lines of
 free text. A grammar can say that; a server that only does guided choice answers the first
-line alone.
+line alone. `grammar` (GBNF) constrains an answer of another shape, a goal reading's sentence of
+slots (`prag.agent.readers`): a backend that enforces `choices` enforces it too.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class LLM(Protocol):
         more_lines: int = 0,
         temperature: float = 0.0,
         seed: int = 0,
+        grammar: str | None = None,
     ) -> Completion: ...
 
 

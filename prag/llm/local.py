@@ -82,9 +82,7 @@ class LocalLLM:
         self.n_ctx = n_ctx
         self._formatter = _chat_formatter(self._llama, llama_cpp, model_path)
         self._grammar = lru_cache(maxsize=64)(
-            lambda choices, more_lines: llama_cpp.LlamaGrammar.from_string(
-                choice_grammar(choices, more_lines), verbose=False
-            )
+            lambda text: llama_cpp.LlamaGrammar.from_string(text, verbose=False)
         )
         self._lock = threading.Lock()
 
@@ -107,8 +105,11 @@ class LocalLLM:
         more_lines: int = 0,
         temperature: float = 0.0,
         seed: int = 0,
+        grammar: str | None = None,
     ) -> Completion:
-        grammar = self._grammar(tuple(choices), more_lines) if choices else None
+        if choices:
+            grammar = choice_grammar(choices, more_lines)
+        compiled = self._grammar(grammar) if grammar else None
         limit = answer_limit(choices, max_tokens, more_lines if choices else 0)
         if choices:
             max_tokens = choice_token_budget(choices, max_tokens)
@@ -130,7 +131,7 @@ class LocalLLM:
                 seed=seed,
                 stop=list(stop or []) + list(formatted.stop or []),
                 stopping_criteria=formatted.stopping_criteria,
-                grammar=grammar,
+                grammar=compiled,
             )
             seconds = time.perf_counter() - start
         choice = (result.get("choices") or [{}])[0]

@@ -134,6 +134,7 @@ class OpenAILLM:
         more_lines: int = 0,
         temperature: float = 0.0,
         seed: int = 0,
+        grammar: str | None = None,
     ) -> Completion:
         extra: dict[str, Any] = {}
         if choices:
@@ -145,6 +146,12 @@ class OpenAILLM:
                 # 0.12); each version ignores the field it does not know.
                 extra["structured_outputs"] = {"choice": list(choices)}
                 extra["guided_choice"] = list(choices)
+        elif grammar:
+            if self.constraint == "grammar":
+                extra["grammar"] = grammar
+            elif self.constraint == "vllm":
+                extra["structured_outputs"] = {"grammar": grammar}
+                extra["guided_grammar"] = grammar
         request = {
             "model": self.model,
             "messages": messages,

@@ -35,9 +35,10 @@ class ScriptedLLM:
         more_lines: int = 0,
         temperature: float = 0.0,
         seed: int = 0,
+        grammar: str | None = None,
     ) -> Completion:
         self.calls.append(
-            {"messages": [dict(m) for m in messages], "choices": choices, "more_lines": more_lines,
+            {"messages": [dict(m) for m in messages], "choices": choices, "grammar": grammar, "more_lines": more_lines,
              "stop": stop, "max_tokens": max_tokens}
         )
         if callable(self.answers):

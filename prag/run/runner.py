@@ -32,6 +32,7 @@ from prag.agent.explore import Ranking
 from prag.agent.mediator import AskPolicy
 from prag.agent.person import Person
 from prag.agent.protocol import Agent, Trace
+from prag.agent.readers import Recall, no_recall
 from prag.corrections.prior import load_prior
 from prag.envs import registry
 from prag.envs.base import Environment, Observation, Task, TaskSource
@@ -43,6 +44,7 @@ from prag.retrieval.corrections import CorrectionSource
 from prag.retrieval.embed import EmbeddingCache, Encoder
 from prag.retrieval.episodes import ExperienceSource
 from prag.retrieval.index import Visibility, check_mode
+from prag.retrieval.readings import ReadingMemory
 from prag.run.config import ExecutionConfig, RunConfig, recorded_config, round0_settings
 from prag.store import Store
 from prag.store.answers import AnswerEvent, cached
@@ -146,6 +148,8 @@ class Players:
     places: Callable[[Visibility], Ranking]
     asker: AskPolicy | None = None
     person: Person | None = None
+    # verified goal readings for a visibility (prag.agent.readers); none where no store is at hand
+    readings: Callable[[Visibility], Recall] = lambda visibility: no_recall
 
 
 def play_task(
@@ -159,6 +163,7 @@ def play_task(
         players.llm, players.experiences, visibility, config.agent,
         seed=config.experiment.seed, corrections=players.corrections.get(domain.name), domain=domain,
         asker=players.asker, person=players.person, ranking=players.places(visibility),
+        recall=players.readings(visibility),
     )
     env = phase.source.make(task)
     start = time.perf_counter()
@@ -225,6 +230,7 @@ class Runner:
         self.query_cache = EmbeddingCache(store, self.encoder, read_only=True)
         retrieval = config.retrieval
         self.experiences = ExperienceSource(store, self.query_cache, check_mode(retrieval.mode), retrieval.k)
+        self.reading_memory = ReadingMemory(store, self.query_cache)
         self.corrections: dict[str, CorrectionSource] = {}  # by domain (action vocabulary)
 
     @property
@@ -337,7 +343,8 @@ class Runner:
 
         with self.servers.episode() as url:  # one server for all the episode's requests
             players = Players(self.llm_at(url), self.experiences, self.corrections,
-                              lambda visibility: semantic_memory(self.store, visibility), self.asker, self.person)
+                              lambda visibility: semantic_memory(self.store, visibility), self.asker, self.person,
+                              self.reading_memory.recaller)
             return EpisodeDone(play_task(self.run.id, self.config, phase, task, players, go_on), phase)
 
     def _store(self, done: EpisodeDone) -> None:

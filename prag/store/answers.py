@@ -42,6 +42,7 @@ def answer_key(
     choices: list[str] | None,
     temperature: float,
     more_lines: int = 0,
+    grammar: str | None = None,
 ) -> str:
     """The cache key of one call: everything that decides a greedy answer, hashed."""
     settings: dict[str, object] = {
@@ -55,6 +56,8 @@ def answer_key(
     }
     if more_lines:
         settings["more_lines"] = more_lines
+    if grammar:
+        settings["grammar"] = grammar
     text = json.dumps(settings, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -213,11 +216,12 @@ class CachedLLM:
         more_lines: int = 0,
         temperature: float = 0.0,
         seed: int = 0,
+        grammar: str | None = None,
     ) -> Completion:
         def ask() -> Completion:
             return self.inner.complete(
                 messages, max_tokens=max_tokens, stop=stop, choices=choices, more_lines=more_lines,
-                temperature=temperature, seed=seed,
+                temperature=temperature, seed=seed, grammar=grammar,
             )
 
         if temperature != 0:
@@ -225,6 +229,7 @@ class CachedLLM:
         key = answer_key(
             self.name, self.supports_choices, messages,
             max_tokens=max_tokens, stop=stop, choices=choices, temperature=temperature, more_lines=more_lines,
+            grammar=grammar,
         )
         hit = self.answers.get(key)
         if hit is None:

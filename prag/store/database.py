@@ -34,6 +34,8 @@ from prag.store.ask_policies import AskPolicies
 from prag.store.claims import Claim, run_state
 from prag.store.corrections import Corrections, correction_texts
 from prag.store.places import Places, record_places
+from prag.store.readings import Readings
+from prag.store.readings import add as record_reading
 from prag.store.records import EpisodeRecord, RunRecord, StepRecord, now, text_hash
 from prag.store.schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -118,6 +120,7 @@ class Store:
         self.ask_policies = AskPolicies(self)
         self.answers = Answers(self)
         self.places = Places(self)
+        self.readings = Readings(self)
         if not self.path.exists() and not create:
             raise StoreError(
                 f"no store at {self.path}: create one with `prag run` or `prag import`"
@@ -152,6 +155,7 @@ class Store:
         store.ask_policies = AskPolicies(store)
         store.answers = Answers(store)
         store.places = Places(store)
+        store.readings = Readings(store)
         store.db = sqlite_utils.Database(memory=True)
         store.db.conn.execute("PRAGMA foreign_keys = ON")
         store._recognise()
@@ -394,6 +398,7 @@ class Store:
                     ],
                 )
                 record_places(conn, episode_id, episode)
+                record_reading(conn, episode_id, episode)
                 conn.execute("update runs set heartbeat_at = ? where id = ?", [now(), episode.run_id])
         except sqlite3.IntegrityError as exc:
             raise StoreError(
@@ -563,6 +568,8 @@ class Store:
                 hashes.update(row[0] for row in conn.execute(
                     f"select distinct scene_hash from steps where episode_id in ({_marks(chunk)})", chunk))
                 conn.execute(f"delete from places where episode_id in ({_marks(chunk)})", chunk)
+                if self.schema_version >= 8:
+                    conn.execute(f"delete from readings where episode_id in ({_marks(chunk)})", chunk)
                 steps += conn.execute(f"delete from steps where episode_id in ({_marks(chunk)})", chunk).rowcount
                 conn.execute(f"delete from episodes where id in ({_marks(chunk)})", chunk)
             vectors = self.drop_unused_vectors(hashes)

@@ -123,7 +123,7 @@ class Places:
         """The kinds of place things of `kind` were seen in or on, with the number of visible
         episodes that saw them there, best first (ties by name). With `run_id` None every
         agent episode is visible; else that run's rounds < `before_round` and `include_runs`."""
-        where, params = _visible(run_id, before_round, include_runs)
+        where, params = visible(run_id, before_round, include_runs)
         with self.store.lock:
             rows = self.store.db.execute(
                 f"select place, count(*) as n from places where kind = ? and {where} group by place order by n desc, place",
@@ -137,7 +137,7 @@ class Places:
     ) -> list[tuple[str, int]]:
         """The kinds of thing seen placed somewhere, with the number of visible episodes that saw
         them, most seen first (ties by name); the first `limit` of them."""
-        where, params = _visible(run_id, before_round, include_runs)
+        where, params = visible(run_id, before_round, include_runs)
         with self.store.lock:
             rows = self.store.db.execute(
                 f"select kind, count(distinct episode_id) as n from places where {where} "
@@ -147,7 +147,7 @@ class Places:
         return [(kind, int(n)) for kind, n in rows]
 
 
-def _visible(run_id: str | None, before_round: int, include_runs: Sequence[str]) -> tuple[str, list[Any]]:
+def visible(run_id: str | None, before_round: int, include_runs: Sequence[str]) -> tuple[str, list[Any]]:
     """The SQL condition on `places` rows of the progressive rule, with its parameters."""
     if run_id is None:
         return "source = 'agent'", []

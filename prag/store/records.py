@@ -86,6 +86,13 @@ class EpisodeRecord:
         if self.steps:
             self.n_actions = sum(1 for step in self.steps if step.action is not None)
 
+    @property
+    def read_as(self) -> str:
+        """The goal as the agent read it (`extra["reading"]`, prag.agent.readers), else as given."""
+        reading = self.extra.get("reading")
+        sentence = reading.get("sentence") if isinstance(reading, dict) else None
+        return sentence if isinstance(sentence, str) and sentence else self.goal
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -12,6 +12,7 @@ import sqlite_utils
 
 from prag.envs.base import scene_from_text
 from prag.store.places import backfill
+from prag.store.readings import backfill as readings_backfill
 
 
 def _v1(db: sqlite_utils.Database) -> None:
@@ -210,6 +211,18 @@ def _v7(db: sqlite_utils.Database) -> None:
     backfill(db.conn)
 
 
+def _v8(db: sqlite_utils.Database) -> None:
+    # Goal readings (prag.store.readings): one row per episode that read its instruction, with the
+    # episode's run, round and source for the progressive rule; filled from the stored episodes.
+    db.execute(
+        "create table readings (episode_id integer primary key references episodes(id), run_id text not null, "
+        "round integer not null, source text not null, wording text not null, sentence text not null, "
+        "reader text not null, verified integer not null)"
+    )
+    db.execute("create index readings_wording on readings (verified, source, run_id, round, wording, sentence)")
+    readings_backfill(db.conn)
+
+
 # Append-only: a released migration is never edited, only followed by a new one.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, episodes, steps, embeddings", _v1),
@@ -219,5 +232,6 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (5, "answers, answer_counts", _v5),
     (6, "ask_policies", _v6),
     (7, "places: where things of each kind were found", _v7),
+    (8, "readings: how each episode read its goal", _v8),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -1,0 +1,314 @@
+"""Goal readers: a person's instruction read into a formal goal, by a chain of sources.
+
+People do not speak in templates: "Put a clean bowl in a cabinet.", "rinse the bowl and put it
+away". Search, find-X and plans need a formal goal (`prag.envs.goals`), so before the first step
+the instruction is read by a chain of readers, each offering readings with its name and a
+confidence, in order (the mediator's pattern, here for goals):
+
+- `template`: the family's own goal sentence, read exactly (free);
+- `experience`: a reading verified before (an episode won under it, or a person confirmed it) for
+  a wording this near (P-RAG's retrieval, here for goals); a near-identical wording is read as it
+  was then, with no LLM call;
+- `llm`: the instruction, the room's kinds and the nearest verified readings as examples, decoded
+  under a grammar of the family's goal sentences with the values this room allows;
+- `person`: "I read this as: ... Right?" yes, no, or the right words (Soar ITL's yes/no).
+
+The chain stops at the first reading confident enough to act on; the readings it gathered are
+the hypotheses, best first. When the episode shows the reading cannot be right, the agent drops
+it with the reason and takes the next (`Readings.revise`), asking the chain again, with what was
+dropped and the kinds seen in the room, when none is left.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from prag.agent.person import Effort, Person
+from prag.agent.protocol import Usage
+from prag.envs.domain import Domain
+from prag.envs.goals import FormalGoal, GoalSchema
+from prag.llm.base import LLM, Message
+from prag.retrieval.readings import ReadingHit
+
+READERS = ("template", "experience", "llm", "person")
+ACT_ON = 0.9  # a reading this confident ends the chain: the template, a near-identical wording, a person
+REUSE = 0.92  # a verified reading is reused as it is for a wording at least this similar
+EXAMPLES = 3  # verified readings shown to the LLM reader
+LLM_CONFIDENCE = 0.6
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One hypothesis of what an instruction asks: its canonical sentence (what search, find-X
+    and plans read), its formal goal (None where the family has no schema), who read it and how
+    sure they were."""
+
+    sentence: str
+    source: str
+    confidence: float
+    goal: FormalGoal | None = None
+    why: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        formal = self.goal.as_dict() if self.goal else {}
+        return {"sentence": self.sentence, "source": self.source, "confidence": round(self.confidence, 3),
+                "task": formal.get("task"), "slots": formal.get("slots"), "why": self.why}
+
+
+# instruction -> the nearest verified readings, best first (the runner binds the store and visibility)
+Recall = Callable[[str], Sequence[ReadingHit]]
+
+
+def no_recall(instruction: str) -> list[ReadingHit]:
+    return []
+
+
+@dataclass
+class Context:
+    """What readers read from: the instruction, the family, the room's kinds, what was dropped
+    and why, and what the episode has seen (kinds of thing), for a revision."""
+
+    instruction: str
+    domain: Domain
+    room_kinds: list[str]
+    dropped: dict[str, str] = field(default_factory=dict)  # sentence -> why it was dropped
+    excluded: dict[str, set[str]] = field(default_factory=dict)  # slot -> values shown wrong
+    seen_kinds: list[str] = field(default_factory=list)  # kinds of thing seen in this room so far
+
+    @property
+    def schema(self) -> GoalSchema | None:
+        return self.domain.schema()
+
+
+class GoalReader(Protocol):
+    """A source of readings: offers its readings of the context's instruction, seeing those the
+    readers before it offered (`so_far`, best first)."""
+
+    name: str
+
+    def offer(self, context: Context, so_far: Sequence[Reading]) -> list[Reading]: ...
+
+
+@dataclass
+class TemplateReader:
+    """The family's own goal sentences, read exactly. The sentence acted on is the instruction
+    itself: every later reader of goals reads the family's sentences as they are."""
+
+    name: str = "template"
+
+    def offer(self, context: Context, so_far: Sequence[Reading]) -> list[Reading]:
+        schema = context.schema
+        if schema is not None:
+            goal = schema.read(context.instruction)  # the family's own sentence names what its room has
+            return [] if goal is None else [Reading(context.instruction, self.name, 1.0, goal)]
+        if context.domain.needs(context.instruction):
+            return [Reading(context.instruction, self.name, 1.0)]
+        return []
+
+
+@dataclass
+class ExperienceReader:
+    """Verified readings of wordings like this one: the nearest, reused when it is near-identical
+    and its values fit this room; confidence is the wording's similarity."""
+
+    recall: Recall
+    name: str = "experience"
+
+    def offer(self, context: Context, so_far: Sequence[Reading]) -> list[Reading]:
+        readings = []
+        for hit in self.recall(context.instruction):
+            goal = _fitting(context, hit.sentence)
+            if goal is None and context.schema is not None:
+                continue  # a receptacle this room does not have, or a reading shown wrong here
+            why = f"verified for {hit.wording!r} (similarity {hit.similarity:.2f})"
+            readings.append(Reading(hit.sentence, self.name, hit.similarity if hit.similarity >= REUSE else
+                                    min(hit.similarity, LLM_CONFIDENCE), goal, why))
+        return readings
+
+
+@dataclass
+class LLMReader:
+    """The LLM reads the instruction into one of the family's goal sentences, under a grammar of
+    them with the values this room allows, the nearest verified readings as examples."""
+
+    llm: LLM
+    recall: Recall
+    usage: Usage
+    seed: int = 0
+    name: str = "llm"
+
+    def offer(self, context: Context, so_far: Sequence[Reading]) -> list[Reading]:
+        schema = context.schema
+        if schema is None:
+            return []
+        values = _allowed(schema, context)
+        if not all(values.get(slot) for slot in _slots_of(schema.templates)):
+            return []
+        grammar = goal_grammar(schema.templates, values)
+        examples = [hit for hit in self.recall(context.instruction)][:EXAMPLES]
+        prompt = reading_prompt(schema, context, values, examples)
+        completion = self.llm.complete(
+            prompt, max_tokens=32, grammar=grammar if self.llm.supports_choices else None, stop=["\n"], seed=self.seed
+        )
+        self.usage.add(completion)
+        goal = _fitting(context, completion.text)
+        if goal is None or goal.sentence in context.dropped:
+            return []
+        return [Reading(goal.sentence, self.name, LLM_CONFIDENCE, goal, f"read by {self.llm.name}")]
+
+
+@dataclass
+class PersonReader:
+    """A person confirms the best reading so far ("I read this as: ... Right?"): yes, no, or the
+    right words, read by the `words` chain; their yes or words make a reading to act on."""
+
+    person: Person
+    effort: Effort
+    words: Callable[[Context], list[Reading]]
+    name: str = "person"
+
+    def offer(self, context: Context, so_far: Sequence[Reading]) -> list[Reading]:
+        best = next((r for r in so_far if r.sentence not in context.dropped), None)
+        reply = self.person.confirm_reading(context.instruction, best.sentence if best else None)
+        if reply is True and best is not None:
+            self.effort.answered()
+            return [Reading(best.sentence, self.name, 1.0, best.goal, f"confirmed ({best.source})")]
+        if isinstance(reply, str) and reply.strip():
+            self.effort.said(reply)
+            told = Context(reply.strip(), context.domain, context.room_kinds)
+            readings = self.words(told)
+            return [Reading(r.sentence, self.name, 1.0, r.goal, f"told: {reply.strip()!r}") for r in readings[:1]]
+        if reply is False:
+            self.effort.answered()
+            if best is not None:
+                context.dropped[best.sentence] = "the person said no"
+        return []
+
+
+def read(readers: Sequence[GoalReader], context: Context) -> list[Reading]:
+    """The chain: each reader offers in turn until a reading is confident enough to act on.
+    The readings offered, without repeats or dropped ones, best first: those to act on first,
+    then in the chain's order."""
+    offered: list[Reading] = []
+    for reader in readers:
+        offered += [r for r in reader.offer(context, offered) if r.sentence not in context.dropped]
+        if any(r.confidence >= ACT_ON for r in offered):
+            break
+    unique: dict[str, Reading] = {}
+    for reading in sorted(offered, key=lambda r: r.confidence < ACT_ON):
+        unique.setdefault(reading.sentence, reading)
+    return list(unique.values())
+
+
+@dataclass
+class Readings:
+    """An episode's hypotheses about its goal: the one acted on, and the history of each dropped
+    one with why (kept in the episode's extra)."""
+
+    readers: Sequence[GoalReader]
+    context: Context
+    hypotheses: list[Reading] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    def start(self) -> Reading | None:
+        self.hypotheses = read(self.readers, self.context)
+        return self.current
+
+    @property
+    def current(self) -> Reading | None:
+        return self.hypotheses[0] if self.hypotheses else None
+
+    def revise(self, why: str, wrong: dict[str, str], seen_kinds: Sequence[str]) -> Reading | None:
+        """Drop the current reading for `why` (`wrong`: its slot values shown wrong), and take the
+        next hypothesis, or read again with what was dropped and what the room shows."""
+        dropped = self.hypotheses.pop(0) if self.hypotheses else None
+        if dropped is not None:
+            self.context.dropped[dropped.sentence] = why
+            self.history.append({**dropped.as_dict(), "dropped": why})
+        for slot, value in wrong.items():
+            self.context.excluded.setdefault(slot, set()).add(value)
+        self.context.seen_kinds = list(seen_kinds)
+        self.hypotheses = [r for r in self.hypotheses if _fitting(self.context, r.sentence) is not None]
+        if not self.hypotheses:
+            self.hypotheses = read([r for r in self.readers if r.name != "template"], self.context)
+        return self.current
+
+    def as_dict(self) -> dict[str, Any]:
+        current = self.current
+        return {
+            "instruction": self.context.instruction,
+            **(current.as_dict() if current else {"sentence": None}),
+            "hypotheses": self.history + [{**r.as_dict(), "dropped": None} for r in self.hypotheses],
+        }
+
+
+# --- the LLM reader's prompt and grammar -------------------------------------------------------
+
+
+def _allowed(schema: GoalSchema, context: Context) -> dict[str, list[str]]:
+    """Slot -> the values a reading may give it here: the room's (for room slots), less those
+    shown wrong; in a revision after a thing was nowhere, the kinds of thing the room showed."""
+    values = schema.values(context.room_kinds)
+    if context.seen_kinds and "obj" in context.excluded:
+        values["obj"] = [k for k in context.seen_kinds if k in set(values["obj"])]
+    return {slot: [v for v in vs if v not in context.excluded.get(slot, set())] or vs for slot, vs in values.items()}
+
+
+def _fitting(context: Context, sentence: str) -> FormalGoal | None:
+    """The formal goal of a sentence when it is one of the schema's with values allowed here."""
+    schema = context.schema
+    if schema is None:
+        return None
+    goal = schema.read(sentence, context.room_kinds)
+    if goal is None or goal.sentence in context.dropped:
+        return None
+    if any(value in context.excluded.get(slot, set()) for slot, value in goal.slots):
+        return None
+    return goal
+
+
+def goal_grammar(templates: dict[str, str] | Any, values: dict[str, list[str]]) -> str:
+    """A GBNF grammar whose sentences are the templates with each slot one of its values."""
+    rules = []
+    alternatives = []
+    for template in templates.values():
+        parts = re.split(r"(\{\w+\})", template)
+        alternatives.append(" ".join(
+            part[1:-1] if part.startswith("{") else json.dumps(part) for part in parts if part
+        ))
+    rules.append("root ::= " + " | ".join(f"({a})" for a in alternatives))
+    for slot in _slots_of(templates):
+        rules.append(f"{slot} ::= " + " | ".join(json.dumps(v) for v in values[slot]))
+    return "\n".join(rules) + "\n"
+
+
+def _slots_of(templates: dict[str, str] | Any) -> list[str]:
+    return list(dict.fromkeys(re.findall(r"\{(\w+)\}", " ".join(templates.values()))))
+
+
+def reading_prompt(
+    schema: GoalSchema, context: Context, values: dict[str, list[str]], examples: Sequence[ReadingHit]
+) -> list[Message]:
+    """The LLM reader's prompt: the goal forms, this room's places, examples, the instruction.
+    The system part is the same for every instruction, so a backend reuses its prefix."""
+    forms = "\n".join(f"- {t}" for t in schema.templates.values())
+    system = (
+        "You read a person's household instruction into exactly one goal sentence of these forms, "
+        "with {obj} a kind of object, {recep} a kind of place in the room and {toggle} a kind of lamp:\n"
+        f"{forms}\n"
+        "Use 'clean', 'hot' or 'cool' only when the instruction asks to wash, heat or chill the object. "
+        "Use 'two' when it asks for two objects. Use 'look at' when it asks to look at or examine an "
+        "object by the light of a lamp. Write kinds as single lower-case words, as listed."
+    )
+    lines = [f"Places in this room: {', '.join(values.get('recep', []))}."]
+    if context.seen_kinds:
+        lines.append(f"Objects seen in this room: {', '.join(values.get('obj', []))}.")
+    if context.dropped:
+        lines.append("Not these (shown wrong): " + "; ".join(context.dropped) + ".")
+    for hit in examples:
+        lines.append(f"Instruction: {hit.wording}\nGoal: {hit.sentence}")
+    lines.append(f"Instruction: {context.instruction}\nGoal:")
+    return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(lines)}]

@@ -1,0 +1,76 @@
+"""Formal goals: what a task asks for as a task type and slots, and the family's sentence for it.
+
+People word a goal in many ways ("Put a clean bowl in a cabinet.", "rinse the bowl and put it
+away"); the planner needs one reading of it. A family's `GoalSchema` says what a formal goal is
+(its task types, each with a canonical sentence of named slots), which values each slot may take
+(the kinds the family knows, or those in this room), and reads its own canonical sentences back.
+Search, find-X, plans and hints take the canonical sentence of the reading, never the raw words
+(`prag.agent.readers` reads words into goals).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+_SLOT = re.compile(r"\{(\w+)\}")
+
+
+@dataclass(frozen=True)
+class FormalGoal:
+    """One reading of an instruction: a task type, its slots' values, and its canonical sentence."""
+
+    task: str
+    slots: tuple[tuple[str, str], ...]
+    sentence: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"task": self.task, "slots": dict(self.slots), "sentence": self.sentence}
+
+
+@dataclass(frozen=True)
+class GoalSchema:
+    """A family's formal goals: `templates` maps each task type to its canonical sentence with
+    `{slot}` places; `kinds` maps a slot to the values the family knows for it; `room_slots` are
+    the slots whose values must be among the kinds a room shows at the start (the places listed
+    in an ALFWorld game's first observation); `aliases` are a task type's other sentences, read
+    as its canonical one. "in" and "on" read as one link word."""
+
+    templates: Mapping[str, str]
+    kinds: Callable[[], Mapping[str, Sequence[str]]]
+    room_slots: frozenset[str] = frozenset()
+    aliases: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+    def sentence(self, task: str, slots: Mapping[str, str]) -> str:
+        return self.templates[task].format(**slots)
+
+    def goal(self, task: str, slots: Mapping[str, str]) -> FormalGoal:
+        ordered = tuple((name, slots[name]) for name in _SLOT.findall(self.templates[task]))
+        return FormalGoal(task, ordered, self.sentence(task, slots))
+
+    def values(self, room_kinds: Sequence[str]) -> dict[str, list[str]]:
+        """Slot -> the values it may take in a room whose places are of `room_kinds` (all the
+        family's kinds of such a slot when the room shows none of them)."""
+        known = self.kinds()
+        values: dict[str, list[str]] = {}
+        for slot, kinds in known.items():
+            present = [k for k in dict.fromkeys(room_kinds) if k in set(kinds)] if slot in self.room_slots else []
+            values[slot] = present or list(kinds)
+        return values
+
+    def read(self, text: str, room_kinds: Sequence[str] = ()) -> FormalGoal | None:
+        """The formal goal a canonical sentence (any case, a final full stop) states, or None when
+        the text is no sentence of this schema with values it knows (in this room, for room slots)."""
+        words = " ".join(text.lower().strip().rstrip(".").split())
+        values = self.values(room_kinds)
+        for task, template in self.templates.items():
+            for form in (template, *self.aliases.get(task, ())):
+                names = _SLOT.findall(form)
+                pattern = re.sub(r"\\ (?:in|on)\\ ", r" (?:in|on) ", re.escape(form))
+                for name in names:
+                    pattern = pattern.replace(re.escape("{" + name + "}"), f"(?P<{name}>[a-z]+)", 1)
+                match = re.fullmatch(pattern, words)
+                if match and all(match[name] in values.get(name, ()) for name in names):
+                    return self.goal(task, match.groupdict())
+        return None

@@ -1,0 +1,51 @@
+"""Verified goal readings retrieved by wording (P-RAG's retrieval, here for goals).
+
+An instruction is embedded as episode goals are (MiniLM through the store's embedding cache);
+the verified readings the visibility allows (`prag.store.readings`) are ranked by the cosine of
+their wording's vector with it. The goal readers (`prag.agent.readers`) reuse a near-identical
+wording's reading and show the nearest to the LLM reader as examples.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from prag.retrieval.embed import EmbeddingCache
+from prag.retrieval.index import Visibility
+from prag.store.database import Store
+
+
+@dataclass(frozen=True)
+class ReadingHit:
+    wording: str
+    sentence: str
+    similarity: float
+    episodes: int  # how many visible episodes verified it
+
+
+class ReadingMemory:
+    """The store's verified readings, nearest wording first."""
+
+    def __init__(self, store: Store, cache: EmbeddingCache, k: int = 5) -> None:
+        self.store = store
+        self.cache = cache
+        self.k = k
+
+    def recaller(self, visibility: Visibility) -> Callable[[str], list[ReadingHit]]:
+        """`recall` bound to a visibility: what a goal reader of that round may see."""
+        return lambda instruction: self.recall(instruction, visibility)
+
+    def recall(self, instruction: str, visibility: Visibility, k: int | None = None) -> list[ReadingHit]:
+        """The verified readings visible under `visibility` whose wording is nearest to
+        `instruction`, best first (ties: more verifying episodes, then the wording)."""
+        verified = self.store.readings.verified(
+            run_id=visibility.run_id, before_round=visibility.before_round, include_runs=visibility.include_runs
+        )
+        if not verified:
+            return []
+        wordings = list(dict.fromkeys(r.wording for r in verified))
+        vectors = self.cache.vectors([instruction, *wordings])
+        similarity = dict(zip(wordings, (vectors[1:] @ vectors[0]).tolist()))
+        hits = [ReadingHit(r.wording, r.sentence, float(similarity[r.wording]), r.episodes) for r in verified]
+        hits.sort(key=lambda h: (-round(h.similarity, 6), -h.episodes, h.wording, h.sentence))
+        return hits[: self.k if k is None else k]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -35,7 +35,7 @@ from prag.retrieval.readings import ReadingHit
 
 READERS = ("template", "experience", "llm", "person")
 ACT_ON = 0.9  # a reading this confident ends the chain: the template, a near-identical wording, a person
-REUSE = 0.92  # a verified reading is reused as it is for a wording at least this similar
+ARTICLES = ("a", "an", "the", "some")
 EXAMPLES = 3  # verified readings shown to the LLM reader
 LLM_CONFIDENCE = 0.6
 
@@ -111,8 +111,10 @@ class TemplateReader:
 
 @dataclass
 class ExperienceReader:
-    """Verified readings of wordings like this one: the nearest, reused when it is near-identical
-    and its values fit this room; confidence is the wording's similarity."""
+    """Verified readings of wordings like this one: reused as they are for a near-identical wording
+    (the same words but for case, punctuation and articles) whose values fit this room. Others are
+    hypotheses as sure as the wordings are similar, below what is acted on: wordings that differ
+    in one noun ("the bowl" / "the box") are near in any sentence embedding."""
 
     recall: Recall
     name: str = "experience"
@@ -124,9 +126,14 @@ class ExperienceReader:
             if goal is None and context.schema is not None:
                 continue  # a receptacle this room does not have, or a reading shown wrong here
             why = f"verified for {hit.wording!r} (similarity {hit.similarity:.2f})"
-            readings.append(Reading(hit.sentence, self.name, hit.similarity if hit.similarity >= REUSE else
-                                    min(hit.similarity, LLM_CONFIDENCE), goal, why))
+            same = words(hit.wording) == words(context.instruction)
+            readings.append(Reading(hit.sentence, self.name, 1.0 if same else hit.similarity * LLM_CONFIDENCE, goal, why))
         return readings
+
+
+def words(text: str) -> list[str]:
+    """A wording's words as compared for reuse: lower case, no punctuation, no articles."""
+    return [w for w in re.findall(r"[^\W_]+", text.lower()) if w not in ARTICLES]
 
 
 @dataclass
@@ -147,7 +154,7 @@ class LLMReader:
         values = _allowed(schema, context)
         if not all(values.get(slot) for slot in _slots_of(schema.templates)):
             return []
-        grammar = goal_grammar(schema.templates, values)
+        grammar = goal_grammar(schema.templates, values, schema.spoken())
         examples = [hit for hit in self.recall(context.instruction)][:EXAMPLES]
         prompt = reading_prompt(schema, context, values, examples)
         completion = self.llm.complete(
@@ -180,7 +187,8 @@ class PersonReader:
             self.effort.said(reply)
             told = Context(reply.strip(), context.domain, context.room_kinds)
             readings = self.words(told)
-            return [Reading(r.sentence, self.name, 1.0, r.goal, f"told: {reply.strip()!r}") for r in readings[:1]]
+            return [Reading(r.goal.sentence if r.goal else r.sentence, self.name, 1.0, r.goal, f"told: {reply.strip()!r}")
+                    for r in readings[:1]]
         if reply is False:
             self.effort.answered()
             if best is not None:
@@ -198,8 +206,9 @@ def read(readers: Sequence[GoalReader], context: Context) -> list[Reading]:
         if any(r.confidence >= ACT_ON for r in offered):
             break
     unique: dict[str, Reading] = {}
-    for reading in sorted(offered, key=lambda r: r.confidence < ACT_ON):
-        unique.setdefault(reading.sentence, reading)
+    for reading in sorted(offered, key=lambda r: -r.confidence):
+        if reading.sentence not in context.dropped:  # a later reader (the person) may drop one
+            unique.setdefault(reading.sentence, reading)
     return list(unique.values())
 
 
@@ -270,22 +279,32 @@ def _fitting(context: Context, sentence: str) -> FormalGoal | None:
     return goal
 
 
-def goal_grammar(templates: dict[str, str] | Any, values: dict[str, list[str]]) -> str:
-    """A GBNF grammar whose sentences are the templates with each slot one of its values."""
-    rules = []
+def goal_grammar(
+    templates: Mapping[str, str], values: Mapping[str, Sequence[str]], spoken: Mapping[str, Sequence[str]] | None = None
+) -> str:
+    """A GBNF grammar whose sentences are the templates with each slot one of its values, or the
+    words people write for it (`spoken`: "alarm clock" for alarmclock, read back as the kind).
+    A sentence may begin with a capital, as models write one."""
+    spoken = spoken or {}
     alternatives = []
     for template in templates.values():
-        parts = re.split(r"(\{\w+\})", template)
+        parts = [part for part in re.split(r"(\{\w+\})", template) if part]
+        first = parts[0]
+        opening = f"[{first[0]}{first[0].upper()}] {json.dumps(first[1:])}" if not first.startswith("{") else first[1:-1]
         alternatives.append(" ".join(
-            part[1:-1] if part.startswith("{") else json.dumps(part) for part in parts if part
+            [opening] + [part[1:-1] if part.startswith("{") else json.dumps(part) for part in parts[1:]]
         ))
-    rules.append("root ::= " + " | ".join(f"({a})" for a in alternatives))
+    rules = ["root ::= " + " | ".join(f"({a})" for a in alternatives)]
+    # Models write an article before a noun ("look at a bowl"): without room for it the grammar
+    # turned the article's "a" into the first kind beginning with it (alarmclock).
+    articles = " | ".join(json.dumps(f"{a} ") for a in ARTICLES)
     for slot in _slots_of(templates):
-        rules.append(f"{slot} ::= " + " | ".join(json.dumps(v) for v in values[slot]))
+        forms = dict.fromkeys(form for v in values[slot] for form in (v, *spoken.get(v, ())))
+        rules.append(f"{slot} ::= ({articles})? ({' | '.join(json.dumps(f) for f in forms)})")
     return "\n".join(rules) + "\n"
 
 
-def _slots_of(templates: dict[str, str] | Any) -> list[str]:
+def _slots_of(templates: Mapping[str, str]) -> list[str]:
     return list(dict.fromkeys(re.findall(r"\{(\w+)\}", " ".join(templates.values()))))
 
 
@@ -301,8 +320,9 @@ def reading_prompt(
         f"{forms}\n"
         "Use 'clean', 'hot' or 'cool' only when the instruction asks to wash, heat or chill the object. "
         "Use 'two' when it asks for two objects. Use 'look at' when it asks to look at or examine an "
-        "object by the light of a lamp. Write kinds as single lower-case words, as listed."
+        "object by the light of a lamp. Otherwise use 'put a'."
     )
+    system += "".join(f"\n\nInstruction: {words}\nGoal: {sentence}" for words, sentence in schema.examples)
     lines = [f"Places in this room: {', '.join(values.get('recep', []))}."]
     if context.seen_kinds:
         lines.append(f"Objects seen in this room: {', '.join(values.get('obj', []))}.")

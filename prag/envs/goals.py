@@ -35,12 +35,17 @@ class GoalSchema:
     `{slot}` places; `kinds` maps a slot to the values the family knows for it; `room_slots` are
     the slots whose values must be among the kinds a room shows at the start (the places listed
     in an ALFWorld game's first observation); `aliases` are a task type's other sentences, read
-    as its canonical one. "in" and "on" read as one link word."""
+    as its canonical one. "in" and "on" read as one link word, and an article before a slot's
+    value is no part of it ("in a cabinet")."""
 
     templates: Mapping[str, str]
     kinds: Callable[[], Mapping[str, Sequence[str]]]
     room_slots: frozenset[str] = frozenset()
     aliases: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    # kind -> the words people write for it ("alarmclock" -> "alarm clock", "clock"), read as the kind
+    spoken: Callable[[], Mapping[str, Sequence[str]]] = dict
+    # (words, canonical sentence): how the family's goals are read, shown to an LLM reader always
+    examples: Sequence[tuple[str, str]] = ()
 
     def sentence(self, task: str, slots: Mapping[str, str]) -> str:
         return self.templates[task].format(**slots)
@@ -59,6 +64,11 @@ class GoalSchema:
             values[slot] = present or list(kinds)
         return values
 
+    def kind_of(self, words: str) -> str:
+        """The kind that words people write name ("alarm clock" -> "alarmclock")."""
+        by_form = {form: kind for kind, forms in self.spoken().items() for form in forms}
+        return by_form.get(words, words.replace(" ", ""))
+
     def read(self, text: str, room_kinds: Sequence[str] = ()) -> FormalGoal | None:
         """The formal goal a canonical sentence (any case, a final full stop) states, or None when
         the text is no sentence of this schema with values it knows (in this room, for room slots)."""
@@ -69,8 +79,11 @@ class GoalSchema:
                 names = _SLOT.findall(form)
                 pattern = re.sub(r"\\ (?:in|on)\\ ", r" (?:in|on) ", re.escape(form))
                 for name in names:
-                    pattern = pattern.replace(re.escape("{" + name + "}"), f"(?P<{name}>[a-z]+)", 1)
+                    pattern = pattern.replace(
+                        re.escape("{" + name + "}"), f"(?:(?:a|an|the|some) )?(?P<{name}>[a-z]+(?: [a-z]+)*?)", 1
+                    )
                 match = re.fullmatch(pattern, words)
-                if match and all(match[name] in values.get(name, ()) for name in names):
-                    return self.goal(task, match.groupdict())
+                slots = {name: self.kind_of(value) for name, value in (match.groupdict() if match else {}).items()}
+                if match and all(slots[name] in values.get(name, ()) for name in names):
+                    return self.goal(task, slots)
         return None

@@ -7,6 +7,7 @@ and `Domain.needs` read them as they read a game's own goal. Object and lamp kin
 """
 from __future__ import annotations
 
+import re
 from functools import cache
 
 from prag.envs.goals import GoalSchema
@@ -25,11 +26,45 @@ TEMPLATES = {
 
 @cache
 def _kinds() -> dict[str, list[str]]:
+    from alfworld.gen.constants import RECEPTACLES, VAL_RECEPTACLE_OBJECTS
+
+    # What a goal can ask to move is what the world places somewhere (a bowl is both an object and
+    # a receptacle); sliced kinds are no goal of the games prag plays.
+    placed = {o for objects in VAL_RECEPTACLE_OBJECTS.values() for o in objects}
+    objects = sorted({o.lower() for o in placed if not o.endswith("Sliced")} - set(LAMPS))
+    return {"obj": objects, "recep": sorted({r.lower() for r in RECEPTACLES}), "toggle": list(LAMPS)}
+
+
+# How people's words read as goals, one of each task type (written for prag; rooms and kinds of no
+# particular game).
+EXAMPLES = (
+    ("Rinse off a mug and leave it on the shelf.", "put a clean mug in shelf"),
+    ("Warm up the potato, then put it on the table.", "put a hot potato in diningtable"),
+    ("Put a chilled can of wine in the cupboard.", "put a cool winebottle in cabinet"),
+    ("Carry both pillows over to the armchair.", "put two pillow in armchair"),
+    ("Switch on the floor lamp and look at the vase.", "look at vase under the floorlamp"),
+    ("Throw the empty soap bottle in the bin.", "put a soapbottle in garbagecan"),
+)
+
+
+@cache
+def _spoken() -> dict[str, tuple[str, ...]]:
+    """Kinds as words: ALFRED's type names split at their capitals ("AlarmClock" -> "alarm clock"),
+    and each word of such a name alone where it is in one kind's name only and is no kind itself
+    ("clock", "counter", "sink"; not "lamp", "table" or "paper", each in several names)."""
     from alfworld.gen.constants import OBJECTS, RECEPTACLES
 
-    # A bowl is both an object and a receptacle; sliced kinds are no goal of the games prag plays.
-    objects = sorted({o.lower() for o in OBJECTS if not o.endswith("Sliced")} - set(LAMPS))
-    return {"obj": objects, "recep": sorted({r.lower() for r in RECEPTACLES}), "toggle": list(LAMPS)}
+    names = {t.lower(): re.sub(r"(?<=[a-z])(?=[A-Z])", " ", t).lower() for t in [*OBJECTS, *RECEPTACLES]}
+    owners: dict[str, set[str]] = {}
+    for kind, words in names.items():
+        for word in words.split():
+            owners.setdefault(word, set()).add(kind)
+    spoken: dict[str, tuple[str, ...]] = {kind: (words,) if words != kind else () for kind, words in names.items()}
+    for word, kinds in sorted(owners.items()):
+        (kind,) = kinds if len(kinds) == 1 else ("",)
+        if kind and word not in names and word != names[kind]:
+            spoken[kind] += (word,)
+    return spoken
 
 
 @cache
@@ -38,4 +73,5 @@ def schema() -> GoalSchema:
 
     # ALFWorld's other goal sentence of each type ("put some mug on desk", "examine the ...").
     aliases = {task: tuple(goal_library.gdict[task]["templates"]) for task in TEMPLATES}
-    return GoalSchema(TEMPLATES, _kinds, room_slots=frozenset({"recep"}), aliases=aliases)
+    return GoalSchema(TEMPLATES, _kinds, room_slots=frozenset({"recep"}), aliases=aliases, spoken=_spoken,
+                      examples=EXAMPLES)

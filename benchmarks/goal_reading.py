@@ -1,0 +1,175 @@
+"""How well instructions in people's words are read into ALFWorld goals, before any step is played.
+
+For every game of a real ALFWorld split, the instruction in the chosen wording is read by prag's
+goal readers (`prag.agent.readers`: template, experience, LLM) in the room the game sets up (its
+receptacle kinds, from the game's PDDL problem, as the game's first observation lists them), and
+the reading is compared with the game's own goal (task type and slots from `traj_data.json`).
+Two passes: the first on an empty store; the second after the first pass's right readings were
+stored as verified (what a won episode does), so that it shows what experience saves. With
+`--train-split`, the readings verified on that split come first (prag's `--train`).
+
+The reading alone is measured here; whether the game is then won is `prag run`'s to measure.
+
+    python benchmarks/goal_reading.py --wording refined --limit 20
+    python benchmarks/goal_reading.py --wording turk --train-split valid_train
+    ALFWORLD_DATA=/tmp/alfworld-data/alfworld python benchmarks/goal_reading.py --wording korean_command
+
+Wordings: template (the game's own sentence), turk (one of ALFRED's crowd annotations, chosen with
+--seed), or a field of a Revisiting ALFRED commands file (--commands, default the one in
+../shared/data/alfworld): refined, paraphras1_command, paraphras2_command, contextual_command,
+korean_command.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from prag.agent.protocol import Usage  # noqa: E402
+from prag.agent.readers import Context, ExperienceReader, LLMReader, TemplateReader, read  # noqa: E402
+from prag.envs.alfworld.env import find_games  # noqa: E402
+from prag.envs.alfworld.goals import TEMPLATES, schema  # noqa: E402
+from prag.envs.domain import ALFWORLD  # noqa: E402
+from prag.llm import make_llm  # noqa: E402
+from prag.retrieval.embed import EmbeddingCache, Encoder  # noqa: E402
+from prag.retrieval.index import Visibility  # noqa: E402
+from prag.retrieval.readings import ReadingMemory  # noqa: E402
+from prag.store import Store  # noqa: E402
+from prag.store.records import EpisodeRecord, RunRecord, StepRecord  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfworld"
+FIELDS = ("refined", "paraphras1_command", "paraphras2_command", "contextual_command", "korean_command")
+
+
+@dataclass(frozen=True)
+class Case:
+    task_id: str
+    instruction: str
+    truth: str  # the canonical sentence of the game's own goal
+    room: list[str]
+
+
+def truth_of(traj: dict) -> str:
+    params = traj["pddl_params"]
+    slots = {"obj": params["object_target"].lower(), "recep": params["parent_target"].lower(),
+             "toggle": params["toggle_target"].lower()}
+    return TEMPLATES[traj["task_type"]].format(**slots)
+
+
+def room_of(game_file: Path) -> list[str]:
+    problem = json.loads(game_file.read_text())["pddl_problem"]
+    return sorted({t.lower() for t in re.findall(r"\(receptacleType \S+ (\w+)Type\)", problem)})
+
+
+def cases(split_dir: Path, wording: str, commands: Path, seed: int, limit: int | None) -> list[Case]:
+    by_trial = {}
+    if wording in FIELDS:
+        by_trial = {entry["task_id"]: entry for entry in json.loads(commands.read_text())}
+    found = []
+    for game in find_games(split_dir):
+        traj = json.loads((game.game_file.parent / "traj_data.json").read_text())
+        truth = truth_of(traj)
+        if wording == "template":
+            instruction = truth
+        elif wording == "turk":
+            descs = [a["task_desc"] for a in traj["turk_annotations"]["anns"]]
+            instruction = random.Random(f"{seed}:{game.task_id}").choice(descs)
+        else:
+            entry = by_trial.get(game.game_file.parent.name)
+            if entry is None:
+                continue
+            instruction = entry[wording]
+        found.append(Case(game.task_id, " ".join(instruction.split()), truth, room_of(game.game_file)))
+    return found[:limit]
+
+
+def verify(store: Store, run_id: str, round_: int, case: Case, sentence: str, n: int) -> None:
+    """Store a won stand-in episode under the reading (what a won game does to its reading)."""
+    step = StepRecord(0, None, "", "")
+    store.add_episode(EpisodeRecord(
+        run_id=run_id, round=round_, task_id=f"{case.task_id}#{n}", task_type="", goal=case.instruction, won=True,
+        steps=[step], extra={"reading": {"instruction": case.instruction, "sentence": sentence, "source": "llm"}},
+    ))
+
+
+def play_pass(cases_: list[Case], readers, memory: ReadingMemory, store: Store, run_id: str, round_: int,
+              usage: Usage) -> tuple[Counter, list[tuple[Case, str | None, str]]]:
+    tally: Counter = Counter()
+    wrong = []
+    for n, case in enumerate(cases_):
+        before = usage.calls
+        hypotheses = read(readers(Visibility(run_id, round_)), Context(case.instruction, ALFWORLD, case.room))
+        best = hypotheses[0] if hypotheses else None
+        right = best is not None and best.goal is not None and best.goal.sentence == case.truth
+        tally["games"] += 1
+        tally["right"] += right
+        tally[f"by {best.source if best else 'none'}"] += 1
+        tally["llm calls"] += usage.calls - before
+        if right:
+            verify(store, run_id, round_, case, best.sentence if best.source != "template" else case.truth, n)
+        else:
+            wrong.append((case, best.goal.sentence if best and best.goal else None, best.source if best else "none"))
+    return tally, wrong
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--split", default="valid_seen")
+    parser.add_argument("--wording", default="refined", choices=("template", "turk", *FIELDS))
+    parser.add_argument("--commands", type=Path, default=SHARED / "refined_valid_seen_commands.json")
+    parser.add_argument("--train-split", help="read this split (turk wording) first and keep what was verified")
+    parser.add_argument("--llm", default="local")
+    parser.add_argument("--limit", type=int)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--show-wrong", type=int, default=15)
+    args = parser.parse_args()
+    root = Path(os.environ.get("ALFWORLD_DATA", "/tmp/alfworld-data/alfworld")) / "json_2.1.1"
+
+    llm = make_llm(args.llm)
+    usage = Usage()
+    encoder = Encoder()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "readings.db")
+        cache = EmbeddingCache(store, encoder)
+        memory = ReadingMemory(store, cache)
+        store.add_run(RunRecord("bench", "goal-reading", llm.name, "prag", 0, 1))
+
+        def readers(visibility: Visibility):
+            recall = memory.recaller(visibility)
+            return [TemplateReader(), ExperienceReader(recall), LLMReader(llm, recall, usage, args.seed)]
+
+        round_ = 0
+        if args.train_split:
+            train = cases(root / args.train_split, "turk", args.commands, args.seed, None)
+            start = time.perf_counter()
+            tally, _ = play_pass(train, readers, memory, store, "bench", 0, usage)
+            print(f"train {args.train_split} (turk): {tally['right']}/{tally['games']} right, "
+                  f"{tally['llm calls']} LLM calls, {time.perf_counter() - start:.0f} s")
+            round_ = 1
+        test = cases(root / args.split, args.wording, args.commands, args.seed, args.limit)
+        print(f"{args.split}, wording {args.wording}: {len(test)} games; LLM {llm.name}")
+        for pass_ in range(2):
+            start = time.perf_counter()
+            tally, wrong = play_pass(test, readers, memory, store, "bench", round_ + pass_, usage)
+            n = tally["games"]
+            sources = ", ".join(f"{k[3:]} {v}" for k, v in sorted(tally.items()) if k.startswith("by "))
+            print(f"pass {pass_}: {tally['right']}/{n} read right ({100 * tally['right'] / n:.1f}%), "
+                  f"LLM calls {tally['llm calls'] / n:.2f} per game, readings by {sources}, "
+                  f"{time.perf_counter() - start:.0f} s")
+            for case, got, source in wrong[: args.show_wrong]:
+                print(f"    {case.instruction!r}: read {got!r} ({source}), truth {case.truth!r}")
+        store.close()
+
+
+if __name__ == "__main__":
+    main()

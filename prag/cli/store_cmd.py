@@ -6,6 +6,7 @@ import json
 import shutil
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -13,13 +14,18 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from prag.agent.protocol import Usage
+from prag.agent.readers import Context, ExperienceReader, GoalReader, LLMReader, TemplateReader, read
 from prag.cli import app
 from prag.cli.common import console, err_console, guarded
 from prag.cli.layout import show
+from prag.envs import registry
 from prag.errors import PragError
+from prag.llm import make_llm
 from prag.retrieval.corrections import CorrectionHit, CorrectionSource
 from prag.retrieval.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
 from prag.retrieval.index import ExperienceIndex, Hit, Visibility, check_mode
+from prag.retrieval.readings import ReadingMemory
 from prag.run.config import train_spec
 from prag.store import EpisodeRecord, Store
 from prag.store.database import damaged
@@ -50,18 +56,35 @@ def query(
         Optional[str],
         typer.Option("--where", help="Instead of a goal: the kinds of place things of this kind (apple) were found in or on."),
     ] = None,
+    reading: Annotated[
+        Optional[str],
+        typer.Option("--reading", help="Instead of a goal: what prag would read these words as, and why (verified readings, nearest first)."),
+    ] = None,
+    llm: Annotated[Optional[str], typer.Option("--llm", help="With --reading: let this LLM read the words too (as `prag run --llm`).")] = None,
+    room: Annotated[
+        Optional[str],
+        typer.Option("--room", help="With --reading: the kinds of place in the room, comma-separated (default: any)."),
+    ] = None,
+    family: Annotated[str, typer.Option("--family", help="With --reading: the env family whose goals the words are read into.")] = "alfworld",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     model: ModelOpt = DEFAULT_MODEL,
 ) -> None:
     """Show the top-K corrections and stored episodes for a goal (and scene graph), with their scores;
-    or, with --where KIND, where things of that kind were found, by how many episodes saw them there."""
+    or, with --where KIND, where things of that kind were found, by how many episodes saw them there;
+    or, with --reading WORDS, how prag reads the words into a goal."""
     chosen = check_mode(mode or ("prag" if scene else "goal"))
     if before_round is not None and run is None:
         raise PragError("--round N asks what round N of a run could see: give the run with --run RUN")
-    if (goal is None) == (where is None):
-        raise PragError("give a GOAL to retrieve experience for, or --where KIND to see where things of a kind were found (one of them)")
+    if [goal, where, reading].count(None) != 2:
+        raise PragError(
+            "give a GOAL to retrieve experience for, --where KIND to see where things of a kind were found, "
+            "or --reading WORDS to see how words are read into a goal (one of them)"
+        )
     if where is not None:
         _where(store_path, where, run, before_round, as_json)
+        return
+    if reading is not None:
+        _reading(store_path, reading, ReadingQuery(run, before_round, llm, room, family, model), as_json)
         return
     assert goal is not None
     with Store(store_path, create=False) as store:
@@ -90,7 +113,7 @@ def query(
         err_console.print(f"no episodes{seen} in mode {chosen}", markup=False, highlight=False, soft_wrap=True)
         return
     table = Table(title=escape(f"top {k} episodes for {goal!r} (mode {chosen})"))
-    for column in ("episode", "run", "round", "task type", "goal", "won", "score", "goal sim", "scene sim", "best t"):
+    for column in ("episode", "run", "round", "task type", "goal", "read as", "won", "score", "goal sim", "scene sim", "best t"):
         table.add_column(column, overflow="fold", no_wrap=column in {"run", "task type", "score"})
     for hit, episode in zip(hits, episodes):
         table.add_row(
@@ -99,6 +122,7 @@ def query(
             str(episode.round),
             escape(episode.task_type),
             escape(episode.goal),
+            escape(_read_as(episode)),
             "yes" if episode.won else "no",
             f"{hit.score:.3f}",
             f"{hit.goal_score:.3f}",
@@ -134,6 +158,64 @@ def _where(store_path: Path, kind: str, run: str | None, before_round: int | Non
     for place, n in ranked:
         table.add_row(escape(place), str(n))
     show(console, table)
+
+
+@dataclass(frozen=True)
+class ReadingQuery:
+    """`prag query --reading`'s settings: whose view (run, round), the LLM, the room, the family."""
+
+    run: str | None
+    before_round: int | None
+    llm: str | None
+    room: str | None
+    family: str
+    model: str
+
+
+def _reading(store_path: Path, words: str, asked: ReadingQuery, as_json: bool) -> None:
+    """`prag query --reading WORDS`: the readings the chain gives the words (template, verified
+    readings from the store, the LLM when asked), best first, with why; and every stored reading
+    of these very words."""
+    domain = registry.domain(asked.family)
+    room = [kind.strip() for kind in (asked.room or "").split(",") if kind.strip()]
+    with Store(store_path, create=False) as store:
+        visibility = Visibility() if asked.run is None else _seen_by(store, asked.run, asked.before_round)
+        recall = ReadingMemory(store, EmbeddingCache(store, Encoder(asked.model), read_only=True)).recaller(visibility)
+        readers: list[GoalReader] = [TemplateReader(), ExperienceReader(recall)]
+        if asked.llm is not None:
+            readers.append(LLMReader(make_llm(asked.llm), recall, Usage()))
+        readings = read(readers, Context(words, domain, room))
+        stored = store.readings.tried(words)
+    if as_json:
+        console.print_json(json.dumps({"readings": [r.as_dict() for r in readings], "stored": stored}))
+        return
+    if not readings:
+        how = "" if asked.llm else "; add --llm local to let the LLM read them"
+        err_console.print(f"no reading of {words!r} from the template or verified readings{how}",
+                          markup=False, highlight=False, soft_wrap=True)
+    else:
+        table = Table(title=escape(f"how prag reads {words!r}, best first"))
+        for column in ("goal", "reader", "confidence", "why"):
+            table.add_column(column, overflow="fold")
+        for r in readings:
+            table.add_row(escape(r.sentence), r.source, f"{r.confidence:.2f}", escape(r.why))
+        show(console, table)
+    if stored:
+        table = Table(title=escape(f"episodes that read {words!r}"))
+        for column in ("episode", "run", "round", "read as", "reader", "verified"):
+            table.add_column(column, overflow="fold")
+        for row in stored:
+            table.add_row(str(row["episode_id"]), escape(row["run_id"]), str(row["round"]), escape(row["sentence"]),
+                          row["reader"], "yes" if row["verified"] else "no")
+        show(console, table)
+
+
+def _read_as(episode: EpisodeRecord) -> str:
+    """The goal as the episode read it, where it differs from the words given; then the readings it dropped."""
+    reading = episode.extra.get("reading")
+    dropped = [h.get("sentence") for h in (reading or {}).get("hypotheses") or [] if isinstance(h, dict) and h.get("dropped")]
+    shown = episode.read_as if episode.read_as != episode.goal else ""
+    return "; ".join([shown, *(f"not {d}" for d in dropped if d)]).strip("; ")
 
 
 def _seen_by(store: Store, run_id: str, before_round: int | None) -> Visibility:

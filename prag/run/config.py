@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from prag.agent.agent import AgentConfig, parse_sources
+from prag.agent.agent import AgentConfig, parse_readers, parse_sources
 from prag.agent.mediator import POLICIES
 from prag.errors import ConfigError, PragError
 from prag.llm import DEFAULT_RETRIES, DEFAULT_TIMEOUT
@@ -113,6 +113,7 @@ class RunConfig:
         if agent.asker is not None and agent.ask != "learned":
             raise PragError("--asker names a learned policy: give it with --ask learned")
         parse_sources(",".join(agent.sources))
+        parse_readers(",".join(agent.readers))
 
     def to_dict(self) -> dict[str, Any]:
         """The config as the store records it: every setting, the version and the prag that wrote it."""

@@ -77,6 +77,8 @@ class RoundMetrics:
     llm_seconds: float
     sources: tuple[tuple[str, int], ...] = ()  # (who chose, actions), most first
     effort: Effort = field(default_factory=Effort)  # what a person's instructions and yes/no cost
+    readings: tuple[tuple[str, int], ...] = ()  # (goal reader, episodes played under its reading), most first
+    dropped_readings: int = 0  # readings shown wrong during the round's episodes and dropped
 
     @property
     def episodes(self) -> int:
@@ -141,6 +143,8 @@ class RoundMetrics:
             "other_seconds_per_step": self.other_seconds_per_step,
             "steps_by_source": dict(self.sources),
             "person_effort": self.effort.as_dict(),
+            "goals_read_by": dict(self.readings),
+            "readings_dropped": self.dropped_readings,
             "by_type": [
                 {
                     "task_type": t.task_type,
@@ -186,6 +190,20 @@ def steps_by_source(episodes: Iterable[EpisodeRecord]) -> Counter[str]:
     return counts
 
 
+def readings_by_source(episodes: Iterable[EpisodeRecord]) -> tuple[Counter[str], int]:
+    """Episodes by the goal reader whose reading they played under last (prag.agent.readers;
+    "none": nothing read the goal), and how many readings were dropped on the way."""
+    counts: Counter[str] = Counter()
+    dropped = 0
+    for episode in episodes:
+        reading = episode.extra.get("reading")
+        if not isinstance(reading, dict):
+            continue
+        counts[str(reading.get("source") or "none")] += 1
+        dropped += sum(1 for h in reading.get("hypotheses") or [] if isinstance(h, dict) and h.get("dropped"))
+    return counts, dropped
+
+
 def person_effort(episodes: Iterable[EpisodeRecord]) -> Effort:
     """A person's instructions, words and yes/no answers over the episodes."""
     return sum((Effort(**episode.extra["effort"]) for episode in episodes if "effort" in episode.extra), Effort())
@@ -196,6 +214,7 @@ def _round_metrics(run_id: str, round_: int, group: list[EpisodeRecord]) -> Roun
     for episode in group:
         types[episode.task_type].append(episode)
     by_type = tuple(TypeMetrics(name, success_figures(types[name])) for name in sorted(types))
+    readers, dropped = readings_by_source(group)
     return RoundMetrics(
         run_id=run_id,
         round=round_,
@@ -212,6 +231,8 @@ def _round_metrics(run_id: str, round_: int, group: list[EpisodeRecord]) -> Roun
         llm_seconds=sum(e.llm_seconds for e in group),
         sources=tuple(sorted(steps_by_source(group).items(), key=lambda item: (-item[1], item[0]))),
         effort=person_effort(group),
+        readings=tuple(sorted(readers.items(), key=lambda item: (-item[1], item[0]))),
+        dropped_readings=dropped,
     )
 
 

@@ -205,6 +205,27 @@ def sources_table(comparison: Comparison) -> Table:
     return table
 
 
+def readings_table(comparison: Comparison) -> Table:
+    """How each round's goals were read: episodes by the reader whose reading they played under,
+    and the readings dropped as shown wrong (prag.agent.readers)."""
+    names = sorted({name for r in comparison.rounds for name, _ in r.readings})
+    table = Table(title="goals read by (episodes), readings dropped")
+    table.add_column("run")
+    table.add_column("round", justify="right")
+    for name in [*names, "dropped"]:
+        table.add_column(name, justify="right")
+    for run in comparison.runs:
+        rounds = comparison.rounds_of(run.id)
+        for n, r in enumerate(rounds):
+            counts = dict(r.readings)
+            table.add_row(
+                escape(run.id), comparison.round_label(run.id, r.round),
+                *(_ratio(counts.get(name, 0), r.episodes) for name in names), str(r.dropped_readings),
+                end_section=n == len(rounds) - 1,
+            )
+    return table
+
+
 def effort_table(comparison: Comparison) -> Table:
     """A person's effort per round (Soar ITL): instructions, words, yes/no answers, per episode."""
     table = Table(title="a person's effort per episode")
@@ -243,6 +264,8 @@ def tables(comparison: Comparison) -> list[Table]:
     if len(comparison.runs) > 1:
         shown.append(side_by_side_table(comparison))
     shown += [types_table(comparison), sources_table(comparison)]
+    if any(name != "template" for r in comparison.rounds for name, _ in r.readings):  # goals in people's words
+        shown.append(readings_table(comparison))
     if any(r.effort != Effort() for r in comparison.rounds):  # only runs a person took part in
         shown.append(effort_table(comparison))
     return shown + [transitions_table(comparison)]

@@ -282,8 +282,7 @@ class PragAgent:
 
     def act(self, observation: Observation) -> Decision:
         """The plan's next step when the mediator does not ask; otherwise the LLM's answer."""
-        self._offer_plans_once(observation)
-        self._offer_search_once(observation)
+        self._offer(observation)
         while True:
             state = self._state(observation)
             if self.asker.ask(state):
@@ -307,9 +306,16 @@ class PragAgent:
     def mediator_state(self, observation: Observation) -> MediatorState:
         """What the ask policy sees for this observation. Training environments read it before
         `act` (prag.run.asker), so the plans `act` would offer at this step are offered first."""
-        self._offer_plans_once(observation)
-        self._offer_search_once(observation)
+        self._offer(observation)
         return self._state(observation)
+
+    def _offer(self, observation: Observation) -> None:
+        """The chain's plan sources, in the config's order, each offering the actor its plan
+        once per step; the mediator then follows a plan or asks the LLM or the person."""
+        planners = {"experience": self._offer_plans_once, "search": self._offer_search_once}
+        for source in self.config.sources:
+            if source in planners:
+                planners[source](observation)
 
     def _offer_plans_once(self, observation: Observation) -> None:
         """At the first step, or when the plan ran out: plans from experience, once per step."""
@@ -324,7 +330,7 @@ class PragAgent:
         skill while a thing the goal needs is unseen, else means-ends search on what was seen.
         A means-ends plan is kept while its next step can be taken; a find plan is made anew
         each step, so that it ends as soon as what it seeks is seen."""
-        if "search" not in self.config.sources or isinstance(self.asker, Always):
+        if isinstance(self.asker, Always):
             return
         if self._searched_at == len(self.history):
             return
@@ -360,7 +366,7 @@ class PragAgent:
     def _offer_plans(self, observation: Observation) -> None:
         """Plans from experience: the successes among a wider retrieval than the prompt's, and
         the corrections retrieved for the instructions."""
-        if "experience" not in self.config.sources or self.experiences is None and self.corrections is None:
+        if self.experiences is None and self.corrections is None:
             return
         self._retrieve_corrections(observation.scene_text)
         pool = (

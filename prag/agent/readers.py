@@ -283,8 +283,9 @@ def goal_grammar(
     templates: Mapping[str, str], values: Mapping[str, Sequence[str]], spoken: Mapping[str, Sequence[str]] | None = None
 ) -> str:
     """A GBNF grammar whose sentences are the templates with each slot one of its values, or the
-    words people write for it (`spoken`: "alarm clock" for alarmclock, read back as the kind).
-    A sentence may begin with a capital, as models write one."""
+    words people write for it (`spoken`: "alarm clock" for alarmclock, read back as the kind),
+    singular or plural ("put two soap bars": without the plural the model went on to "soap
+    bottle"). A sentence may begin with a capital, as models write one."""
     spoken = spoken or {}
     alternatives = []
     for template in templates.values():
@@ -300,7 +301,7 @@ def goal_grammar(
     articles = " | ".join(json.dumps(f"{a} ") for a in ARTICLES)
     for slot in _slots_of(templates):
         forms = dict.fromkeys(form for v in values[slot] for form in (v, *spoken.get(v, ())))
-        rules.append(f"{slot} ::= ({articles})? ({' | '.join(json.dumps(f) for f in forms)})")
+        rules.append(f"{slot} ::= ({articles})? ({' | '.join(json.dumps(f) for f in forms)}) (\"s\" | \"es\")?")
     return "\n".join(rules) + "\n"
 
 

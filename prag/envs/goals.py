@@ -65,9 +65,15 @@ class GoalSchema:
         return values
 
     def kind_of(self, words: str) -> str:
-        """The kind that words people write name ("alarm clock" -> "alarmclock")."""
+        """The kind that words people write name ("alarm clock" -> "alarmclock"; a plural, "soap
+        bars", as its singular when the words are no kind themselves)."""
         by_form = {form: kind for kind, forms in self.spoken().items() for form in forms}
-        return by_form.get(words, words.replace(" ", ""))
+        known = {kind for kinds in self.kinds().values() for kind in kinds}
+        for form in (words, *(words[: -len(end)] for end in ("es", "s") if words.endswith(end))):
+            kind = by_form.get(form, form.replace(" ", ""))
+            if kind in known:
+                return kind
+        return words.replace(" ", "")
 
     def read(self, text: str, room_kinds: Sequence[str] = ()) -> FormalGoal | None:
         """The formal goal a canonical sentence (any case, a final full stop) states, or None when

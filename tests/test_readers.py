@@ -285,3 +285,25 @@ def test_the_real_small_model_reads_words_under_the_grammar(words, sentence):
     llm = make_llm("local:0.5b")
     (reading,) = read([TemplateReader(), LLMReader(llm, lambda w: [], Usage())], context(words))
     assert reading.sentence == sentence
+
+
+@pytest.fixture(scope="module")
+def lamp_game(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated medium ALFWorld game: look at a thing under a lamp."""
+    return generate_game("look_at_obj_in_light", 1, tmp_path_factory.mktemp("games"), DIFFICULTIES["medium"])
+
+
+def test_a_lamp_left_unsaid_is_the_kind_of_lamp_the_room_shows(lamp_game):
+    probe = Worded(lamp_game, "")
+    probe.reset()
+    probe.close()
+    right = schema().read(probe.template)
+    lamp = dict(right.slots)["toggle"]
+    other = "floorlamp" if lamp == "desklamp" else "desklamp"
+    llm = ScriptedLLM([right.sentence.replace(lamp, other)])  # "turn on a lamp": the reader guessed the other kind
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=SEARCH), domain=ALFWORLD)
+    assert play(Worded(lamp_game, "hold it and turn on a lamp"), agent)
+    assert len(llm.calls) == 1  # the room's own lamp was taken without asking again
+    reading = agent.finish().extra["reading"]
+    assert reading["sentence"] == right.sentence and reading["why"] == "the kind the room shows"
+    assert reading["hypotheses"][0]["dropped"] == f"no {other} seen, another of its kind is"

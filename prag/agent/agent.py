@@ -249,8 +249,7 @@ class PragAgent:
         if self.revisions >= MAX_REVISIONS or self.readings.current is None:
             return
         self.revisions += 1
-        seen = list(dict.fromkeys(self.domain.kind(thing) for thing in [*self.observed.seen, *self.observed.held]))
-        reading = self.readings.revise(why, wrong, seen)
+        reading = self.readings.revise(why, wrong, self._seen_kinds())
         if reading is None or reading.sentence == self.goal:
             return
         self.goal = reading.sentence
@@ -258,6 +257,10 @@ class PragAgent:
         self.actor = Actor(self.domain)
         self._offered_at = 0
         self._searched_at = 0
+
+    def _seen_kinds(self) -> list[str]:
+        """The kinds of thing seen so far in this episode, held ones included."""
+        return list(dict.fromkeys(self.domain.kind(thing) for thing in [*self.observed.seen, *self.observed.held]))
 
     def hear(self, text: str) -> None:
         """The person says something: it joins the history after the latest observation."""
@@ -343,6 +346,10 @@ class PragAgent:
         if follower is not None and follower.plan.source == "search" and self.actor.step_now(observation.admissible):
             return
         targets = missing(self.observed)
+        unsaid = self.readings.unsaid(self._seen_kinds())
+        if unsaid:  # "turn on a lamp": the room shows a desk lamp, the reading said floor lamp
+            self._revise(f"no {', '.join(unsaid.values())} seen, another of its kind is", unsaid)
+            targets = missing(self.observed)
         plan = find_plan(targets, self.observed, self.ranking, self.domain) if targets else None
         if targets and plan is None and not self.observed.to_search():
             # Every place was searched and what the reading needs is nowhere.

@@ -232,7 +232,9 @@ class Readings:
 
     def revise(self, why: str, wrong: dict[str, str], seen_kinds: Sequence[str]) -> Reading | None:
         """Drop the current reading for `why` (`wrong`: its slot values shown wrong), and take the
-        next hypothesis, or read again with what was dropped and what the room shows."""
+        next hypothesis: the same goal with the one kind of a wrong slot the room shows, where only
+        one fits; else the next reading kept; else a new reading with what was dropped and what
+        the room shows."""
         dropped = self.hypotheses.pop(0) if self.hypotheses else None
         if dropped is not None:
             self.context.dropped[dropped.sentence] = why
@@ -240,10 +242,42 @@ class Readings:
         for slot, value in wrong.items():
             self.context.excluded.setdefault(slot, set()).add(value)
         self.context.seen_kinds = list(seen_kinds)
-        self.hypotheses = [r for r in self.hypotheses if _fitting(self.context, r.sentence) is not None]
+        shown = self._seen_instead(dropped, wrong)
+        self.hypotheses = ([shown] if shown else []) + [
+            r for r in self.hypotheses if _fitting(self.context, r.sentence) is not None
+        ]
         if not self.hypotheses:
             self.hypotheses = read([r for r in self.readers if r.name != "template"], self.context)
         return self.current
+
+    def unsaid(self, seen_kinds: Sequence[str]) -> dict[str, str]:
+        """Slots people leave unsaid (`GoalSchema.unsaid`) whose kind in the current reading the
+        room does not show while it shows another of the slot's kinds: slot -> the kind read."""
+        schema, current = self.context.schema, self.current
+        if schema is None or current is None or current.goal is None:
+            return {}
+        kinds = schema.kinds()
+        return {
+            slot: value for slot, value in current.goal.slots
+            if slot in schema.unsaid and value not in seen_kinds and any(k in seen_kinds for k in kinds[slot])
+        }
+
+    def _seen_instead(self, dropped: Reading | None, wrong: dict[str, str]) -> Reading | None:
+        """The dropped reading with each wrong slot given the one kind of it the room showed."""
+        schema = self.context.schema
+        if schema is None or dropped is None or dropped.goal is None or not wrong:
+            return None
+        slots = dict(dropped.goal.slots)
+        for slot in wrong:
+            shown = [k for k in schema.kinds().get(slot, ()) if k in self.context.seen_kinds
+                     and k not in self.context.excluded.get(slot, set())]
+            if len(shown) != 1:
+                return None
+            slots[slot] = shown[0]
+        goal = schema.goal(dropped.goal.task, slots)
+        if _fitting(self.context, goal.sentence) is None:
+            return None
+        return Reading(goal.sentence, dropped.source, dropped.confidence, goal, "the kind the room shows")
 
     def as_dict(self) -> dict[str, Any]:
         current = self.current
@@ -321,7 +355,7 @@ def reading_prompt(
         f"{forms}\n"
         "Use 'clean', 'hot' or 'cool' only when the instruction asks to wash, heat or chill the object. "
         "Use 'two' when it asks for two objects. Use 'look at' when it asks to look at or examine an "
-        "object by the light of a lamp. Otherwise use 'put a'."
+        "object by the light of a lamp, or to hold or pick up an object and turn on a lamp. Otherwise use 'put a'."
     )
     system += "".join(f"\n\nInstruction: {words}\nGoal: {sentence}" for words, sentence in schema.examples)
     lines = [f"Places in this room: {', '.join(values.get('recep', []))}."]

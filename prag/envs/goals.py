@@ -46,6 +46,9 @@ class GoalSchema:
     spoken: Callable[[], Mapping[str, Sequence[str]]] = dict
     # (words, canonical sentence): how the family's goals are read, shown to an LLM reader always
     examples: Sequence[tuple[str, str]] = ()
+    # Slots whose kind people leave unsaid ("turn on a lamp": desk or floor lamp): the one of its
+    # kinds the room shows is meant.
+    unsaid: frozenset[str] = frozenset()
 
     def sentence(self, task: str, slots: Mapping[str, str]) -> str:
         return self.templates[task].format(**slots)

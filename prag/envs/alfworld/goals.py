@@ -43,6 +43,7 @@ EXAMPLES = (
     ("Put a chilled can of wine in the cupboard.", "put a cool winebottle in cabinet"),
     ("Carry both pillows over to the armchair.", "put two pillow in armchair"),
     ("Switch on the floor lamp and look at the vase.", "look at vase under the floorlamp"),
+    ("Pick up the book and turn the desk lamp on.", "look at book under the desklamp"),
     ("Throw the empty soap bottle in the bin.", "put a soapbottle in garbagecan"),
 )
 
@@ -74,4 +75,4 @@ def schema() -> GoalSchema:
     # ALFWorld's other goal sentence of each type ("put some mug on desk", "examine the ...").
     aliases = {task: tuple(goal_library.gdict[task]["templates"]) for task in TEMPLATES}
     return GoalSchema(TEMPLATES, _kinds, room_slots=frozenset({"recep"}), aliases=aliases, spoken=_spoken,
-                      examples=EXAMPLES)
+                      examples=EXAMPLES, unsaid=frozenset({"toggle"}))

@@ -353,7 +353,9 @@ def reading_prompt(
         "You read a person's household instruction into exactly one goal sentence of these forms, "
         "with {obj} a kind of object, {recep} a kind of place in the room and {toggle} a kind of lamp:\n"
         f"{forms}\n"
-        "Use 'clean', 'hot' or 'cool' only when the instruction asks to wash, heat or chill the object. "
+        "Use 'clean' when the instruction asks to wash, rinse or clean the object or calls it clean, washed "
+        "or wet; 'hot' when it asks to heat, warm or cook it or calls it hot, heated or warm; 'cool' when "
+        "it asks to chill, cool or freeze it or calls it cold, chilled, cool or frozen. "
         "Use 'two' when it asks for two objects. Use 'look at' when it asks to look at or examine an "
         "object by the light of a lamp, or to hold or pick up an object and turn on a lamp. Otherwise use 'put a'."
     )

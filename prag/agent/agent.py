@@ -246,8 +246,9 @@ class PragAgent:
     def _revise(self, why: str, wrong: dict[str, str]) -> None:
         """The reading acted on cannot be right: take the next hypothesis (prag.agent.readers),
         and plan for it afresh."""
-        if self.revisions >= MAX_REVISIONS or self.readings.current is None:
-            return
+        current = self.readings.current
+        if self.revisions >= MAX_REVISIONS or current is None or current.source == "template":
+            return  # the family's own sentence is no guess: a lost game there is not its reading's fault
         self.revisions += 1
         reading = self.readings.revise(why, wrong, self._seen_kinds())
         if reading is None or reading.sentence == self.goal:

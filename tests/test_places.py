@@ -148,7 +148,7 @@ def test_migration_7_backfills_a_store_written_at_schema_6(tmp_path, monkeypatch
             old.db.conn.commit()
             assert old.schema_version == 6 and "places" not in old.db.table_names()
     with Store(path) as store:
-        assert [m["version"] for m in store.migrations()][-1] == 7
+        assert 7 in [m["version"] for m in store.migrations()]
         assert store.places.ranked("apple") == [("countertop", 1), ("fridge", 1)]  # not "c": its family is unknown
         assert store.places.ranked("eggs") == [("fridge", 1), ("table", 1)]
 

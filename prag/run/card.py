@@ -24,7 +24,7 @@ from prag.store.records import EpisodeRecord, RunRecord
 # The engine packages each family plays on: their versions go on the card.
 ENGINES: dict[str, tuple[str, ...]] = {
     "alfworld": ("alfworld", "textworld"),
-    "alfworld_gen": ("alfworld", "textworld"),
+    "alfworld-gen": ("alfworld", "textworld"),
     "textworld": ("textworld",),
 }
 

@@ -165,6 +165,31 @@ def test_prior_transcripts_load_once_per_domain_and_a_deleted_one_stays_deleted(
         assert store.corrections.list(prior=False) == []
 
 
+def test_a_new_store_takes_prior_replays_and_vectors_from_the_user_cache(tmp_path, monkeypatch):
+    import prag.corrections.prior as prior_module
+
+    monkeypatch.setenv("PRAG_CACHE", str(tmp_path / "cache"))
+    with Store(tmp_path / "first.db") as store:
+        first = load_prior(store, EmbeddingCache(store, minilm()), domain="grid")
+
+    def no_replay(*args, **kwargs):
+        raise AssertionError("a prior transcript was replayed again")
+
+    class NoEncoding:
+        name = minilm().name
+
+        def encode(self, texts):
+            raise AssertionError("a prior transcript's text was encoded again")
+
+    monkeypatch.setattr(prior_module, "replay", no_replay)
+    with Store(tmp_path / "second.db") as store:
+        second = load_prior(store, EmbeddingCache(store, NoEncoding()), domain="grid")  # type: ignore[arg-type]
+        texts = [t for c in second for t in list(c.instructions) + list(c.scenes)]
+        kept = store.vectors(minilm().name, [text_hash(t) for t in texts])
+    assert [(c.name, c.transcript, c.scenes, c.verified) for c in second] == [(c.name, c.transcript, c.scenes, c.verified) for c in first]
+    assert len(kept) == len({text_hash(t) for t in texts})
+
+
 def test_processes_starting_on_one_new_store_load_each_prior_transcript_once(tmp_path):
     import subprocess
     import sys

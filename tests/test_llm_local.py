@@ -136,12 +136,22 @@ LOADER = textwrap.dedent(
 
     print("loading", flush=True)
     start = time.monotonic()
-    make_llm("local:0.5b")
+    make_llm("local:0.5b").prompt_tokens([{"role": "user", "content": "hi"}])  # the first use loads it
     print(f"loaded in {time.monotonic() - start:.2f} s", flush=True)
     time.sleep(1)
     print("went on", flush=True)
     """
 )
+
+
+def test_the_model_loads_at_its_first_use_not_when_built() -> None:
+    """A run whose other sources decide every step never pays for the model's load and memory."""
+    from prag.llm import make_llm
+
+    llm = make_llm("local:0.5b")
+    assert llm._loaded is None  # type: ignore[attr-defined]
+    assert llm.prompt_tokens([{"role": "user", "content": "hi"}])  # type: ignore[attr-defined]
+    assert llm._loaded is not None  # type: ignore[attr-defined]
 
 
 def test_ctrl_c_while_the_model_loads_stops_the_process(llm: LocalLLM) -> None:

@@ -31,6 +31,7 @@ from prag.cli.common import (
     injected_llm,
     interrupted,
 )
+from prag.envs.spec import load_spec
 from prag.errors import PragError
 from prag.llm import SPEC_HELP
 from prag.run.config import (
@@ -39,6 +40,7 @@ from prag.run.config import (
     RetrievalConfig,
     RunConfig,
 )
+from prag.run.executors import executor_name
 from prag.run.runner import RunLog, Runner, check_playable, resume_config, start_run
 from prag.store import Store
 from prag.store.records import RunRecord
@@ -87,7 +89,7 @@ def run(
     asker: Annotated[Optional[str], typer.Option("--asker", help="With --ask learned: the stored policy, NAME or NAME:VERSION (default: the newest).")] = None,
     answer_cache: Annotated[bool, typer.Option("--answer-cache/--no-answer-cache", help="Serve greedy LLM answers already in the store without running the model.")] = DEFAULT.execution.answer_cache,
     plan_length: Annotated[int, typer.Option("--plan-length", min=1, help="Actions per LLM answer: 1, or the next action and up to N-1 planned after it (followed while the mediator does not ask).")] = DEFAULT.agent.plan_length,
-    executor: Annotated[str, typer.Option("--executor", help="Where the --workers episodes run: threads (this process) or ray (a Ray cluster; pip install -e '.[ray]').")] = DEFAULT.execution.executor,
+    executor: Annotated[str, typer.Option("--executor", help="Where the --workers episodes run: threads (this process; worker processes for engines that are not thread-safe, as textworld's), processes, or ray (a Ray cluster; pip install -e '.[ray]').")] = DEFAULT.execution.executor,
     ray_address: Annotated[Optional[str], typer.Option("--ray-address", help="With --executor ray: the cluster to join (HEAD:6379, or auto); default: start a local one.")] = None,
     llm_url: Annotated[Optional[list[str]], typer.Option("--llm-url", help="With --llm openai:MODEL: a server's base URL (repeatable; default OPENAI_BASE_URL, a comma list there too). An episode stays on one server; new ones go to the least loaded.")] = None,
     sources: Annotated[str, typer.Option("--sources", help="Where steps come from, comma-separated, tried in this order each step: experience (plans from retrieved successes and corrections), search (find what the goal needs, then means-ends search; followed unless --ask always), llm. A person takes part in `prag console`.")] = ",".join(DEFAULT.agent.sources),
@@ -168,7 +170,11 @@ def _where(config: RunConfig) -> str:
     servers = f" on {len(execution.llm_urls)} servers" if len(execution.llm_urls) > 1 else ""
     if execution.executor == "ray":
         return f"{servers}, {execution.workers} Ray workers{f' at {execution.ray_address}' if execution.ray_address else ''}"
-    return f"{servers}, {execution.workers} threads" if execution.workers > 1 else servers
+    if execution.workers == 1:
+        return servers
+    families = {load_spec(s).env for s in filter(None, (config.experiment.spec, config.experiment.train))}
+    kinds = sorted({"processes" if executor_name(config, family) == "processes" else "threads" for family in families})
+    return f"{servers}, {execution.workers} {' or '.join(kinds)}"
 
 
 def _stop(store: Store, run_record: RunRecord) -> None:

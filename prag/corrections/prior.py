@@ -16,17 +16,26 @@ seconds), and each transcript is stored under it only if no process stored it me
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import tempfile
 from dataclasses import dataclass
 from importlib import resources
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from prag.corrections.replay import open_task, replay
-from prag.corrections.transcripts import parse
+from prag.corrections.transcripts import Transcript, parse
 from prag.envs import registry
 from prag.envs.spec import load_spec
+from prag.paths import cache_dir
 from prag.retrieval.embed import EmbeddingCache
 from prag.store import Store
 from prag.store.corrections import Correction, correction_texts
+from prag.store.records import text_hash
 
 
 @dataclass(frozen=True)
@@ -71,28 +80,94 @@ def load_prior(
         if domain is not None and registry.domain(spec.env).name != domain:
             continue
         transcript = parse(prior.text)
-        _, task, env = open_task(str(prior.spec_path), prior.task_id)
-        try:
-            result = replay(transcript, env)
-        finally:
-            env.close()
+        key = _replay_key(prior)
+        replayed = replayed_prior(prior, transcript, key)
         correction = Correction(
             origin="prior",
             domain=registry.domain(spec.env).name,
             goal=transcript.goal,
             instructions=list(dict.fromkeys(transcript.instructions)),
-            transcript=(result.transcript if result.won else transcript).render(),
-            verified=result.won,
-            verify_note=result.note,
-            scenes=result.scenes,
+            transcript=replayed["transcript"],
+            verified=replayed["won"],
+            verify_note=replayed["note"],
+            scenes=replayed["scenes"],
             spec=str(prior.spec_path),
-            task_id=task.task_id,
-            task_type=task.task_type,
+            task_id=replayed["task_id"],
+            task_type=replayed["task_type"],
             name=prior.name,
             improvement_model="person",
             input_transcript=prior.text,
         )
-        cache.vectors(correction_texts(correction))
+        _kept_vectors(cache, key, correction_texts(correction))
         if store.corrections.add_prior(correction, prior.digest):
             loaded.append(correction)
     return loaded
+
+
+def _replay_key(prior: PriorTranscript) -> str:
+    """The digest of what a replay's outcome depends on: the transcript, its spec, the engines."""
+    return hashlib.sha256("\n".join([
+        prior.digest, prior.spec_path.read_text(encoding="utf-8"),
+        *(f"{name} {_installed(name)}" for name in ("prag", "alfworld", "textworld", "minigrid")),
+    ]).encode("utf-8")).hexdigest()
+
+
+def _kept_vectors(cache: EmbeddingCache, key: str, texts: list[str]) -> None:
+    """Put the vectors of a prior transcript's texts into the store: from the user cache when
+    they were encoded before (a new store then starts without loading the encoder), else encoded
+    and kept there."""
+    path = cache_dir() / "prior-replays" / f"{key}.{text_hash(cache.encoder.name)[:16]}.npz"
+    hashes = [text_hash(text) for text in texts]
+    try:
+        with np.load(path) as kept:
+            if all(h in kept.files for h in hashes):
+                cache.store.add_vectors(cache.encoder.name, {h: kept[h] for h in hashes})
+                return
+    except (OSError, ValueError):
+        pass  # never encoded here, or a damaged file: encode again
+    vectors = cache.vectors(texts)
+    handle, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz")
+    with os.fdopen(handle, "wb") as out:
+        np.savez(out, **dict(zip(hashes, vectors)))
+    os.replace(tmp, path)
+
+
+def replayed_prior(prior: PriorTranscript, transcript: Transcript, key: str) -> dict[str, Any]:
+    """The replay of a shipped transcript on its task: what the store keeps of it.
+
+    A replay opens a generated game on textworld's engine (seconds); its outcome depends only on
+    the transcript, the spec and the engine, so it is kept in the user cache under their digest
+    (`_replay_key`) and a new store takes it from there."""
+    path = cache_dir() / "prior-replays" / f"{key}.json"
+    try:
+        kept: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        if set(kept) == _REPLAY_FIELDS:
+            return kept
+    except (OSError, ValueError):
+        pass  # not replayed yet, or a damaged entry: replay again
+    _, task, env = open_task(str(prior.spec_path), prior.task_id)
+    try:
+        result = replay(transcript, env)
+    finally:
+        env.close()
+    kept = {
+        "transcript": (result.transcript if result.won else transcript).render(),
+        "won": result.won, "note": result.note, "scenes": result.scenes,
+        "task_id": task.task_id, "task_type": task.task_type,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        json.dump(kept, out)
+    os.replace(tmp, path)  # whole or not at all: runs starting at once may replay the same one
+    return kept
+
+
+_REPLAY_FIELDS = {"transcript", "won", "note", "scenes", "task_id", "task_type"}
+
+
+def _installed(package: str) -> str:
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "-"

@@ -26,6 +26,10 @@ FAMILIES: dict[str, str] = {
 # read alike share one, and with it their corrections; other families' corrections would mislead.
 DOMAINS: dict[str, Domain] = {"alfworld": ALFWORLD, "alfworld-gen": ALFWORLD, "grid": GRID, "textworld": TEXTWORLD}
 
+# Families whose engine cannot play two games at once in one process: textworld's tatsu grammar
+# parser shares its state between threads. Their parallel episodes run in processes.
+THREAD_UNSAFE: frozenset[str] = frozenset({"alfworld", "alfworld-gen", "textworld"})
+
 
 def domain(family: str) -> Domain:
     """The Domain of a family: what its actions and names look like, and its rules text."""

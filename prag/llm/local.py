@@ -64,27 +64,39 @@ class LocalLLM:
     ) -> None:
         if not Path(model_path).is_file():
             raise LLMError(f"No model file at {model_path}: give the path of a .gguf file.")
-        llama_cpp = _llama_cpp()
+        _llama_cpp()  # a missing llama-cpp-python is said now, not at the first call
         threads = n_threads or default_threads()
-        try:
-            self._llama = _load(
-                llama_cpp,
-                model_path=str(model_path),
-                n_ctx=n_ctx,
-                n_threads=threads,
-                n_threads_batch=threads,
-                seed=seed,
-                verbose=False,
-            )
-        except ValueError as exc:  # llama-cpp-python's way of saying the file did not load
-            raise LLMError(f"Cannot load the model {model_path}: {exc}") from None
+        # The model is loaded at the first call, not here: a run whose other sources decide every
+        # step (0 LLM calls) never pays for its load time and memory (1.1 GB file, KV cache).
+        self._model_path = Path(model_path)
+        self._params = dict(n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, seed=seed, verbose=False)
+        self._loaded: tuple[Any, Any] | None = None  # (the Llama, its chat formatter)
+        self._load_lock = threading.Lock()
         self.name = name or f"local:{Path(model_path).stem}"
         self.n_ctx = n_ctx
-        self._formatter = _chat_formatter(self._llama, llama_cpp, model_path)
         self._grammar = lru_cache(maxsize=64)(
-            lambda text: llama_cpp.LlamaGrammar.from_string(text, verbose=False)
+            lambda text: _llama_cpp().LlamaGrammar.from_string(text, verbose=False)
         )
         self._lock = threading.Lock()
+
+    def _model(self) -> tuple[Any, Any]:
+        with self._load_lock:
+            if self._loaded is None:
+                llama_cpp = _llama_cpp()
+                try:
+                    llama = _load(llama_cpp, model_path=str(self._model_path), **self._params)
+                except ValueError as exc:  # llama-cpp-python's way of saying the file did not load
+                    raise LLMError(f"Cannot load the model {self._model_path}: {exc}") from None
+                self._loaded = (llama, _chat_formatter(llama, llama_cpp, self._model_path))
+            return self._loaded
+
+    @property
+    def _llama(self) -> Any:
+        return self._model()[0]
+
+    @property
+    def _formatter(self) -> Any:
+        return self._model()[1]
 
     def prompt_tokens(self, messages: list[Message]) -> list[int]:
         """The tokens the model reads for `messages`, ending with the assistant's turn opener."""
@@ -154,7 +166,8 @@ class LocalLLM:
         return min(common, len(tokens) - 1)
 
     def close(self) -> None:
-        self._llama.close()
+        if self._loaded is not None:
+            self._loaded[0].close()
 
 
 def _load(llama_cpp: Any, **params: Any) -> Any:

@@ -38,7 +38,7 @@ from prag.retrieval.embed import EmbeddingCache, Encoder
 from prag.retrieval.episodes import ExperienceSource
 from prag.retrieval.index import Visibility, check_mode
 from prag.run.config import RetrievalConfig
-from prag.run.runner import semantic_memory
+from prag.run.episode import semantic_memory
 from prag.store import Store
 from prag.store.answers import cached
 from prag.store.ask_policies import AskPolicyRecord

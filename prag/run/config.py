@@ -25,7 +25,7 @@ from prag.retrieval.index import check_mode
 from prag.store.records import RunRecord
 
 CONFIG_VERSION = 2
-EXECUTORS = ("threads", "ray")
+EXECUTORS = ("threads", "processes", "ray")
 
 # Field metadata: the setting does not change what round 0 plays (see `round0_settings`).
 NOT_IN_ROUND0: dict[str, Any] = {"round0": False}
@@ -70,7 +70,9 @@ class ExecutionConfig:
     llm_timeout: float = DEFAULT_TIMEOUT  # seconds one request to an LLM server may take
     llm_retries: int = DEFAULT_RETRIES  # further requests after a failed one
     answer_cache: bool = True  # greedy answers served from the store's cache (prag.store.answers)
-    executor: str = "threads"  # threads (in this process) | ray (prag.run.ray_executor)
+    # threads (in this process; processes for engines that are not thread-safe) | processes | ray
+    # (prag.run.executors)
+    executor: str = "threads"
     ray_address: str | None = None  # the Ray cluster to join (None: start a local one)
     # OpenAI-compatible servers the episodes are spread over (prag.llm.balance); () for the
     # one OPENAI_BASE_URL names (a comma list there spreads too).

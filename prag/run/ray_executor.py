@@ -46,14 +46,14 @@ from prag.retrieval.embed import EmbeddingCache, Encoder
 from prag.retrieval.episodes import Experience, ExperienceSource
 from prag.retrieval.index import ExperienceIndex, Mode, Visibility, check_mode
 from prag.run.config import RunConfig
-from prag.run.runner import EpisodeDone, Phase, Players, asker_key, build_llm, play_task
+from prag.run.episode import EpisodeDone, Phase, Players, asker_key, build_llm, play_task
 from prag.store import Store
 from prag.store.answers import AnswerEvent, AnswerSnapshot, CachedAnswer, CachedLLM
 from prag.store.ask_policies import AskPolicyRecord
 from prag.store.records import EpisodeRecord
 
 if TYPE_CHECKING:
-    from prag.run.runner import Runner
+    from prag.run.host import RoundHost
 
 # An actor is restarted this many times in a run, and one episode played this many more times,
 # before the run stops (a worker that dies every time is a bug to read in its log, not bad luck).
@@ -269,7 +269,7 @@ class RayRounds:
     """Plays a runner's rounds on Ray (see the module's docstring): joins the cluster the config
     names, or starts a local one with a CPU per worker, unless this process already joined one."""
 
-    def __init__(self, runner: Runner) -> None:
+    def __init__(self, runner: RoundHost) -> None:
         ray = _ray()
         self.runner = runner
         execution = runner.config.execution

@@ -16,181 +16,53 @@ the Agent protocol (`prag.agent.protocol`): an episode is its steps plus the age
 """
 from __future__ import annotations
 
-import itertools
 import json
+from collections.abc import Iterator
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from prag.agent.agent import PragAgent
-from prag.agent.explore import Ranking
-from prag.agent.mediator import AskPolicy
 from prag.agent.person import Person
-from prag.agent.protocol import Agent, Trace
-from prag.agent.readers import Recall, no_recall
+from prag.agent.protocol import Agent
 from prag.corrections.prior import load_prior
 from prag.envs import registry
-from prag.envs.base import Environment, Observation, Task, TaskSource
-from prag.envs.spec import TaskSetSpec, load_spec
+from prag.envs.base import Observation, Task
+from prag.envs.spec import load_spec
 from prag.errors import PragError
-from prag.llm import LLM, WaitCallback, make_llm
-from prag.llm.balance import LeastLoaded, server_urls
+from prag.llm import LLM, WaitCallback
+from prag.llm.balance import LeastLoaded
 from prag.retrieval.corrections import CorrectionSource
 from prag.retrieval.embed import EmbeddingCache, Encoder
 from prag.retrieval.episodes import ExperienceSource
-from prag.retrieval.index import Visibility, check_mode
+from prag.retrieval.index import check_mode
 from prag.retrieval.readings import ReadingMemory
-from prag.run.config import ExecutionConfig, RunConfig, recorded_config, round0_settings
+from prag.run.config import RunConfig, recorded_config, round0_settings
+from prag.run.episode import (  # noqa: F401  (re-exported: the runner's public names)
+    BeforeAct,
+    EpisodeDone,
+    Listener,
+    Phase,
+    Players,
+    asker_key,
+    build_llm,
+    llm_servers,
+    play_episode,
+    play_task,
+    semantic_memory,
+)
+from prag.run.executors import choose, executor_name
+from prag.run.host import RoundExecutor
 from prag.store import Store
-from prag.store.answers import AnswerEvent, cached
-from prag.store.ask_policies import DEFAULT_NAME
+from prag.store.answers import cached
 from prag.store.records import EpisodeRecord, RunRecord, StepRecord
-
-if TYPE_CHECKING:
-    from prag.run.ray_executor import RayRounds
-
-
-@dataclass(frozen=True)
-class Phase:
-    """One round of play: which task set, which round number."""
-
-    round: int
-    spec: TaskSetSpec
-    tasks: list[Task]
-    source: TaskSource
-
-
-@dataclass
-class EpisodeDone:
-    """A played episode's record, on its way from a worker to the store."""
-
-    record: EpisodeRecord
-    phase: Phase
-    # What the episode's LLM calls did with a snapshot of the answer cache (a Ray worker's): the
-    # store takes them with the episode.
-    answers: Sequence[AnswerEvent] = ()
-
-
-Listener = Callable[[str, dict], None]  # (event, data): progress reporting, run log
 
 
 def new_run_id(spec: str, mode: str) -> str:
     """The default run id: spec, mode and the UTC time."""
     return f"{spec}-{mode}-{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S')}"
 
-
-# Called before each action with the latest step (t = 0: the reset), its observation and the
-# agent; returning False ends the episode. The console uses it to show the episode and let a
-# person speak to the agent.
-BeforeAct = Callable[[StepRecord, Observation, Agent], bool]
-
-
-def play_episode(env: Environment, agent: Agent, before_act: BeforeAct | None = None) -> tuple[list[StepRecord], bool, Trace]:
-    """One episode from reset until the environment is done (won, or at the step cap of the
-    spec's wrapper); success is the environment's `won`."""
-    observation = env.reset()
-    agent.reset(observation)
-    steps = [StepRecord.of(0, None, observation)]
-    for t in itertools.count(1):
-        if before_act is not None and not before_act(steps[-1], observation, agent):
-            break
-        decision = agent.act(observation)
-        observation = env.step(decision.action)
-        agent.observe(decision.action, observation)
-        steps.append(StepRecord.of(t, decision.action, observation))
-        if observation.won or observation.done:
-            break
-    return steps, len(steps) > 1 and observation.won, agent.finish()
-
-
-def semantic_memory(store: Store, visibility: Visibility) -> Ranking:
-    """The find-X skill's ranking of places for a kind of thing: the store's semantic memory,
-    seeing only the episodes the agent's retrieval may see (round r learns from rounds < r)."""
-
-    def ranked(kind: str) -> list[tuple[str, int]]:
-        return store.places.ranked(
-            kind, run_id=visibility.run_id, before_round=visibility.before_round,
-            include_runs=visibility.include_runs,
-        )
-
-    return ranked
-
-
-def build_llm(
-    spec: str, execution: ExecutionConfig, on_wait: WaitCallback | None = None, url: str | None = None
-) -> LLM:
-    """The LLM a `--llm` spec names, with the run's request timeout and retries, at server `url`
-    (None: the backend's default); `on_wait` hears while a call to a server waits
-    (`prag.llm.retrying`)."""
-    where = {"base_url": url} if url is not None else {}
-    return make_llm(spec, timeout=execution.llm_timeout, retries=execution.llm_retries, on_wait=on_wait, **where)
-
-
-def llm_servers(config: RunConfig) -> list[str]:
-    """The servers a run's episodes are spread over (prag.llm.balance); [] for a local model."""
-    return server_urls(config.execution.llm_urls) if config.experiment.llm.startswith("openai:") else []
-
-
-@dataclass(frozen=True)
-class Players:
-    """What an episode is played with besides its task: the LLM, the retrieval sources (the
-    corrections by domain; the semantic memory of places for a visibility), the ask policy and
-    a person beside the agent."""
-
-    llm: LLM
-    experiences: ExperienceSource
-    corrections: dict[str, CorrectionSource]
-    places: Callable[[Visibility], Ranking]
-    asker: AskPolicy | None = None
-    person: Person | None = None
-    # verified goal readings for a visibility (prag.agent.readers); none where no store is at hand
-    readings: Callable[[Visibility], Recall] = lambda visibility: no_recall
-
-
-def play_task(
-    run_id: str, config: RunConfig, phase: Phase, task: Task, players: Players, before_act: BeforeAct | None = None,
-) -> EpisodeRecord:
-    """One episode of `task` in `phase` by a P-RAG agent, as the store records it: played in the
-    runner's threads and in Ray workers alike."""
-    visibility = Visibility(run_id, phase.round, config.retrieval.include_runs)
-    domain = registry.domain(phase.spec.env)
-    agent = PragAgent(
-        players.llm, players.experiences, visibility, config.agent,
-        seed=config.experiment.seed, corrections=players.corrections.get(domain.name), domain=domain,
-        asker=players.asker, person=players.person, ranking=players.places(visibility),
-        recall=players.readings(visibility),
-    )
-    env = phase.source.make(task)
-    start = time.perf_counter()
-    try:
-        steps, won, trace = play_episode(env, agent, before_act)
-    finally:
-        env.close()
-    usage = trace.usage
-    return EpisodeRecord(
-        run_id=run_id,
-        round=phase.round,
-        task_id=task.task_id,
-        task_type=task.task_type,
-        goal=trace.goal,
-        won=won,
-        steps=steps,
-        shortest_path=env.shortest_path_length,
-        seed=task.seed,
-        llm_calls=usage.calls,
-        prompt_tokens=usage.prompt_tokens,
-        cached_tokens=usage.cached_tokens,
-        completion_tokens=usage.completion_tokens,
-        reasks=usage.reasks,
-        seconds=time.perf_counter() - start,
-        llm_seconds=usage.llm_seconds,
-        extra={**trace.extra, "spec": phase.spec.name, "env": phase.spec.env, "retrieved": trace.retrieved},
-    )
 
 
 class _Stopped(Exception):
@@ -216,13 +88,13 @@ class Runner:
         self.person = person
         self.run = run
         self.config = config
-        self._stopping = threading.Event()  # set when a round stops early: its episodes give up
+        self.stopping = threading.Event()  # set when a round stops early: its episodes give up
         self.injected_llm = llm
         self.on_wait = on_wait
         self.servers = LeastLoaded(llm_servers(config))
         self._llms: dict[str | None, LLM] = {}  # by server
         self._llms_lock = threading.Lock()
-        self._ray: RayRounds | None = None
+        self._executors: dict[str, RoundExecutor] = {}  # by name, made on first use, closed at the end
         self.asker = learned_asker(store, config.agent.asker) if config.agent.ask == "learned" else None
         self.encoder = encoder if encoder is not None else Encoder(config.retrieval.embedding_model)
         self.listener = listener or (lambda event, data: None)
@@ -272,9 +144,9 @@ class Runner:
                 for done in self._play_round(phase, todo):
                     self._store(done)
         finally:
-            if self._ray is not None:
-                self._ray.close()
-                self._ray = None
+            for executor in self._executors.values():
+                executor.close()
+            self._executors.clear()
         self.store.set_run_status(self.run.id, "finished")
 
     def play_one(self, phase: Phase, task: Task, before_act: BeforeAct | None = None) -> EpisodeRecord:
@@ -303,41 +175,18 @@ class Runner:
             self.corrections[domain].refresh()
 
     def _play_round(self, phase: Phase, tasks: list[Task]) -> Iterator[EpisodeDone]:
-        if self.config.execution.executor == "ray":
-            if self._ray is None:
-                from prag.run.ray_executor import (
-                    RayRounds,  # imports ray: only when asked for
-                )
+        name = executor_name(self.config, phase.spec.env)
+        if name not in self._executors:
+            self._executors[name] = choose(self, name)
+        yield from self._executors[name].play_round(phase, tasks)
 
-                self._ray = RayRounds(self)
-            yield from self._ray.play_round(phase, tasks)
-            return
-        workers = self.config.execution.workers
-        if workers == 1:
-            for task in tasks:
-                yield self._episode(phase, task)
-            return
-        pool = ThreadPoolExecutor(workers)
-        pending: set[Future[EpisodeDone]] = {pool.submit(self._episode, phase, task) for task in tasks}
-        try:
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    yield future.result()
-        except BaseException:
-            # Ctrl-C or an error: the episodes under way give up before their next action, so
-            # the round stops after the LLM calls in flight rather than after whole episodes.
-            self._stopping.set()
-            raise
-        finally:
-            for future in pending:
-                future.cancel()
-            pool.shutdown(wait=True, cancel_futures=True)
-            self._stopping.clear()
+    def episode(self, phase: Phase, task: Task) -> EpisodeDone:
+        """One episode of the round in this process (the serial and thread executors' work)."""
+        return self._episode(phase, task)
 
     def _episode(self, phase: Phase, task: Task, before_act: BeforeAct | None = None) -> EpisodeDone:
         def go_on(step: StepRecord, observation: Observation, agent: Agent) -> bool:
-            if self._stopping.is_set():
+            if self.stopping.is_set():
                 raise _Stopped  # nothing of the episode is stored: it is played again on resume
             return before_act is None or before_act(step, observation, agent)
 
@@ -435,14 +284,6 @@ def learned_asker(store: Store, name: str | None) -> AskPolicy:
     )
 
     return learned_policy(store.ask_policies.get(*asker_key(name)))
-
-
-def asker_key(name: str | None) -> tuple[str, int | None]:
-    """(name, version or None for the newest) of an `--asker NAME[:VERSION]`."""
-    base, _, version = (name or DEFAULT_NAME).partition(":")
-    if version and not version.isdigit():
-        raise PragError(f"--asker {name!r}: give NAME or NAME:VERSION, the version a number")
-    return base, int(version) if version else None
 
 
 def resume_config(store: Store, run_id: str) -> tuple[RunRecord, RunConfig]:

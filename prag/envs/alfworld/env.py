@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from prag.envs.alfworld.graph import Fact, scene_graph
+from prag.envs.alfworld.plans import shortest_plan
 from prag.envs.base import KnowsItsPlan, Observation, Task, scene_text_from_triples
 from prag.errors import PragError, SpecError
 
@@ -235,7 +236,7 @@ class AlfworldEnv(KnowsItsPlan):
 
 
     def reset(self) -> Observation:
-        with _argv_kept():
+        with argv_kept():
             if self._engine is None:
                 self._engine = _start_engine(self.game_file)
             state = self._engine.reset()
@@ -246,7 +247,8 @@ class AlfworldEnv(KnowsItsPlan):
         self._goal = match.group(1)
         text = intro[: match.start()].strip()
         self._history = [("", text)]
-        self._plan = list(state["extra.walkthrough"] or [])
+        if self._plan is None:
+            self._plan = shortest_plan(self.game_file)
         self._done = bool(state.won)
         return self._observe(state, text)
 
@@ -281,7 +283,7 @@ class AlfworldEnv(KnowsItsPlan):
 
 
 @contextmanager
-def _argv_kept() -> Iterator[None]:
+def argv_kept() -> Iterator[None]:
     """Keep `sys.argv` as it was: fast_downward's PDDL translator, which textworld runs when it loads
     a game and again at every reset, sets `sys.argv` for the whole process (its options module parses
     the command line), and the CLI and tests of the caller read theirs."""
@@ -299,10 +301,9 @@ def _start_engine(game_file: Path) -> Any:
     import textworld
     from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
 
-    # The planner's plan is asked for once, at reset (the `walkthrough` extra: textworld's replan, or
-    # the plan a generated game stores), not through `policy_commands`, which replans after every
-    # step: up to 3 s a step in large rooms, for a plan only SPL needs.
-    infos = textworld.EnvInfos(admissible_commands=True, won=True, facts=True, extras=["walkthrough"])
+    # No planner here (neither `policy_commands` nor the `walkthrough` extra): the shortest plan,
+    # which only SPL needs, is a property of the game file, found once (prag.envs.alfworld.plans).
+    infos = textworld.EnvInfos(admissible_commands=True, won=True, facts=True)
     return textworld.start(str(game_file), request_infos=infos, wrappers=[AlfredDemangler(), AlfredInfos])
 
 

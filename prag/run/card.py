@@ -1,0 +1,264 @@
+"""A results card: one run's figures stated in the protocol papers are compared by.
+
+Of any reported ALFWorld figure the first questions are: which split, how many games (and which
+were left out), which step cap, which engine version (the `put X in/on Y` -> `move X to Y` grammar
+change broke prompts silently), first try or round r. A card answers them from what the run
+recorded (its config, its episodes) and its spec, then gives the figures: SR, per-type SR, steps
+per game, SPL, LLM calls and tokens per game, wall time, and the command that plays it again.
+
+`results_card(store, run_id)` builds it; `to_dict()` is the JSON form, `markdown()` the Markdown.
+"""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from prag.errors import PragError
+from prag.run.config import recorded_config
+from prag.run.metrics import RoundMetrics, round_metrics
+from prag.store import Store
+from prag.store.records import EpisodeRecord, RunRecord
+
+# The engine packages each family plays on: their versions go on the card.
+ENGINES: dict[str, tuple[str, ...]] = {
+    "alfworld": ("alfworld", "textworld"),
+    "alfworld-gen": ("alfworld", "textworld"),
+    "textworld": ("textworld",),
+}
+
+
+@dataclass(frozen=True)
+class Protocol:
+    family: str
+    engine: dict[str, str]  # package -> version installed now (the run records none)
+    spec: str
+    split: str | None
+    games: int  # distinct games played in the run
+    skipped: list[str]  # games of the spec not played, with the reason
+    step_cap: int | None
+    goal_wording: str
+    action_grammar: str
+    action_filter: list[str]
+    sources: list[str]
+    ask_policy: str
+    model: str
+    model_sha256: str | None
+    seeds: dict[str, Any]
+    retrieval: str
+    prag: str
+
+
+@dataclass(frozen=True)
+class Card:
+    run: RunRecord
+    protocol: Protocol
+    rounds: list[RoundMetrics]
+    wall_seconds: float | None  # from the run's start to its finish, when it finished
+    command: str
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run": self.run.id,
+            "status": self.run.status,
+            "protocol": self.protocol.__dict__,
+            "rounds": [_round_dict(r) for r in self.rounds],
+            "wall_seconds": self.wall_seconds,
+            "command": self.command,
+            "notes": self.notes,
+        }
+
+    def markdown(self) -> str:
+        p = self.protocol
+        engine = ", ".join(f"{name} {v}" for name, v in p.engine.items()) or "no separate engine"
+        lines = [
+            f"## Results card: run `{self.run.id}` ({self.run.status})",
+            "",
+            "| protocol | |",
+            "|---|---|",
+            f"| family | {p.family} ({engine}; prag {p.prag}) |",
+            f"| task set | {p.spec}" + (f", split `{p.split}`" if p.split else "") + " |",
+            f"| games | {p.games} played" + (f"; not played: {'; '.join(p.skipped)}" if p.skipped else "; none skipped") + " |",
+            f"| step cap | {p.step_cap} |",
+            f"| goal wording | {p.goal_wording} |",
+            f"| action grammar | {p.action_grammar}; filter hides: {', '.join(p.action_filter) or 'nothing'} |",
+            f"| sources | {', '.join(p.sources)} |",
+            f"| retrieval | {p.retrieval} |",
+            f"| ask policy | {p.ask_policy} |",
+            f"| model | {p.model}" + (f" (sha256 {p.model_sha256[:16]}…)" if p.model_sha256 else "") + " |",
+            f"| seeds | {', '.join(f'{k} {v}' for k, v in p.seeds.items())} |",
+            "| tries | round 0 is the first try; round r has retrieved rounds < r |",
+            "",
+            "| round | games | SR | steps/game | SPL | LLM calls/game | tokens/game | seconds/game |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for r in self.rounds:
+            spl = "-" if r.spl is None else f"{r.spl:.3f}" + ("" if r.success.spl_episodes == r.episodes else f" ({r.success.spl_episodes})")
+            tokens = (r.prompt_tokens + r.completion_tokens) / r.episodes
+            lines.append(
+                f"| {r.round} | {r.episodes} | {r.total_sr:.1%} ({r.success.wins}/{r.episodes}) | {r.steps / r.episodes:.1f} "
+                f"| {spl} | {r.calls_per_episode:.2f} | {tokens:.0f} | {r.seconds_per_episode:.2f} |"
+            )
+        types = sorted({t.task_type for r in self.rounds for t in r.by_type})
+        if types:
+            lines += ["", "| task type | " + " | ".join(f"round {r.round}" for r in self.rounds) + " |",
+                      "|---|" + "---|" * len(self.rounds)]
+            for task_type in types:
+                cells = []
+                for r in self.rounds:
+                    figures = next((t.success for t in r.by_type if t.task_type == task_type), None)
+                    cells.append("-" if figures is None else f"{figures.success_rate:.0%} ({figures.wins}/{figures.episodes})")
+                lines.append(f"| {task_type} | " + " | ".join(cells) + " |")
+        wall = "unfinished" if self.wall_seconds is None else f"{self.wall_seconds:.0f} s from start to finish"
+        lines += ["", f"Wall time: {wall}.", "", "Play it again:", "", "```", self.command, "```"]
+        lines += [f"\n{note}" for note in self.notes]
+        return "\n".join(lines) + "\n"
+
+
+def results_card(store: Store, run_id: str) -> Card:
+    run = store.run(run_id)
+    config = recorded_config(run)
+    raw = run.config
+    experiment, retrieval, agent = config.experiment, config.retrieval, config.agent
+    episodes = [e for e in store.episodes(run.id) if e.source == "agent"]
+    if not episodes:
+        raise PragError(f"run {run.id} has no episodes yet: play it with `prag run --resume {run.id}`")
+    notes: list[str] = []
+    spec = _spec(experiment.spec, notes)
+    family = spec.env if spec is not None else str(_first_extra(episodes, "env", "unknown"))
+    played = {e.task_id for e in episodes}
+    skipped = _skipped(spec, played, experiment.limit, experiment.max_steps, notes)
+    model = experiment.llm
+    protocol = Protocol(
+        family=family,
+        engine={name: _version(name) for name in ENGINES.get(family, ())},
+        spec=experiment.spec,
+        split=(spec.params.get("split") if spec is not None else None),
+        games=len(played),
+        skipped=skipped,
+        step_cap=experiment.max_steps or (spec.max_steps if spec is not None else None),
+        goal_wording=_goal_wording(raw, spec),
+        action_grammar=_grammar(episodes),
+        action_filter=list(spec.hide_actions) if spec is not None else [],
+        sources=list(agent.sources),
+        ask_policy=agent.ask + (f" ({agent.asker})" if agent.asker else ""),
+        model=model,
+        model_sha256=_model_sha256(model),
+        seeds={"llm": experiment.seed, **({"games": spec.params["seed"]} if spec is not None and "seed" in spec.params else {})},
+        retrieval=f"{retrieval.mode}, k {retrieval.k}, corrections {retrieval.corrections_k if retrieval.corrections else 0}"
+        + (", prior transcripts" if retrieval.corrections and retrieval.prior else ""),
+        prag=str(raw.get("prag", "unknown")),
+    )
+    if not any(e.llm_calls for e in episodes):
+        notes.append("The model was never called in this run (0 LLM calls): its figures do not depend on it.")
+    return Card(run, protocol, round_metrics(episodes), _wall(run), rerun_command(run), notes)
+
+
+def rerun_command(run: RunRecord) -> str:
+    """The `prag run` command line that plays the run's settings again (into a new run)."""
+    config = recorded_config(run)
+    e, r, a, x = config.experiment, config.retrieval, config.agent, config.execution
+    argv = ["prag", "run", e.spec, "--rounds", str(e.rounds), "--mode", r.mode, "--k", str(r.k), "--llm", e.llm,
+            "--seed", str(e.seed), "--sources", ",".join(a.sources), "--ask", a.ask, "--workers", str(x.workers)]
+    if e.max_steps is not None:
+        argv += ["--max-steps", str(e.max_steps)]
+    if e.limit is not None:
+        argv += ["--limit", str(e.limit)]
+    if e.train:
+        argv += ["--train", e.train]
+    if a.asker:
+        argv += ["--asker", a.asker]
+    if not r.corrections:
+        argv.append("--no-corrections")
+    if not r.prior:
+        argv.append("--no-prior")
+    if a.plan_length != 1:
+        argv += ["--plan-length", str(a.plan_length)]
+    return shlex.join(argv)
+
+
+def _round_dict(r: RoundMetrics) -> dict[str, Any]:
+    return {
+        **r.to_dict(),
+        "steps_per_game": r.steps / r.episodes,
+        "tokens_per_game": (r.prompt_tokens + r.completion_tokens) / r.episodes,
+        "by_type": {t.task_type: {"episodes": t.success.episodes, "wins": t.success.wins, "sr": t.success.success_rate}
+                    for t in r.by_type},
+    }
+
+
+def _spec(name: str, notes: list[str]) -> Any:
+    from prag.envs.spec import load_spec
+
+    try:
+        return load_spec(name)
+    except PragError as exc:
+        notes.append(f"The spec {name!r} could not be read here ({exc}): its fields are left out.")
+        return None
+
+
+def _skipped(spec: Any, played: set[str], limit: int | None, max_steps: int | None, notes: list[str]) -> list[str]:
+    if spec is None:
+        return []
+    try:
+        tasks = [t.task_id for t in spec.open(max_steps=max_steps).tasks()]
+    except PragError as exc:
+        notes.append(f"The spec's games could not be listed here ({exc}): skipped games unknown.")
+        return []
+    missing = [t for t in tasks if t not in played]
+    if not missing:
+        return []
+    reason = f"--limit {limit}" if limit is not None and len(tasks) > limit else "not played yet (run unfinished)"
+    return [f"{len(missing)} of {len(tasks)} ({reason})"]
+
+
+def _goal_wording(raw: dict[str, Any], spec: Any) -> str:
+    # Goal wording may be recorded in the config (experiment.goals) or set by the spec's params;
+    # read both defensively: older runs have neither, and they played the template goals.
+    recorded = (raw.get("experiment") or {}).get("goals") if isinstance(raw.get("experiment"), dict) else None
+    chosen = recorded or (spec.params.get("goals") if spec is not None else None)
+    return str(chosen) if chosen else "template"
+
+
+def _grammar(episodes: list[EpisodeRecord]) -> str:
+    """Which placing verb the games' action space had: ALFWorld changed `put X in/on Y` to `move X to Y`."""
+    verbs = {s.action.split(" ", 1)[0] for e in episodes for s in e.steps if s.action}
+    if "put" in verbs and "move" not in verbs:
+        return "put X in/on Y (older ALFWorld games)"
+    if "move" in verbs and "put" not in verbs:
+        return "move X to Y (alfworld 0.4 games)"
+    return "not seen (no placing action was taken; the agent takes verbs from the admissible commands)"
+
+
+def _model_sha256(spec: str) -> str | None:
+    kind, _, arg = spec.partition(":")
+    if kind != "local":
+        return None
+    from prag.llm.model_files import MODELS
+
+    model = MODELS.get((arg or "1.5b").lower())
+    return model.sha256 if model is not None else None
+
+
+def _version(package: str) -> str:
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def _first_extra(episodes: list[EpisodeRecord], key: str, default: Any) -> Any:
+    return next((e.extra[key] for e in episodes if key in e.extra), default)
+
+
+def _wall(run: RunRecord) -> float | None:
+    from datetime import datetime
+
+    if not run.finished_at or not run.created_at:
+        return None
+    try:
+        return (datetime.fromisoformat(run.finished_at) - datetime.fromisoformat(run.created_at)).total_seconds()
+    except ValueError:
+        return None

@@ -1,0 +1,143 @@
+"""`--workers N` for engines that are not thread-safe: a round's episodes in N worker processes.
+
+Each worker process opens the run's store for reading, loads its own encoder (and its LLM on the
+first call), and plays one episode at a time: it retrieves what round r may see (rounds < r,
+all stored before the round began) straight from the store, and sends the episode's record back.
+The driver writes every record, as with threads. Workers are spawned (not forked: the driver
+holds torch's and SQLite's threads), once per run, and reused round after round.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+from prag.envs import registry
+from prag.envs.base import Task, TaskSource
+from prag.envs.spec import TaskSetSpec
+from prag.errors import PragError
+from prag.llm import LLM
+from prag.retrieval.corrections import CorrectionSource
+from prag.retrieval.embed import EmbeddingCache, Encoder
+from prag.retrieval.episodes import ExperienceSource
+from prag.retrieval.index import check_mode
+from prag.retrieval.readings import ReadingMemory
+from prag.run.config import RunConfig
+from prag.run.episode import EpisodeDone, Phase, Players, build_llm, play_task, semantic_memory
+from prag.run.host import RoundHost
+from prag.store import Store
+from prag.store.answers import cached
+from prag.store.records import EpisodeRecord
+
+
+class Processes:
+    """Plays each round's episodes in `workers` processes of this machine."""
+
+    def __init__(self, host: RoundHost, workers: int) -> None:
+        config = host.config
+        if config.agent.ask == "learned":
+            raise PragError("--ask learned with parallel games of this family is not supported yet: "
+                            "use --workers 1 or --executor ray")
+        if host.injected_llm is not None:
+            raise PragError("a stand-in LLM lives in this process only: play it with --workers 1 or threads")
+        self.host = host
+        self.workers = workers
+        self.pool = ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_worker, initargs=(str(host.store.path), host.run.id, config),
+        )
+
+    def play_round(self, phase: Phase, tasks: list[Task]) -> Iterator[EpisodeDone]:
+        servers = self.host.servers
+        pending: dict[Future[EpisodeRecord], Any] = {}
+
+        def submit(task: Task) -> None:
+            url = servers.acquire()
+            pending[self.pool.submit(_play, phase.round, phase.spec, task, url)] = url
+
+        queue = list(tasks)
+        try:
+            # As many episodes in flight as there are workers: each takes its server when it starts.
+            while queue and len(pending) < self.workers:
+                submit(queue.pop(0))
+            while pending:
+                finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                for future in finished:
+                    servers.release(pending.pop(future))
+                    record = future.result()
+                    if queue:
+                        submit(queue.pop(0))
+                    yield EpisodeDone(record, phase)
+        finally:
+            for future in pending:
+                future.cancel()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _Worker:
+    """What one worker process plays with, built once per process."""
+
+    def __init__(self, store_path: str, run_id: str, config: RunConfig) -> None:
+        self.run_id = run_id
+        self.config = config
+        self.store = Store(Path(store_path), create=False)
+        retrieval = config.retrieval
+        queries = EmbeddingCache(self.store, Encoder(retrieval.embedding_model), read_only=True)
+        self.queries = queries
+        self.experiences = ExperienceSource(self.store, queries, check_mode(retrieval.mode), retrieval.k)
+        self.readings = ReadingMemory(self.store, queries)
+        self.corrections: dict[str, CorrectionSource] = {}
+        self.sources: dict[str, TaskSource] = {}
+        self.llms: dict[str | None, LLM] = {}
+        self.round: int | None = None
+
+    def play(self, round_: int, spec: TaskSetSpec, task: Task, url: str | None) -> EpisodeRecord:
+        if round_ != self.round:  # a new round: what it may see was stored before it began
+            self._refresh(spec)
+            self.round = round_
+        players = Players(self._llm(url), self.experiences, self.corrections,
+                          lambda visibility: semantic_memory(self.store, visibility),
+                          readings=self.readings.recaller)
+        return play_task(self.run_id, self.config, Phase(round_, spec, [], self._source(spec)), task, players)
+
+    def _refresh(self, spec: TaskSetSpec) -> None:
+        self.experiences.refresh()
+        retrieval = self.config.retrieval
+        if retrieval.corrections and retrieval.corrections_k:
+            domain = registry.domain(spec.env).name
+            if domain not in self.corrections:
+                self.corrections[domain] = CorrectionSource(
+                    self.store, self.queries, k=retrieval.corrections_k, domain=domain, prior=retrieval.prior)
+            else:
+                self.corrections[domain].refresh()
+
+    def _llm(self, url: str | None) -> LLM:
+        if url not in self.llms:  # built here, loaded at its first call (prag.llm.local)
+            model = build_llm(self.config.experiment.llm, self.config.execution, url=url)
+            self.llms[url] = cached(model, self.store) if self.config.execution.answer_cache else model
+        return self.llms[url]
+
+    def _source(self, spec: TaskSetSpec) -> TaskSource:
+        key = str(spec.path)
+        if key not in self.sources:
+            self.sources[key] = spec.open(max_steps=self.config.experiment.max_steps)
+        return self.sources[key]
+
+
+_WORKER: _Worker | None = None
+
+
+def _start_worker(store_path: str, run_id: str, config: RunConfig) -> None:
+    global _WORKER
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    _WORKER = _Worker(store_path, run_id, config)
+
+
+def _play(round_: int, spec: TaskSetSpec, task: Task, url: str | None) -> EpisodeRecord:
+    assert _WORKER is not None, "the worker process was not started by Processes"
+    return _WORKER.play(round_, spec, task, url)

@@ -18,6 +18,13 @@ class Wrapper:
         self.env = env
         self.task: Task = env.task
 
+    def __getattr__(self, name: str) -> object:
+        # What a family's environment tells beyond the protocol (ALFWorld's `goal_sentence`) reads
+        # through its wrappers.
+        if name == "env":  # not set yet (unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self.env, name)
+
     @property
     def shortest_path_length(self) -> int | None:
         return self.env.shortest_path_length

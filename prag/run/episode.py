@@ -160,8 +160,16 @@ def play_task(
         reasks=usage.reasks,
         seconds=time.perf_counter() - start,
         llm_seconds=usage.llm_seconds,
-        extra={**trace.extra, "spec": phase.spec.name, "env": phase.spec.env, "retrieved": trace.retrieved},
+        extra={**trace.extra, "spec": phase.spec.name, "env": phase.spec.env, "retrieved": trace.retrieved,
+               **_goal_as_written(env, trace.goal)},
     )
+
+
+def _goal_as_written(env: Environment, instruction: str) -> dict[str, str]:
+    """The family's own goal sentence where the agent was told the goal in other words (the spec's
+    `goals`), so that the store can tell whether the goal was read right; never shown to the agent."""
+    sentence = getattr(env, "goal_sentence", None)
+    return {"goal_sentence": sentence} if isinstance(sentence, str) and sentence != instruction else {}
 
 
 def asker_key(name: str | None) -> tuple[str, int | None]:

@@ -23,6 +23,9 @@ Definitions, for the N episodes of one round of one run:
 - Steps by source: how many actions each knowledge source chose (the first field of each of
   the episode's `decisions`: episode, correction, find, search, llm, person); the actions of an
   episode stored before decisions were recorded were all the LLM's.
+- Goals read right: of the episodes told their goal in other words than the family's own sentence
+  (a spec's `goals`; the episode keeps the game's sentence as `goal_sentence`), those whose first
+  and whose last reading (prag.agent.readers) was the game's formal goal.
 - A person's effort (Soar ITL): their instructions, the words in them and their yes/no answers,
   summed over the round's episodes (each episode's `effort`; none where it was not recorded).
 """
@@ -35,6 +38,9 @@ from itertools import combinations
 from typing import Any
 
 from prag.agent.person import Effort
+from prag.envs import registry
+from prag.envs.goals import FormalGoal, GoalSchema
+from prag.errors import PragError
 from prag.store.records import EpisodeRecord
 
 
@@ -79,6 +85,9 @@ class RoundMetrics:
     effort: Effort = field(default_factory=Effort)  # what a person's instructions and yes/no cost
     readings: tuple[tuple[str, int], ...] = ()  # (goal reader, episodes played under its reading), most first
     dropped_readings: int = 0  # readings shown wrong during the round's episodes and dropped
+    # of the episodes whose goal was worded other than the family's own sentence (the spec's `goals`):
+    # how many, whose first reading was right, whose last reading was right
+    reading_scores: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def episodes(self) -> int:
@@ -145,6 +154,9 @@ class RoundMetrics:
             "person_effort": self.effort.as_dict(),
             "goals_read_by": dict(self.readings),
             "readings_dropped": self.dropped_readings,
+            "goals_worded": self.reading_scores[0],
+            "first_reading_right": self.reading_scores[1],
+            "last_reading_right": self.reading_scores[2],
             "by_type": [
                 {
                     "task_type": t.task_type,
@@ -204,6 +216,35 @@ def readings_by_source(episodes: Iterable[EpisodeRecord]) -> tuple[Counter[str],
     return counts, dropped
 
 
+def reading_scores(episodes: Iterable[EpisodeRecord]) -> tuple[int, int, int]:
+    """(episodes told their goal in other words than the family's own sentence, those whose first
+    reading was that goal, those whose last reading was): how well goals in people's words were read."""
+    worded = first = last = 0
+    for episode in episodes:
+        sentence, reading = episode.extra.get("goal_sentence"), episode.extra.get("reading")
+        schema = _schema(episode.extra.get("env"))
+        if not isinstance(sentence, str) or not isinstance(reading, dict) or schema is None:
+            continue
+        truth = schema.read(sentence)
+        worded += 1
+        hypotheses = [h for h in reading.get("hypotheses") or [] if isinstance(h, dict)]
+        first += bool(hypotheses) and _names(hypotheses[0], truth)
+        last += _names(reading, truth)
+    return worded, first, last
+
+
+def _schema(env: object) -> GoalSchema | None:
+    try:
+        return registry.domain(str(env)).schema()
+    except PragError:  # a family this prag does not know
+        return None
+
+
+def _names(reading: dict, truth: FormalGoal | None) -> bool:
+    """Whether a stored reading is the formal goal `truth`."""
+    return truth is not None and reading.get("task") == truth.task and reading.get("slots") == dict(truth.slots)
+
+
 def person_effort(episodes: Iterable[EpisodeRecord]) -> Effort:
     """A person's instructions, words and yes/no answers over the episodes."""
     return sum((Effort(**episode.extra["effort"]) for episode in episodes if "effort" in episode.extra), Effort())
@@ -233,6 +274,7 @@ def _round_metrics(run_id: str, round_: int, group: list[EpisodeRecord]) -> Roun
         effort=person_effort(group),
         readings=tuple(sorted(readers.items(), key=lambda item: (-item[1], item[0]))),
         dropped_readings=dropped,
+        reading_scores=reading_scores(group),
     )
 
 

@@ -212,7 +212,7 @@ def readings_table(comparison: Comparison) -> Table:
     table = Table(title="goals read by (episodes), readings dropped")
     table.add_column("run")
     table.add_column("round", justify="right")
-    for name in [*names, "dropped"]:
+    for name in [*names, "dropped", "first read right", "last read right"]:
         table.add_column(name, justify="right")
     for run in comparison.runs:
         rounds = comparison.rounds_of(run.id)
@@ -221,6 +221,7 @@ def readings_table(comparison: Comparison) -> Table:
             table.add_row(
                 escape(run.id), comparison.round_label(run.id, r.round),
                 *(_ratio(counts.get(name, 0), r.episodes) for name in names), str(r.dropped_readings),
+                *(_ratio(right, r.reading_scores[0]) if r.reading_scores[0] else "-" for right in r.reading_scores[1:]),
                 end_section=n == len(rounds) - 1,
             )
     return table

@@ -12,7 +12,8 @@ ALFWorld's wrappers, as ALFWorld does.
     task_types = ["pick_and_place_simple"]  # default: all six
     per_type = 5                  # at most this many games of each type
     num_tasks = 20                # at most this many games in all
-    seed = 0                      # which games the caps keep (a seeded shuffle)
+    seed = 0                      # which games the caps keep (a seeded shuffle), which annotation "turk" takes
+    goals = "template"            # the goal's wording: see prag.envs.alfworld.wording
 
 `AlfworldTaskSource`/`AlfworldEnv` also play the generated games of `alfworld_gen`.
 """
@@ -32,6 +33,7 @@ from typing import Any
 
 from prag.envs.alfworld.graph import Fact, scene_graph
 from prag.envs.alfworld.plans import shortest_plan
+from prag.envs.alfworld.wording import instructions, parse_wording
 from prag.envs.base import KnowsItsPlan, Observation, Task, scene_text_from_triples
 from prag.errors import PragError, SpecError
 
@@ -129,7 +131,7 @@ def select_games(games: list[AlfworldGame], selection: Selection) -> list[Alfwor
 
 # --- the family's factory -----------------------------------------------------------------------
 
-_PARAMS = ("split", "data_dir", "task_types", "per_type", "num_tasks", "seed")
+_PARAMS = ("split", "data_dir", "task_types", "per_type", "num_tasks", "seed", "goals")
 
 
 def from_params(params: dict[str, Any], spec_dir: Path) -> AlfworldTaskSource:
@@ -147,7 +149,9 @@ def from_params(params: dict[str, Any], spec_dir: Path) -> AlfworldTaskSource:
     chosen = select_games(games, selection)
     if not chosen:
         raise SpecError(f"alfworld: no game of types {list(selection.task_types)} in {selection.split_dir}")
-    return AlfworldTaskSource([g.task() for g in chosen])
+    wording = parse_wording(params.get("goals"), spec_dir, selection.seed)
+    worded = instructions(wording, {g.task_id: g.game_file.parent for g in chosen})
+    return AlfworldTaskSource([g.task() for g in chosen], worded)
 
 
 def parse_params(params: dict[str, Any], spec_dir: Path) -> Selection:
@@ -206,30 +210,36 @@ def _count(params: dict[str, Any], key: str) -> int | None:
 
 
 class AlfworldTaskSource:
-    """A list of ALFWorld tasks whose `ref` is the path of a `game.tw-pddl`."""
+    """A list of ALFWorld tasks whose `ref` is the path of a `game.tw-pddl`; `instructions` words
+    the goal of some of them (task id -> sentence) instead of the game's own sentence."""
 
-    def __init__(self, tasks: list[Task]) -> None:
+    def __init__(self, tasks: list[Task], instructions: dict[str, str] | None = None) -> None:
         self._tasks = list(tasks)
+        self._instructions = dict(instructions or {})
 
     def tasks(self) -> list[Task]:
         return list(self._tasks)
 
     def make(self, task: Task) -> AlfworldEnv:
-        return AlfworldEnv(task, Path(task.ref))
+        return AlfworldEnv(task, Path(task.ref), self._instructions.get(task.task_id))
 
 
 class AlfworldEnv(KnowsItsPlan):
     """One ALFWorld game on the real engine (textworld's PDDL env with ALFWorld's wrappers).
 
     `infos` of each observation: `game_file`. `oracle_plan()` is the planner's plan from the start
-    (for tests and oracle baselines; it is no part of what an agent may see).
+    and `goal_sentence` the game's own goal sentence (for tests, oracle baselines and scoring a
+    goal reading; no part of what an agent may see). `instruction`, when given, is the goal as the
+    agent is told it instead of the game's own sentence.
     """
 
-    def __init__(self, task: Task, game_file: Path) -> None:
+    def __init__(self, task: Task, game_file: Path, instruction: str | None = None) -> None:
         self.task = task
         self.game_file = Path(game_file)
+        self.instruction = instruction
         self._engine: Any = None
         self._goal = ""
+        self.goal_sentence: str | None = None
         self._history: list[tuple[str, str]] = []
         self._plan: list[str] | None = None
         self._done = True
@@ -244,7 +254,8 @@ class AlfworldEnv(KnowsItsPlan):
         match = _GOAL.search(intro)
         if not match:
             raise PragError(f"{self.game_file}: the intro has no 'Your task is to: …' line; not an ALFWorld game")
-        self._goal = match.group(1)
+        self.goal_sentence = match.group(1)
+        self._goal = self.instruction or self.goal_sentence
         text = intro[: match.start()].strip()
         self._history = [("", text)]
         if self._plan is None:

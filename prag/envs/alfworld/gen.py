@@ -14,6 +14,7 @@ into `cache_dir()/alfworld-gen/<hash of params>` and reused after.
     min_receptacles = 4                           # each overrides the difficulty's value
     max_receptacles = 6
     distractors = 2
+    goals = "template"                            # or "people": see prag.envs.alfworld.wording
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from typing import Any
 from prag.envs.alfworld.env import TASK_TYPES, AlfworldEnv, AlfworldTaskSource
 from prag.envs.alfworld.pddl import game_data, problem_text, task_dir_name, traj_data
 from prag.envs.alfworld.scene import RoomSize, sample_scene
+from prag.envs.alfworld.wording import instructions, parse_wording
 from prag.envs.base import Task
 from prag.errors import PragError, SpecError
 from prag.paths import cache_dir
@@ -66,12 +68,14 @@ class GenParams:
 
 def from_params(params: dict[str, Any], spec_dir: Path) -> AlfworldTaskSource:
     """The registry's factory: validate `[params]`, generate (or reuse) the games, wrap them."""
-    return AlfworldTaskSource(task_set(parse_params(params)))
+    tasks = task_set(parse_params(params))
+    wording = parse_wording(params.get("goals"), spec_dir, params.get("seed", 0))
+    return AlfworldTaskSource(tasks, instructions(wording, {t.task_id: Path(t.ref).parent for t in tasks}))
 
 
 def parse_params(params: dict[str, Any]) -> GenParams:
     allowed = {"seed", "tasks_per_type", "task_types", "difficulty", "min_receptacles", "max_receptacles",
-               "distractors"}
+               "distractors", "goals"}
     unknown = sorted(set(params) - allowed)
     if unknown:
         raise SpecError(f"alfworld-gen: unknown params {unknown}; allowed: {', '.join(sorted(allowed))}")

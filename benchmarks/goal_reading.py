@@ -14,8 +14,8 @@ The reading alone is measured here; whether the game is then won is `prag run`'s
     python benchmarks/goal_reading.py --wording turk --train-split valid_train
     ALFWORLD_DATA=/tmp/alfworld-data/alfworld python benchmarks/goal_reading.py --wording korean_command
 
-Wordings: template (the game's own sentence), turk (one of ALFRED's crowd annotations, chosen with
---seed), or a field of a Revisiting ALFRED commands file (--commands, default the one in
+Wordings (`prag.envs.alfworld.wording`): template (the game's own sentence), turk (one of ALFRED's
+crowd annotations, chosen with --seed), people (prag's own phrasings), or a field of a Revisiting ALFRED commands file (--commands, default the one in
 ../shared/data/alfworld): refined, paraphras1_command, paraphras2_command, contextual_command,
 korean_command.
 """
@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import re
 import sys
 import tempfile
@@ -38,7 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from prag.agent.protocol import Usage  # noqa: E402
 from prag.agent.readers import Context, ExperienceReader, LLMReader, TemplateReader, read  # noqa: E402
 from prag.envs.alfworld.env import find_games  # noqa: E402
-from prag.envs.alfworld.goals import TEMPLATES, schema  # noqa: E402
+from prag.envs.alfworld.goals import TEMPLATES  # noqa: E402
+from prag.envs.alfworld.wording import FIELDS, Wording, instructions  # noqa: E402
 from prag.envs.domain import ALFWORLD  # noqa: E402
 from prag.llm import make_llm  # noqa: E402
 from prag.retrieval.embed import EmbeddingCache, Encoder  # noqa: E402
@@ -48,7 +48,6 @@ from prag.store import Store  # noqa: E402
 from prag.store.records import EpisodeRecord, RunRecord, StepRecord  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfworld"
-FIELDS = ("refined", "paraphras1_command", "paraphras2_command", "contextual_command", "korean_command")
 
 
 @dataclass(frozen=True)
@@ -72,24 +71,13 @@ def room_of(game_file: Path) -> list[str]:
 
 
 def cases(split_dir: Path, wording: str, commands: Path, seed: int, limit: int | None) -> list[Case]:
-    by_trial = {}
-    if wording in FIELDS:
-        by_trial = {entry["task_id"]: entry for entry in json.loads(commands.read_text())}
+    games = find_games(split_dir)
+    chosen = Wording(wording, commands if wording in FIELDS else None, seed)
+    worded = instructions(chosen, {game.task_id: game.game_file.parent for game in games})
     found = []
-    for game in find_games(split_dir):
-        traj = json.loads((game.game_file.parent / "traj_data.json").read_text())
-        truth = truth_of(traj)
-        if wording == "template":
-            instruction = truth
-        elif wording == "turk":
-            descs = [a["task_desc"] for a in traj["turk_annotations"]["anns"]]
-            instruction = random.Random(f"{seed}:{game.task_id}").choice(descs)
-        else:
-            entry = by_trial.get(game.game_file.parent.name)
-            if entry is None:
-                continue
-            instruction = entry[wording]
-        found.append(Case(game.task_id, " ".join(instruction.split()), truth, room_of(game.game_file)))
+    for game in games:
+        truth = truth_of(json.loads((game.game_file.parent / "traj_data.json").read_text()))
+        found.append(Case(game.task_id, worded.get(game.task_id, truth), truth, room_of(game.game_file)))
     return found[:limit]
 
 
@@ -125,7 +113,7 @@ def play_pass(cases_: list[Case], readers, memory: ReadingMemory, store: Store, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", default="valid_seen")
-    parser.add_argument("--wording", default="refined", choices=("template", "turk", *FIELDS))
+    parser.add_argument("--wording", default="refined", choices=("template", "turk", "people", *FIELDS))
     parser.add_argument("--commands", type=Path, default=SHARED / "refined_valid_seen_commands.json")
     parser.add_argument("--train-split", help="read this split (turk wording) first and keep what was verified")
     parser.add_argument("--llm", default="local")

@@ -4,7 +4,6 @@ is a scripted stand-in where the test is about the chain's logic, and the real 0
 it is about reading under the grammar."""
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from prag.agent.readers import (
     ExperienceReader,
     LLMReader,
     PersonReader,
+    Readings,
     TemplateReader,
     goal_grammar,
     read,
@@ -27,7 +27,8 @@ from prag.cli.console_cmd import ConsolePerson
 from prag.envs.alfworld.env import AlfworldEnv
 from prag.envs.alfworld.gen import DIFFICULTIES, generate_game
 from prag.envs.alfworld.goals import schema
-from prag.envs.base import Observation, Task
+from prag.envs.goals import FormalGoal
+from prag.envs.base import Task
 from prag.envs.domain import ALFWORLD, GRID
 from prag.errors import PragError
 from prag.llm.scripted import ScriptedLLM
@@ -175,6 +176,23 @@ def test_readings_are_seen_under_the_progressive_rule_and_only_when_verified(sto
     assert seen == {"put a cool apple in fridge", "put a mug in cabinet"}  # a person's word verifies
 
 
+@pytest.mark.parametrize("last_action, fits", [
+    ("move keychain 1 to cabinet 2", True),
+    ("put keychain 1 in/on cabinet 2", True),
+    ("use desklamp 1", False),  # the game was won, but as another goal than the reading's
+    (None, False),
+])
+def test_a_win_verifies_a_reading_only_when_its_last_action_names_the_readings_place(store, last_action, fits):
+    readings = Readings([LLMReader(ScriptedLLM(["put a keychain in cabinet"]), lambda w: [], Usage())],
+                        context("Hold the key chain and switch on the lamp."))
+    readings.start()
+    kept = readings.as_dict(last_action)
+    assert kept["fits"] is fits
+    store.add_episode(EpisodeRecord(run_id="r", round=0, task_id="k", task_type="", goal=kept["instruction"], won=True,
+                                    steps=[StepRecord(0, None, "", "")], extra={"reading": kept}))
+    assert [r.sentence for r in store.readings.verified()] == (["put a keychain in cabinet"] if fits else [])
+
+
 def test_readings_go_with_their_episodes_out_and_in_and_when_deleted(store, tmp_path):
     episode = stored_reading(store, "r", 0, "a", "chill an apple", "put a cool apple in fridge", won=True)
     lines = list(export_lines(store))
@@ -194,18 +212,16 @@ def game(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return generate_game("pick_cool_then_place_in_recep", 3, tmp_path_factory.mktemp("games"), DIFFICULTIES["medium"])
 
 
-class Worded(AlfworldEnv):
+def worded(game: Path, words: str | None = None) -> AlfworldEnv:
     """A real ALFWorld game whose goal is given in other words (what wins is unchanged)."""
+    return AlfworldEnv(Task("worded", "", 0, str(game)), game, words)
 
-    def __init__(self, game: Path, words: str) -> None:
-        super().__init__(Task("cool", "pick_cool_then_place_in_recep", 0, str(game)), game)
-        self.words = words
-        self.template = ""
 
-    def _observe(self, state, text: str) -> Observation:  # type: ignore[no-untyped-def]
-        observation = super()._observe(state, text)
-        self.template = observation.goal
-        return replace(observation, goal=self.words)
+def own_goal(game: Path) -> FormalGoal:
+    probe = worded(game)
+    probe.reset()
+    probe.close()
+    return schema().read(probe.goal_sentence)
 
 
 def play(env: AlfworldEnv, agent: PragAgent, limit: int = 50) -> bool:
@@ -222,16 +238,13 @@ def play(env: AlfworldEnv, agent: PragAgent, limit: int = 50) -> bool:
 
 
 def test_a_reading_whose_thing_is_nowhere_is_dropped_and_the_next_one_wins(game):
-    probe = Worded(game, "")
-    probe.reset()
-    probe.close()
-    right = schema().read(probe.template)
+    right = own_goal(game)
     obj = dict(right.slots)["obj"]
     absent = "tennisracket" if obj != "tennisracket" else "baseballbat"
     wrong = right.sentence.replace(f" {obj} ", f" {absent} ")
     llm = ScriptedLLM([wrong, right.sentence])  # a first reading naming what is not there, then the right one
     agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=SEARCH), domain=ALFWORLD)
-    assert play(Worded(game, "cool it down and put it where it goes"), agent)
+    assert play(worded(game, "cool it down and put it where it goes"), agent)
     assert len(llm.calls) == 2  # the two readings; every step came from search
     reading = agent.finish().extra["reading"]
     assert reading["sentence"] == right.sentence and reading["source"] == "llm"
@@ -294,15 +307,12 @@ def lamp_game(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_lamp_left_unsaid_is_the_kind_of_lamp_the_room_shows(lamp_game):
-    probe = Worded(lamp_game, "")
-    probe.reset()
-    probe.close()
-    right = schema().read(probe.template)
+    right = own_goal(lamp_game)
     lamp = dict(right.slots)["toggle"]
     other = "floorlamp" if lamp == "desklamp" else "desklamp"
     llm = ScriptedLLM([right.sentence.replace(lamp, other)])  # "turn on a lamp": the reader guessed the other kind
     agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=SEARCH), domain=ALFWORLD)
-    assert play(Worded(lamp_game, "hold it and turn on a lamp"), agent)
+    assert play(worded(lamp_game, "hold it and turn on a lamp"), agent)
     assert len(llm.calls) == 1  # the room's own lamp was taken without asking again
     reading = agent.finish().extra["reading"]
     assert reading["sentence"] == right.sentence and reading["why"] == "the kind the room shows"

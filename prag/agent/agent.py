@@ -500,7 +500,7 @@ class PragAgent:
                 "utterances": [[at, text] for at, text in self.utterances],
                 "decisions": self.decisions,
                 "effort": self.effort.as_dict(),
-                "reading": self.readings.as_dict(),
+                "reading": self.readings.as_dict(self.history[-1][0]),
             },
         )
 

@@ -50,11 +50,15 @@ class GoalSchema:
     # kinds the room shows is meant.
     unsaid: frozenset[str] = frozenset()
 
+    def slots_of(self, task: str) -> list[str]:
+        """A task type's slots in the order its sentence names them."""
+        return _SLOT.findall(self.templates[task])
+
     def sentence(self, task: str, slots: Mapping[str, str]) -> str:
         return self.templates[task].format(**slots)
 
     def goal(self, task: str, slots: Mapping[str, str]) -> FormalGoal:
-        ordered = tuple((name, slots[name]) for name in _SLOT.findall(self.templates[task]))
+        ordered = tuple((name, slots[name]) for name in self.slots_of(task))
         return FormalGoal(task, ordered, self.sentence(task, slots))
 
     def values(self, room_kinds: Sequence[str]) -> dict[str, list[str]]:

@@ -42,7 +42,9 @@ def row_of(extra: dict[str, Any], won: bool) -> tuple[str, str, str, int] | None
     wording, sentence, reader = reading.get("instruction"), reading.get("sentence"), reading.get("source")
     if not (isinstance(wording, str) and isinstance(sentence, str) and isinstance(reader, str)):
         return None
-    return wording, sentence, reader, int(won or reader == PERSON)
+    # A win verifies the reading only where its last action bears the reading out (`fits`; episodes
+    # stored before it was kept count as fitting).
+    return wording, sentence, reader, int(won and reading.get("fits", True) is not False or reader == PERSON)
 
 
 def add(conn: sqlite3.Connection, episode_id: int, episode: EpisodeRecord) -> None:

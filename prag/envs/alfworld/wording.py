@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,7 +152,8 @@ def _phrasing(traj: dict[str, Any], chooser: random.Random) -> str:
     words = {slot: _everyday(str(params.get(key, "")).lower())
              for slot, key in (("obj", "object_target"), ("recep", "parent_target"), ("lamp", "toggle_target"))}
     words["objs"] = _plural(words["obj"])
-    return chooser.choice(PHRASINGS[traj["task_type"]]).format(**words)
+    text = chooser.choice(PHRASINGS[traj["task_type"]]).format(**words)
+    return re.sub(r"\b([Aa]) (?=[aeiou])", r"\1n ", text)  # "a egg" -> "an egg"
 
 
 def _everyday(kind: str) -> str:

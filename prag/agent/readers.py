@@ -371,7 +371,8 @@ def reading_prompt(
         "or wet; 'hot' when it asks to heat, warm or cook it or calls it hot, heated or warm; 'cool' when "
         "it asks to chill, cool or freeze it or calls it cold, chilled, cool or frozen. "
         "Use 'two' when it asks for two objects. Use 'look at' when it asks to look at or examine an "
-        "object by the light of a lamp, or to hold or pick up an object and turn on a lamp. Otherwise use 'put a'."
+        "object by the light of a lamp, or to hold, carry or pick up an object and turn or switch on a lamp or "
+        "light. Otherwise use 'put a'."
     )
     system += "".join(f"\n\nInstruction: {words}\nGoal: {sentence}" for words, sentence in schema.examples)
     lines = [f"Places in this room: {', '.join(values.get('recep', []))}."]

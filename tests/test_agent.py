@@ -167,7 +167,7 @@ def test_finish_reports_what_the_store_keeps():
         "decisions": [["llm", True, False]],  # who chose each step, whether it asked
         "effort": {"instructions": 1, "words": 3, "answers": 0},  # what the person said cost them
         # the grid has no sentence of this shape and no goal schema: nothing read it
-        "reading": {"instruction": GOAL, "sentence": None, "hypotheses": []},
+        "reading": {"instruction": GOAL, "sentence": None, "fits": True, "hypotheses": []},
     }
 
 

@@ -224,7 +224,25 @@ class Readings:
 
     def start(self) -> Reading | None:
         self.hypotheses = read(self.readers, self.context)
+        ruled_out = self._ruled_out()
+        if ruled_out:  # read once more, told why; a second such reading is played all the same
+            self.revise(ruled_out, {}, [])
         return self.current
+
+    def _ruled_out(self) -> str | None:
+        """Why the world never has the current reading's goal, if it never does: its thing is never
+        in or on its place (ALFWorld's placement rules: a key chain is never in a cabinet), so that
+        "hold the key chain and switch on the lamp" read as putting it in a cabinet is dropped before
+        a step is played."""
+        current, schema, domain = self.current, self.context.schema, self.context.domain
+        if current is None or current.goal is None or schema is None:
+            return None
+        slots = schema.slots_of(current.goal.task)
+        if len(slots) < 2 or slots[-1] not in schema.room_slots:
+            return None
+        values = dict(current.goal.slots)
+        thing, place = values[slots[0]], values[slots[-1]]
+        return f"a {thing} is never in or on a {place}" if domain.search_cost(place, thing) == 2 else None
 
     @property
     def current(self) -> Reading | None:

@@ -94,3 +94,17 @@ def stored_steps(path, episodes: int = 40) -> None:
         store.add_run(run())
         for n in range(episodes):
             store.add_episode(episode(task_id=f"t{n}", scenes=tuple(f"scene {n}.{t} " + "x" * 400 for t in range(5))))
+
+
+def play_until_won(env, agent, limit: int) -> bool:
+    """One episode of `agent` on `env`, at most `limit` actions; whether it was won. Closes `env`."""
+    observation = env.reset()
+    agent.reset(observation)
+    for _ in range(limit):
+        decision = agent.act(observation)
+        observation = env.step(decision.action)
+        agent.observe(decision.action, observation)
+        if observation.won:
+            break
+    env.close()
+    return observation.won

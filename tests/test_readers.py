@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import model_parts_installed
-from support import minilm
+from support import minilm, play_until_won
 
 from prag.agent.agent import AgentConfig, PragAgent, parse_readers
 from prag.agent.person import Effort
@@ -236,17 +236,8 @@ def own_goal(game: Path) -> FormalGoal:
     return schema().read(probe.goal_sentence)
 
 
-def play(env: AlfworldEnv, agent: PragAgent, limit: int = 50) -> bool:
-    observation = env.reset()
-    agent.reset(observation)
-    for _ in range(limit):
-        decision = agent.act(observation)
-        observation = env.step(decision.action)
-        agent.observe(decision.action, observation)
-        if observation.won:
-            break
-    env.close()
-    return observation.won
+def play(env: AlfworldEnv, agent: PragAgent) -> bool:
+    return play_until_won(env, agent, 50)
 
 
 def test_a_reading_whose_thing_is_nowhere_is_dropped_and_the_next_one_wins(game):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support import play_until_won
 
 from prag.agent.actor import Actor
 from prag.agent.agent import AgentConfig, PragAgent, parse_sources
@@ -37,16 +38,8 @@ def alfworld(game: Path) -> AlfworldEnv:
 
 def play(env: Environment, agent: PragAgent, limit: int = 40) -> tuple[bool, list[list[object]]]:
     """One episode; whether it was won, and the agent's decisions."""
-    observation = env.reset()
-    agent.reset(observation)
-    for _ in range(limit):
-        decision = agent.act(observation)
-        observation = env.step(decision.action)
-        agent.observe(decision.action, observation)
-        if observation.won:
-            break
-    env.close()
-    return observation.won, agent.finish().extra["decisions"]
+    won = play_until_won(env, agent, limit)
+    return won, agent.finish().extra["decisions"]
 
 
 def oracle_plan(game: Path) -> list[str]:

@@ -6,7 +6,7 @@ store (run ids, specs, task types, the path) goes into the tables escaped: `[x]`
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -186,62 +186,49 @@ def types_table(comparison: Comparison) -> Table:
     return table
 
 
-def sources_table(comparison: Comparison) -> Table:
-    """Actions taken per round, by the knowledge source that chose them (one column each)."""
-    names = sorted({name for r in comparison.rounds for name, _ in r.sources})
-    table = Table(title="steps by source (who chose each action)")
+def _round_rows(comparison: Comparison, title: str, columns: Sequence[str], cells: Callable[[RoundMetrics], list[str]]) -> Table:
+    """A table of one row per run and round: the run, the round, then `cells` of its figures."""
+    table = Table(title=title)
     table.add_column("run")
     table.add_column("round", justify="right")
-    for name in names:
-        table.add_column(name, justify="right")
+    for column in columns:
+        table.add_column(column, justify="right")
     for run in comparison.runs:
         rounds = comparison.rounds_of(run.id)
         for n, r in enumerate(rounds):
-            counts = dict(r.sources)
-            table.add_row(
-                escape(run.id), comparison.round_label(run.id, r.round),
-                *(_ratio(counts.get(name, 0), r.steps) for name in names), end_section=n == len(rounds) - 1,
-            )
+            table.add_row(escape(run.id), comparison.round_label(run.id, r.round), *cells(r),
+                          end_section=n == len(rounds) - 1)
     return table
+
+
+def sources_table(comparison: Comparison) -> Table:
+    """Actions taken per round, by the knowledge source that chose them (one column each)."""
+    names = sorted({name for r in comparison.rounds for name, _ in r.sources})
+    return _round_rows(comparison, "steps by source (who chose each action)", names,
+                       lambda r: [_ratio(dict(r.sources).get(name, 0), r.steps) for name in names])
 
 
 def readings_table(comparison: Comparison) -> Table:
     """How each round's goals were read: episodes by the reader whose reading they played under,
-    and the readings dropped as shown wrong (prag.agent.readers)."""
+    the readings dropped as shown wrong (prag.agent.readers), and, where the goal was worded
+    other than the family's own sentence, how many first and last readings were right."""
     names = sorted({name for r in comparison.rounds for name, _ in r.readings})
-    table = Table(title="goals read by (episodes), readings dropped")
-    table.add_column("run")
-    table.add_column("round", justify="right")
-    for name in [*names, "dropped", "first read right", "last read right"]:
-        table.add_column(name, justify="right")
-    for run in comparison.runs:
-        rounds = comparison.rounds_of(run.id)
-        for n, r in enumerate(rounds):
-            counts = dict(r.readings)
-            table.add_row(
-                escape(run.id), comparison.round_label(run.id, r.round),
-                *(_ratio(counts.get(name, 0), r.episodes) for name in names), str(r.dropped_readings),
-                *(_ratio(right, r.reading_scores[0]) if r.reading_scores[0] else "-" for right in r.reading_scores[1:]),
-                end_section=n == len(rounds) - 1,
-            )
-    return table
+
+    def cells(r: RoundMetrics) -> list[str]:
+        worded, first, last = r.reading_scores
+        return [*(_ratio(dict(r.readings).get(name, 0), r.episodes) for name in names), str(r.dropped_readings),
+                *(_ratio(right, worded) if worded else "-" for right in (first, last))]
+
+    return _round_rows(comparison, "goals read by (episodes), readings dropped",
+                       [*names, "dropped", "first read right", "last read right"], cells)
 
 
 def effort_table(comparison: Comparison) -> Table:
     """A person's effort per round (Soar ITL): instructions, words, yes/no answers, per episode."""
-    table = Table(title="a person's effort per episode")
-    for column in ("run", "round", "instructions", "words", "yes/no answers"):
-        table.add_column(column, justify="left" if column == "run" else "right")
-    for run in comparison.runs:
-        rounds = comparison.rounds_of(run.id)
-        for n, r in enumerate(rounds):
-            effort = r.effort
-            table.add_row(
-                escape(run.id), comparison.round_label(run.id, r.round),
-                *(_num(count / r.episodes, 1) for count in (effort.instructions, effort.words, effort.answers)),
-                end_section=n == len(rounds) - 1,
-            )
-    return table
+    return _round_rows(
+        comparison, "a person's effort per episode", ["instructions", "words", "yes/no answers"],
+        lambda r: [_num(count / r.episodes, 1) for count in (r.effort.instructions, r.effort.words, r.effort.answers)],
+    )
 
 
 def transitions_table(comparison: Comparison) -> Table:

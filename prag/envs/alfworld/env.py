@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from prag.envs.alfworld.graph import Fact, scene_graph
+from prag.envs.alfworld.memo import memoize_engine
 from prag.envs.alfworld.plans import shortest_plan
 from prag.envs.base import KnowsItsPlan, Observation, Task, scene_text_from_triples
 from prag.errors import PragError, SpecError
@@ -303,6 +304,7 @@ def _start_engine(game_file: Path) -> Any:
 
     # No planner here (neither `policy_commands` nor the `walkthrough` extra): the shortest plan,
     # which only SPL needs, is a property of the game file, found once (prag.envs.alfworld.plans).
+    memoize_engine()
     infos = textworld.EnvInfos(admissible_commands=True, won=True, facts=True)
     return textworld.start(str(game_file), request_infos=infos, wrappers=[AlfredDemangler(), AlfredInfos])
 

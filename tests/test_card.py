@@ -59,3 +59,14 @@ def test_card_in_markdown_and_its_misuse(real_run: tuple[Path, str]) -> None:
     assert "| goal wording | template; read by template, experience |" in text
     both = invoke("compare", db, "--card")
     assert both.exit_code != 0 and "one RUN" in both.output and "Traceback" not in both.output
+
+
+def test_card_says_skipped_games_are_unknown_where_the_games_cannot_be_listed(
+    real_run: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, run_id = real_run
+    monkeypatch.setenv("ALFWORLD_DATA", str(tmp_path))  # no games here
+    card = json.loads(invoke("compare", db, run_id, "--card", "--json").output)
+    assert card["protocol"]["skipped"] is None and card["protocol"]["games"] == 2
+    assert any("could not be listed" in note for note in card["notes"])
+    assert "skipped: unknown" in invoke("compare", db, run_id, "--card").output

@@ -37,7 +37,7 @@ class Protocol:
     spec: str
     split: str | None
     games: int  # distinct games played in the run
-    skipped: list[str]  # games of the spec not played, with the reason
+    skipped: list[str] | None  # games of the spec not played, with the reason; None: not known here
     step_cap: int | None
     goal_wording: str
     goal_readers: list[str]
@@ -82,7 +82,7 @@ class Card:
             "|---|---|",
             f"| family | {p.family} ({engine}; prag {p.prag}) |",
             f"| task set | {p.spec}" + (f", split `{p.split}`" if p.split else "") + " |",
-            f"| games | {p.games} played" + (f"; not played: {'; '.join(p.skipped)}" if p.skipped else "; none skipped") + " |",
+            f"| games | {p.games} played; {_skipped_text(p.skipped)} |",
             f"| step cap | {p.step_cap} |",
             f"| goal wording | {p.goal_wording}; read by {', '.join(p.goal_readers) or 'nobody (the goal as worded)'} |",
             f"| action grammar | {p.action_grammar}; filter hides: {', '.join(p.action_filter) or 'nothing'} |",
@@ -220,19 +220,25 @@ def _spec(name: str, notes: list[str]) -> Any:
         return None
 
 
-def _skipped(spec: Any, played: set[str], limit: int | None, max_steps: int | None, notes: list[str]) -> list[str]:
+def _skipped(spec: Any, played: set[str], limit: int | None, max_steps: int | None, notes: list[str]) -> list[str] | None:
     if spec is None:
-        return []
+        return None
     try:
         tasks = [t.task_id for t in spec.open(max_steps=max_steps).tasks()]
     except PragError as exc:
         notes.append(f"The spec's games could not be listed here ({exc}): skipped games unknown.")
-        return []
+        return None
     missing = [t for t in tasks if t not in played]
     if not missing:
         return []
     reason = f"--limit {limit}" if limit is not None and len(tasks) > limit else "not played yet (run unfinished)"
     return [f"{len(missing)} of {len(tasks)} ({reason})"]
+
+
+def _skipped_text(skipped: list[str] | None) -> str:
+    if skipped is None:
+        return "skipped: unknown (the spec's games could not be listed here; see the note)"
+    return f"not played: {'; '.join(skipped)}" if skipped else "none skipped"
 
 
 def _goal_wording(spec: Any) -> str:
@@ -243,12 +249,13 @@ def _goal_wording(spec: Any) -> str:
 
 
 def _grammar(episodes: list[EpisodeRecord]) -> str:
-    """Which placing verb the games' action space had: ALFWorld changed `put X in/on Y` to `move X to Y`."""
+    """Which placing verb the games' action space had: ALFWorld changed `put X in/on Y` to `move X to Y`.
+    A game file carries its own grammar, so this is read from the actions played, not from a version."""
     verbs = {s.action.split(" ", 1)[0] for e in episodes for s in e.steps if s.action}
     if "put" in verbs and "move" not in verbs:
-        return "put X in/on Y (older ALFWorld games)"
+        return "put X in/on Y (the older wording, as in json_2.1.1 game files)"
     if "move" in verbs and "put" not in verbs:
-        return "move X to Y (alfworld 0.4 games)"
+        return "move X to Y (the newer wording)"
     return "not seen (no placing action was taken; the agent takes verbs from the admissible commands)"
 
 

@@ -1,5 +1,6 @@
-"""textworld's parses and PDDL translations kept per process (prag.envs.alfworld.memo) play a real
-ALFWorld game exactly as textworld alone does, the first time and again from what was kept."""
+"""textworld's parses and PDDL translations kept per process, and its planner library reused from a
+closed game (prag.envs.alfworld.memo), play a real ALFWorld game exactly as textworld alone does,
+the first time and again from what was kept."""
 from __future__ import annotations
 
 import json

@@ -8,6 +8,7 @@ the planner's optimisations, when the game loads and again at reset), where the 
 the load's again. Both are kept here, and textworld gets results it cannot tell from new ones:
 a deep copy of text symbols (derive sets a context on each), a new list of logic values
 (propositions, rules: hashable values textworld never changes), the same translated task (read only).
+And the planner library a closed game loaded is given to the next game (`_pooled`): the memory it held.
 """
 from __future__ import annotations
 

@@ -15,24 +15,26 @@ _register()
 runner = CliRunner()
 
 
-def invoke(*args: object):  # type: ignore[no-untyped-def]
-    return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "200"})
+def invoke(*args: object, data: Path):  # type: ignore[no-untyped-def]
+    """The CLI with ALFWORLD_DATA at `data` (other tests' fixtures may have repointed it)."""
+    return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "200", "ALFWORLD_DATA": str(data)})
 
 
 @pytest.fixture(scope="module")
-def real_run(alfworld_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+def real_run(alfworld_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path]:
     """Two real valid_seen games, 10 steps each, default sources (they take no LLM call here), two
     of the goal readers and a thought before each action (settings the card and its command must state)."""
     db = tmp_path_factory.mktemp("card") / "s.db"
     played = invoke("run", "alfworld-valid-seen", "--store", db, "--limit", 2, "--max-steps", 10,
-                    "--rounds", 1, "--seed", 7, "--readers", "template,experience", "--think", "--name", "card-run")
+                    "--rounds", 1, "--seed", 7, "--readers", "template,experience", "--think", "--name", "card-run",
+                    data=alfworld_data)
     assert played.exit_code == 0, played.output
-    return db, "card-run"
+    return db, "card-run", alfworld_data
 
 
-def test_card_states_the_protocol_the_run_recorded(real_run: tuple[Path, str]) -> None:
-    db, run_id = real_run
-    result = invoke("compare", db, run_id, "--card", "--json")
+def test_card_states_the_protocol_the_run_recorded(real_run: tuple[Path, str, Path]) -> None:
+    db, run_id, data = real_run
+    result = invoke("compare", db, run_id, "--card", "--json", data=data)
     assert result.exit_code == 0, result.output
     card = json.loads(result.output)
     with Store(db, create=False) as store:
@@ -52,21 +54,20 @@ def test_card_states_the_protocol_the_run_recorded(real_run: tuple[Path, str]) -
         assert option in card["command"]
 
 
-def test_card_in_markdown_and_its_misuse(real_run: tuple[Path, str]) -> None:
-    db, run_id = real_run
-    text = invoke("compare", db, run_id, "--card").output
+def test_card_in_markdown_and_its_misuse(real_run: tuple[Path, str, Path]) -> None:
+    db, run_id, data = real_run
+    text = invoke("compare", db, run_id, "--card", data=data).output
     assert "| step cap | 10 |" in text and "split `valid_seen`" in text and "prag run alfworld-valid-seen" in text
     assert "| goal wording | template; read by template, experience |" in text
-    both = invoke("compare", db, "--card")
+    both = invoke("compare", db, "--card", data=data)
     assert both.exit_code != 0 and "one RUN" in both.output and "Traceback" not in both.output
 
 
 def test_card_says_skipped_games_are_unknown_where_the_games_cannot_be_listed(
-    real_run: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    real_run: tuple[Path, str, Path], tmp_path: Path
 ) -> None:
-    db, run_id = real_run
-    monkeypatch.setenv("ALFWORLD_DATA", str(tmp_path))  # no games here
-    card = json.loads(invoke("compare", db, run_id, "--card", "--json").output)
+    db, run_id, _ = real_run
+    card = json.loads(invoke("compare", db, run_id, "--card", "--json", data=tmp_path).output)  # no games there
     assert card["protocol"]["skipped"] is None and card["protocol"]["games"] == 2
     assert any("could not be listed" in note for note in card["notes"])
-    assert "skipped: unknown" in invoke("compare", db, run_id, "--card").output
+    assert "skipped: unknown" in invoke("compare", db, run_id, "--card", data=tmp_path).output

@@ -2,6 +2,8 @@
 
     ALFWORLD_DATA=/tmp/alf/alfworld python benchmarks/real_rounds.py --code . --workers 2 --limit 140 --rounds 2
 
+(`--rounds` is prag run's: the number of rounds played, round 0 included.)
+
 Runs `prag run alfworld-valid-seen` on a new store from the checkout at `--code` (PYTHONPATH, so
 an older commit unpacked elsewhere is measured the same way), pinned with `--cpus`, and prints:
 the wall time of the command; the time from the command to round 0's start (after the prior
@@ -22,8 +24,8 @@ import time
 from pathlib import Path
 
 
-def tree_rss(pid: int) -> int:
-    """Resident bytes of `pid` and all its descendants (Linux /proc)."""
+def tree_rss(pid: int) -> dict[int, int]:
+    """Resident bytes of `pid` and each of its descendants (Linux /proc), by pid."""
     children: dict[int, list[int]] = {}
     rss: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
@@ -36,12 +38,12 @@ def tree_rss(pid: int) -> int:
             continue
         children.setdefault(ppid, []).append(int(entry.name))
         rss[int(entry.name)] = pages * os.sysconf("SC_PAGE_SIZE")
-    total, todo = 0, [pid]
+    tree, todo = {}, [pid]
     while todo:
         p = todo.pop()
-        total += rss.get(p, 0)
+        tree[p] = rss.get(p, 0)
         todo += children.get(p, [])
-    return total
+    return tree
 
 
 def main() -> None:
@@ -64,9 +66,11 @@ def main() -> None:
     print("$", " ".join(command), flush=True)
     start_wall, start = time.time(), time.perf_counter()
     process = subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    peak = 0
+    peak, peak_each = 0, {}  # the tree's summed peak; each process's own peak (driver, workers)
     while process.poll() is None:
-        peak = max(peak, tree_rss(process.pid))
+        tree = tree_rss(process.pid)
+        peak = max(peak, sum(tree.values()))
+        peak_each = {p: max(peak_each.get(p, 0), tree.get(p, 0)) for p in {*peak_each, *tree}}
         time.sleep(0.1)
     wall = time.perf_counter() - start
     output = process.stdout.read() if process.stdout else ""
@@ -82,6 +86,9 @@ def main() -> None:
     load = os.getloadavg()
     print(f"wall {wall:.1f} s; round 0 starts at {first_round:.1f} s, first episode stored at {first_episode:.1f} s; "
           f"peak RSS of the process tree {peak / 2**30:.2f} GiB; load average after {load[0]:.2f} {load[1]:.2f}")
+    each = sorted((b for p, b in peak_each.items() if p != process.pid and b > 2**26), reverse=True)
+    print(f"peak RSS of the driver {peak_each.get(process.pid, 0) / 2**30:.2f} GiB; of its children over 64 MiB: "
+          + (", ".join(f"{b / 2**30:.2f}" for b in each) or "none") + " GiB")
     for round_, games, wins, calls in rounds:
         print(f"round {round_}: {wins}/{games} won, {calls} LLM calls")
     print(f"store {store} run {name}")

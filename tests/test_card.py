@@ -15,23 +15,26 @@ _register()
 runner = CliRunner()
 
 
-def invoke(*args: object):  # type: ignore[no-untyped-def]
-    return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "200"})
+def invoke(*args: object, data: Path):  # type: ignore[no-untyped-def]
+    """The CLI with ALFWORLD_DATA at `data` (other tests' fixtures may have repointed it)."""
+    return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": "200", "ALFWORLD_DATA": str(data)})
 
 
 @pytest.fixture(scope="module")
-def real_run(alfworld_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """Two real valid_seen games, 10 steps each, default sources (they take no LLM call here)."""
+def real_run(alfworld_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path]:
+    """Two real valid_seen games, 10 steps each, default sources (they take no LLM call here), two
+    of the goal readers and a thought before each action (settings the card and its command must state)."""
     db = tmp_path_factory.mktemp("card") / "s.db"
     played = invoke("run", "alfworld-valid-seen", "--store", db, "--limit", 2, "--max-steps", 10,
-                    "--rounds", 1, "--seed", 7, "--name", "card-run")
+                    "--rounds", 1, "--seed", 7, "--readers", "template,experience", "--think", "--name", "card-run",
+                    data=alfworld_data)
     assert played.exit_code == 0, played.output
-    return db, "card-run"
+    return db, "card-run", alfworld_data
 
 
-def test_card_states_the_protocol_the_run_recorded(real_run: tuple[Path, str]) -> None:
-    db, run_id = real_run
-    result = invoke("compare", db, run_id, "--card", "--json")
+def test_card_states_the_protocol_the_run_recorded(real_run: tuple[Path, str, Path]) -> None:
+    db, run_id, data = real_run
+    result = invoke("compare", db, run_id, "--card", "--json", data=data)
     assert result.exit_code == 0, result.output
     card = json.loads(result.output)
     with Store(db, create=False) as store:
@@ -42,16 +45,29 @@ def test_card_states_the_protocol_the_run_recorded(real_run: tuple[Path, str]) -
     assert protocol["games"] == 2 and protocol["skipped"] == ["138 of 140 (--limit 2)"]
     assert protocol["step_cap"] == config.experiment.max_steps == 10
     assert protocol["goal_wording"] == "template"
+    assert protocol["goal_readers"] == list(config.agent.readers) == ["template", "experience"]
     assert protocol["sources"] == list(config.agent.sources)
     assert protocol["ask_policy"] == config.agent.ask
     assert protocol["model"] == config.experiment.llm and protocol["seeds"]["llm"] == 7
     assert [r["round"] for r in card["rounds"]] == [0] and card["rounds"][0]["episodes"] == 2
-    assert "--max-steps 10" in card["command"] and "--limit 2" in card["command"] and "--seed 7" in card["command"]
+    for option in ("--max-steps 10", "--limit 2", "--seed 7", "--readers template,experience", "--think"):
+        assert option in card["command"]
 
 
-def test_card_in_markdown_and_its_misuse(real_run: tuple[Path, str]) -> None:
-    db, run_id = real_run
-    text = invoke("compare", db, run_id, "--card").output
+def test_card_in_markdown_and_its_misuse(real_run: tuple[Path, str, Path]) -> None:
+    db, run_id, data = real_run
+    text = invoke("compare", db, run_id, "--card", data=data).output
     assert "| step cap | 10 |" in text and "split `valid_seen`" in text and "prag run alfworld-valid-seen" in text
-    both = invoke("compare", db, "--card")
+    assert "| goal wording | template; read by template, experience |" in text
+    both = invoke("compare", db, "--card", data=data)
     assert both.exit_code != 0 and "one RUN" in both.output and "Traceback" not in both.output
+
+
+def test_card_says_skipped_games_are_unknown_where_the_games_cannot_be_listed(
+    real_run: tuple[Path, str, Path], tmp_path: Path
+) -> None:
+    db, run_id, _ = real_run
+    card = json.loads(invoke("compare", db, run_id, "--card", "--json", data=tmp_path).output)  # no games there
+    assert card["protocol"]["skipped"] is None and card["protocol"]["games"] == 2
+    assert any("could not be listed" in note for note in card["notes"])
+    assert "skipped: unknown" in invoke("compare", db, run_id, "--card", data=tmp_path).output

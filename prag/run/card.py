@@ -16,7 +16,8 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from prag.errors import PragError
-from prag.run.config import recorded_config
+from prag.agent.agent import AgentConfig
+from prag.run.config import ExecutionConfig, RetrievalConfig, recorded_config
 from prag.run.metrics import RoundMetrics, round_metrics
 from prag.store import Store
 from prag.store.records import EpisodeRecord, RunRecord
@@ -36,9 +37,10 @@ class Protocol:
     spec: str
     split: str | None
     games: int  # distinct games played in the run
-    skipped: list[str]  # games of the spec not played, with the reason
+    skipped: list[str] | None  # games of the spec not played, with the reason; None: not known here
     step_cap: int | None
     goal_wording: str
+    goal_readers: list[str]
     action_grammar: str
     action_filter: list[str]
     sources: list[str]
@@ -80,9 +82,9 @@ class Card:
             "|---|---|",
             f"| family | {p.family} ({engine}; prag {p.prag}) |",
             f"| task set | {p.spec}" + (f", split `{p.split}`" if p.split else "") + " |",
-            f"| games | {p.games} played" + (f"; not played: {'; '.join(p.skipped)}" if p.skipped else "; none skipped") + " |",
+            f"| games | {p.games} played; {_skipped_text(p.skipped)} |",
             f"| step cap | {p.step_cap} |",
-            f"| goal wording | {p.goal_wording} |",
+            f"| goal wording | {p.goal_wording}; read by {', '.join(p.goal_readers) or 'nobody (the goal as worded)'} |",
             f"| action grammar | {p.action_grammar}; filter hides: {', '.join(p.action_filter) or 'nothing'} |",
             f"| sources | {', '.join(p.sources)} |",
             f"| retrieval | {p.retrieval} |",
@@ -139,7 +141,8 @@ def results_card(store: Store, run_id: str) -> Card:
         games=len(played),
         skipped=skipped,
         step_cap=experiment.max_steps or (spec.max_steps if spec is not None else None),
-        goal_wording=_goal_wording(raw, spec),
+        goal_wording=_goal_wording(spec),
+        goal_readers=list(agent.readers),
         action_grammar=_grammar(episodes),
         action_filter=list(spec.hide_actions) if spec is not None else [],
         sources=list(agent.sources),
@@ -176,6 +179,24 @@ def rerun_command(run: RunRecord) -> str:
         argv.append("--no-prior")
     if a.plan_length != 1:
         argv += ["--plan-length", str(a.plan_length)]
+    # Settings left at their defaults are left out; the rest as the options that set them.
+    defaults, retrieval_defaults = AgentConfig(), RetrievalConfig()
+    if a.readers != defaults.readers:
+        argv += ["--readers", ",".join(a.readers)]
+    if a.think != defaults.think:
+        argv.append("--think" if a.think else "--no-think")
+    if a.constrained != defaults.constrained:
+        argv.append("--constrain" if a.constrained else "--no-constrain")
+    if a.ask == "random":
+        argv += ["--ask-p", str(a.ask_probability)]
+    if r.corrections_k != retrieval_defaults.corrections_k:
+        argv += ["--corrections-k", str(r.corrections_k)]
+    for included in r.include_runs:
+        argv += ["--include", included]
+    if e.round0_from:
+        argv += ["--round0-from", e.round0_from]
+    if x.executor != ExecutionConfig().executor:
+        argv += ["--executor", x.executor]
     return shlex.join(argv)
 
 
@@ -199,14 +220,14 @@ def _spec(name: str, notes: list[str]) -> Any:
         return None
 
 
-def _skipped(spec: Any, played: set[str], limit: int | None, max_steps: int | None, notes: list[str]) -> list[str]:
+def _skipped(spec: Any, played: set[str], limit: int | None, max_steps: int | None, notes: list[str]) -> list[str] | None:
     if spec is None:
-        return []
+        return None
     try:
         tasks = [t.task_id for t in spec.open(max_steps=max_steps).tasks()]
     except PragError as exc:
         notes.append(f"The spec's games could not be listed here ({exc}): skipped games unknown.")
-        return []
+        return None
     missing = [t for t in tasks if t not in played]
     if not missing:
         return []
@@ -214,21 +235,27 @@ def _skipped(spec: Any, played: set[str], limit: int | None, max_steps: int | No
     return [f"{len(missing)} of {len(tasks)} ({reason})"]
 
 
-def _goal_wording(raw: dict[str, Any], spec: Any) -> str:
-    # Goal wording may be recorded in the config (experiment.goals) or set by the spec's params;
-    # read both defensively: older runs have neither, and they played the template goals.
-    recorded = (raw.get("experiment") or {}).get("goals") if isinstance(raw.get("experiment"), dict) else None
-    chosen = recorded or (spec.params.get("goals") if spec is not None else None)
+def _skipped_text(skipped: list[str] | None) -> str:
+    if skipped is None:
+        return "skipped: unknown (the spec's games could not be listed here; see the note)"
+    return f"not played: {'; '.join(skipped)}" if skipped else "none skipped"
+
+
+def _goal_wording(spec: Any) -> str:
+    """The spec's `goals` param (which wording of the goals the games were played with), else the
+    family's template sentences, which every spec without it plays."""
+    chosen = spec.params.get("goals") if spec is not None else None
     return str(chosen) if chosen else "template"
 
 
 def _grammar(episodes: list[EpisodeRecord]) -> str:
-    """Which placing verb the games' action space had: ALFWorld changed `put X in/on Y` to `move X to Y`."""
+    """Which placing verb the games' action space had: ALFWorld changed `put X in/on Y` to `move X to Y`.
+    A game file carries its own grammar, so this is read from the actions played, not from a version."""
     verbs = {s.action.split(" ", 1)[0] for e in episodes for s in e.steps if s.action}
     if "put" in verbs and "move" not in verbs:
-        return "put X in/on Y (older ALFWorld games)"
+        return "put X in/on Y (the older wording, as in json_2.1.1 game files)"
     if "move" in verbs and "put" not in verbs:
-        return "move X to Y (alfworld 0.4 games)"
+        return "move X to Y (the newer wording)"
     return "not seen (no placing action was taken; the agent takes verbs from the admissible commands)"
 
 

@@ -36,7 +36,7 @@ class ExperimentConfig:
     """What is played: the task sets, how many rounds, the LLM, its seed and the step cap."""
 
     spec: str
-    rounds: int = field(default=3, metadata=NOT_IN_ROUND0)  # how many rounds follow round 0
+    rounds: int = field(default=3, metadata=NOT_IN_ROUND0)  # rounds played, round 0 among them
     train: str | None = None  # iterate on this spec, then evaluate `spec` once with the store frozen
     limit: int | None = None  # play only the first N tasks of each set (smoke tests)
     max_steps: int | None = None  # default: the spec's

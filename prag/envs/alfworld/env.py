@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from prag.envs.alfworld.graph import Fact, scene_graph
+from prag.envs.alfworld.memo import give_back, memoize_engine
 from prag.envs.alfworld.plans import shortest_plan
 from prag.envs.alfworld.wording import instructions, parse_wording
 from prag.envs.base import KnowsItsPlan, Observation, Task, scene_text_from_triples
@@ -275,7 +276,7 @@ class AlfworldEnv(KnowsItsPlan):
 
     def close(self) -> None:
         if self._engine is not None:
-            self._engine.close()
+            close_engine(self._engine)
             self._engine = None
 
     def _observe(self, state: Any, text: str) -> Observation:
@@ -314,8 +315,19 @@ def _start_engine(game_file: Path) -> Any:
 
     # No planner here (neither `policy_commands` nor the `walkthrough` extra): the shortest plan,
     # which only SPL needs, is a property of the game file, found once (prag.envs.alfworld.plans).
+    memoize_engine()
     infos = textworld.EnvInfos(admissible_commands=True, won=True, facts=True)
     return textworld.start(str(game_file), request_infos=infos, wrappers=[AlfredDemangler(), AlfredInfos])
+
+
+def close_engine(engine: Any) -> None:
+    """Close a game; its planner library goes back to be used by the next game (see memo.py)."""
+    engine.close()
+    pddl = engine.unwrapped
+    library = getattr(pddl, "downward_lib", None)
+    if library is not None:
+        pddl.downward_lib = None
+        give_back(library)
 
 
 def _facts(state: Any) -> list[Fact]:

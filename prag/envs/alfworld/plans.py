@@ -66,7 +66,7 @@ def planner_plan(game_file: Path) -> list[str]:
     import textworld
     from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
 
-    from prag.envs.alfworld.env import argv_kept
+    from prag.envs.alfworld.env import argv_kept, close_engine
 
     infos = textworld.EnvInfos(extras=["walkthrough"])
     with argv_kept():
@@ -74,7 +74,7 @@ def planner_plan(game_file: Path) -> list[str]:
         try:
             return list(engine.reset()["extra.walkthrough"] or [])
         finally:
-            engine.close()
+            close_engine(engine)
 
 
 @cache

@@ -113,3 +113,14 @@ def test_reading_scores_count_first_and_last_readings_against_the_games_own_goal
         episode("put a bowl in cabinet", sentence=None),                          # told the game's own sentence: not counted
     ]
     assert reading_scores(episodes) == (3, 1, 2)
+
+
+def test_the_results_card_names_the_wording_the_spec_chose():
+    from types import SimpleNamespace
+
+    from prag.run.card import _goal_wording
+
+    assert _goal_wording(SimpleNamespace(params={})) == "template"
+    assert _goal_wording(SimpleNamespace(params={"goals": "turk"})) == "turk"
+    commands = {"file": "$HOME/data/refined_valid_seen_commands.json", "field": "korean_command"}
+    assert _goal_wording(SimpleNamespace(params={"goals": commands})) == "korean_command of refined_valid_seen_commands.json"

@@ -10,9 +10,11 @@ per game, SPL, LLM calls and tokens per game, wall time, and the command that pl
 """
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
 from prag.errors import PragError
@@ -245,6 +247,8 @@ def _goal_wording(spec: Any) -> str:
     """The spec's `goals` param (which wording of the goals the games were played with), else the
     family's template sentences, which every spec without it plays."""
     chosen = spec.params.get("goals") if spec is not None else None
+    if isinstance(chosen, dict):  # a commands file's field
+        return f"{chosen.get('field')} of {Path(os.path.expandvars(str(chosen.get('file')))).name}"
     return str(chosen) if chosen else "template"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import tarfile
@@ -289,6 +290,32 @@ def held_cli(directory: Path, spec: str, db: Path, episodes: int) -> Path:
     script = directory / "held_prag.py"
     script.write_text(HELD_CLI.format(tests=str(TESTS), spec=spec, db=str(db), episodes=episodes))
     return script
+
+
+def _stop_signals_at_their_defaults() -> None:
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
+def start(command: list[str], **popen: Any) -> subprocess.Popen:
+    """`subprocess.Popen(command, **popen)` for a test that stops the child with a signal: the
+    child starts with SIGINT, SIGTERM and SIGHUP at their defaults, as a terminal's foreground
+    job does. Otherwise it inherits what started the test session: a shell's background job
+    (`pytest &` in a script) ignores SIGINT, one under `nohup` ignores SIGHUP, and Python keeps
+    an ignored SIGINT ignored (no KeyboardInterrupt)."""
+    return subprocess.Popen(command, preexec_fn=_stop_signals_at_their_defaults, **popen)
+
+
+@pytest.fixture
+def started_in_background() -> Iterator[None]:
+    """This test process ignores SIGINT and SIGHUP for the test, as a test session started with
+    `pytest &` from a script, or under `nohup`, does: children inherit that."""
+    previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGINT, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def wait_for_episodes(process: subprocess.Popen, db: Path, episodes: int, deadline: float = 240.0) -> None:

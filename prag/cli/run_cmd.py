@@ -22,7 +22,6 @@ from rich.progress import (
 from prag.agent.agent import AgentConfig, parse_readers, parse_sources
 from prag.cli import app
 from prag.cli.common import (
-    INTERRUPTED,
     LLMRetriesOpt,
     LLMTimeoutOpt,
     check_llm,
@@ -42,6 +41,7 @@ from prag.run.config import (
 )
 from prag.run.executors import executor_name
 from prag.run.runner import RunLog, Runner, check_playable, resume_config, start_run
+from prag.signals import exit_status
 from prag.store import Store
 from prag.store.records import RunRecord
 from prag.store.stats import store_stats
@@ -144,10 +144,10 @@ def _play(store: Store, store_path: Path, run_record: RunRecord, config: RunConf
         )
         with run_display(log) as display:
             Runner(store, run_record, config, display, llm=injected_llm(experiment.llm), on_wait=display.waiting).play()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         _stop(store, run_record)
-        interrupted(f"finished episodes are stored; continue with `{resume}`")
-        raise typer.Exit(INTERRUPTED) from None
+        interrupted(stop, f"finished episodes are stored; continue with `{resume}`")
+        raise typer.Exit(exit_status(stop)) from None
     except Exception as exc:
         _stop(store, run_record)
         if isinstance(exc, PragError):

@@ -22,8 +22,19 @@ class Stop(KeyboardInterrupt):
         self.signum = signum
 
 
+# The stop signals that arrived, first first: a library may turn our exception into a plain
+# KeyboardInterrupt on its way up (Ray's ray.wait does), and the exit status is still the signal's.
+_arrived: list[int] = []
+
+
 def _stop(signum: int, frame: FrameType | None) -> None:
+    _arrived.append(signum)
     raise Stop(signum)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    _arrived.append(signum)
+    raise KeyboardInterrupt
 
 
 def stop_on_signals() -> None:
@@ -33,14 +44,19 @@ def stop_on_signals() -> None:
     SIGINT, prag keeps what the parent chose."""
     if threading.current_thread() is not threading.main_thread():
         return
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupt)
     for signum in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(signum) == signal.SIG_DFL:
             signal.signal(signum, _stop)
 
 
 def signal_of(stop: KeyboardInterrupt) -> int:
-    """The signal that raised `stop` (SIGINT for a plain KeyboardInterrupt)."""
-    return stop.signum if isinstance(stop, Stop) else int(signal.SIGINT)
+    """The signal that raised `stop`: its own, or else the first stop signal that arrived
+    (SIGINT for a KeyboardInterrupt no signal raised)."""
+    if isinstance(stop, Stop):
+        return stop.signum
+    return _arrived[0] if _arrived else int(signal.SIGINT)
 
 
 def exit_status(stop: KeyboardInterrupt) -> int:

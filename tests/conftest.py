@@ -8,6 +8,7 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import sys
 import tarfile
 import tempfile
 import threading
@@ -316,6 +317,51 @@ def started_in_background() -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+CALLED_CLI = """
+import sys, time
+from pathlib import Path
+from prag.cli import common, main
+from prag.llm.scripted import ScriptedLLM
+
+def held(messages):
+    Path({marker!r}).touch()
+    while True:  # never answers: the command is stopped while it waits
+        time.sleep(0.05)
+
+common.test_llm = lambda spec: ScriptedLLM(held)
+sys.argv[0] = "prag"
+main()
+"""
+
+
+def stop_at_first_llm_call(tmp_path: Path, signum: int, *args: str, typed: str = "") -> tuple[int, str]:
+    """Run `prag ARGS` with an LLM stand-in that never answers, `typed` on its stdin (kept open,
+    as a person at a terminal would); send `signum` at the LLM's first call. Returns the exit
+    code and stderr."""
+    marker = tmp_path / "called.marker"
+    script = tmp_path / "called_prag.py"
+    script.write_text(CALLED_CLI.format(marker=str(marker)))
+    err = tmp_path / "called.err"
+    with err.open("w") as stderr:
+        process = start([sys.executable, str(script), *args], cwd=tmp_path, stdin=subprocess.PIPE, text=True,
+                        stdout=subprocess.DEVNULL, stderr=stderr, env={**os.environ, "COLUMNS": "300"})
+        try:
+            assert process.stdin is not None
+            process.stdin.write(typed)
+            process.stdin.flush()
+            began = time.monotonic()
+            while not marker.exists():
+                assert process.poll() is None, err.read_text()
+                assert time.monotonic() - began < 240, "the LLM was never called"
+                time.sleep(0.05)
+            process.send_signal(signum)
+            return process.wait(timeout=30), err.read_text()
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.stdin.close()
 
 
 def wait_for_episodes(process: subprocess.Popen, db: Path, episodes: int, deadline: float = 240.0) -> None:

@@ -26,6 +26,7 @@ from prag.llm.base import (
     choice_grammar,
     choice_token_budget,
 )
+from prag.llm.model_files import check_gguf
 from prag.signals import STOP_SIGNALS
 
 
@@ -63,8 +64,9 @@ class LocalLLM:
         n_threads: int | None = None,
         seed: int = 0,
     ) -> None:
-        if not Path(model_path).is_file():
+        if not Path(model_path).exists():
             raise LLMError(f"No model file at {model_path}: give the path of a .gguf file.")
+        check_gguf(Path(model_path))
         _llama_cpp()  # a missing llama-cpp-python is said now, not at the first call
         threads = n_threads or default_threads()
         # The model is loaded at the first call, not here: a run whose other sources decide every

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from prag.errors import SpecError
+from prag.files import read_text
 
 FIELDS = ("refined", "paraphras1_command", "paraphras2_command", "contextual_command", "korean_command")
 NAMED = ("template", "turk", "people")
@@ -192,9 +193,10 @@ def _traj(trial: Path) -> dict[str, Any]:
 
 
 def _commands(path: Path) -> dict[str, dict[str, Any]]:
+    text = read_text(path, "a Revisiting ALFRED commands file (JSON)", SpecError)
     try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        entries = json.loads(text)
+    except ValueError as exc:
         raise SpecError(f"goals: {path} is not a readable JSON file ({exc}); give a Revisiting ALFRED commands file") from None
     if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("task_id"), str) for e in entries):
         raise SpecError(f"goals: {path} is not a Revisiting ALFRED commands file: expected a list of entries with a task_id")

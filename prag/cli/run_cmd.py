@@ -31,7 +31,7 @@ from prag.cli.common import (
     interrupted,
 )
 from prag.envs.spec import load_spec
-from prag.errors import PragError
+from prag.errors import DamagedStore, PragError
 from prag.llm import SPEC_HELP
 from prag.run.config import (
     ExecutionConfig,
@@ -40,7 +40,7 @@ from prag.run.config import (
     RunConfig,
 )
 from prag.run.executors import executor_name
-from prag.run.runner import RunLog, Runner, check_playable, resume_config, start_run
+from prag.run.runner import RunLog, Runner, check_playable, check_stored, resume_config, start_run
 from prag.signals import exit_status
 from prag.store import Store
 from prag.store.records import RunRecord
@@ -105,6 +105,7 @@ def run(
         with Store(store_path, create=False) as store:
             run_record, config = resume_config(store, resume)
             check_playable(config)
+            check_stored(store, config)
             check_llm(config.experiment.llm, config.execution)
             store.claim_run(run_record.id)  # refused while another process plays the run
             _play(store, store_path, run_record, config)
@@ -148,6 +149,8 @@ def _play(store: Store, store_path: Path, run_record: RunRecord, config: RunConf
         _stop(store, run_record)
         interrupted(stop, f"finished episodes are stored; continue with `{resume}`")
         raise typer.Exit(exit_status(stop)) from None
+    except DamagedStore:
+        raise  # prag writes nothing into a damaged store, not even the run's status
     except Exception as exc:
         _stop(store, run_record)
         if isinstance(exc, PragError):

@@ -35,10 +35,9 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 
 from prag.store.ask_policies import AskPolicyRecord
 from prag.store.corrections import ORIGINS, Correction, PriorLoad, correction_texts
-from prag.store.records import EpisodeRecord, RunRecord, text_hash
+from prag.store.records import STATUSES, EpisodeRecord, RunRecord, text_hash
 
 KINDS = ("run", "episode", "correction", "prior_load", "ask_policy")
-STATUSES = ("running", "finished", "interrupted")
 SOURCES = ("agent", "correction")
 _HASH = re.compile(r"[0-9a-f]{64}")
 

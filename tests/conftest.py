@@ -330,7 +330,8 @@ def held(messages):
     while True:  # never answers: the command is stopped while it waits
         time.sleep(0.05)
 
-common.test_llm = lambda spec: ScriptedLLM(held)
+# Its own name: no answer another stand-in left in the store's answer cache is served for it.
+common.test_llm = lambda spec: ScriptedLLM(held, name="held-never-answers")
 sys.argv[0] = "prag"
 main()
 """

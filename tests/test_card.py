@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,13 +21,15 @@ def invoke(*args: object):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="module")
-def real_run(alfworld_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+def real_run(alfworld_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
     """Two real valid_seen games, 10 steps each, default sources (they take no LLM call here)."""
     db = tmp_path_factory.mktemp("card") / "s.db"
-    played = invoke("run", "alfworld-valid-seen", "--store", db, "--limit", 2, "--max-steps", 10,
-                    "--rounds", 1, "--seed", 7, "--name", "card-run")
-    assert played.exit_code == 0, played.output
-    return db, "card-run"
+    with pytest.MonkeyPatch.context() as patch:  # an earlier test module may have repointed it
+        patch.setenv("ALFWORLD_DATA", str(alfworld_data))
+        played = invoke("run", "alfworld-valid-seen", "--store", db, "--limit", 2, "--max-steps", 10,
+                        "--rounds", 1, "--seed", 7, "--name", "card-run")
+        assert played.exit_code == 0, played.output
+        yield db, "card-run"
 
 
 def test_card_states_the_protocol_the_run_recorded(real_run: tuple[Path, str]) -> None:

@@ -13,6 +13,10 @@ class StoreError(PragError):
     """An experience store cannot be opened or written."""
 
 
+class DamagedStore(StoreError):
+    """A store's file, or a value prag wrote into it, is damaged: prag writes nothing into it."""
+
+
 class LLMError(PragError):
     """An LLM backend is missing, unreachable or answered unusably."""
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
+import sys
 import tarfile
 import tempfile
 import threading
@@ -289,6 +291,78 @@ def held_cli(directory: Path, spec: str, db: Path, episodes: int) -> Path:
     script = directory / "held_prag.py"
     script.write_text(HELD_CLI.format(tests=str(TESTS), spec=spec, db=str(db), episodes=episodes))
     return script
+
+
+def _stop_signals_at_their_defaults() -> None:
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
+def start(command: list[str], **popen: Any) -> subprocess.Popen:
+    """`subprocess.Popen(command, **popen)` for a test that stops the child with a signal: the
+    child starts with SIGINT, SIGTERM and SIGHUP at their defaults, as a terminal's foreground
+    job does. Otherwise it inherits what started the test session: a shell's background job
+    (`pytest &` in a script) ignores SIGINT, one under `nohup` ignores SIGHUP, and Python keeps
+    an ignored SIGINT ignored (no KeyboardInterrupt)."""
+    return subprocess.Popen(command, preexec_fn=_stop_signals_at_their_defaults, **popen)
+
+
+@pytest.fixture
+def started_in_background() -> Iterator[None]:
+    """This test process ignores SIGINT and SIGHUP for the test, as a test session started with
+    `pytest &` from a script, or under `nohup`, does: children inherit that."""
+    previous = {signum: signal.signal(signum, signal.SIG_IGN) for signum in (signal.SIGINT, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+CALLED_CLI = """
+import sys, time
+from pathlib import Path
+from prag.cli import common, main
+from prag.llm.scripted import ScriptedLLM
+
+def held(messages):
+    Path({marker!r}).touch()
+    while True:  # never answers: the command is stopped while it waits
+        time.sleep(0.05)
+
+# Its own name: no answer another stand-in left in the store's answer cache is served for it.
+common.test_llm = lambda spec: ScriptedLLM(held, name="held-never-answers")
+sys.argv[0] = "prag"
+main()
+"""
+
+
+def stop_at_first_llm_call(tmp_path: Path, signum: int, *args: str, typed: str = "") -> tuple[int, str]:
+    """Run `prag ARGS` with an LLM stand-in that never answers, `typed` on its stdin (kept open,
+    as a person at a terminal would); send `signum` at the LLM's first call. Returns the exit
+    code and stderr."""
+    marker = tmp_path / "called.marker"
+    script = tmp_path / "called_prag.py"
+    script.write_text(CALLED_CLI.format(marker=str(marker)))
+    err = tmp_path / "called.err"
+    with err.open("w") as stderr:
+        process = start([sys.executable, str(script), *args], cwd=tmp_path, stdin=subprocess.PIPE, text=True,
+                        stdout=subprocess.DEVNULL, stderr=stderr, env={**os.environ, "COLUMNS": "300"})
+        try:
+            assert process.stdin is not None
+            process.stdin.write(typed)
+            process.stdin.flush()
+            began = time.monotonic()
+            while not marker.exists():
+                assert process.poll() is None, err.read_text()
+                assert time.monotonic() - began < 240, "the LLM was never called"
+                time.sleep(0.05)
+            process.send_signal(signum)
+            return process.wait(timeout=30), err.read_text()
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.stdin.close()
 
 
 def wait_for_episodes(process: subprocess.Popen, db: Path, episodes: int, deadline: float = 240.0) -> None:

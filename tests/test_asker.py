@@ -9,11 +9,12 @@ gains nothing. The policy has to learn that.
 """
 from __future__ import annotations
 
+import signal
 import tempfile
 
 import numpy as np
 import pytest
-from conftest import plan_follower, plans_of
+from conftest import plan_follower, plans_of, stop_at_first_llm_call
 from support import minilm
 from typer.testing import CliRunner
 
@@ -196,3 +197,13 @@ def test_prag_train_asker_on_a_store_without_plans_says_what_to_do(played, tmp_p
     result = CliRunner().invoke(app, ["train-asker", str(tmp_path / "empty.db"), str(spec), "--timesteps", "8"])
     assert result.exit_code == 1
     assert "no task gave the agent a plan to follow" in result.output and "Traceback" not in result.output
+
+
+def test_sigterm_stops_prag_train_asker_as_ctrl_c_does_and_stores_no_policy(played, tmp_path):
+    # Before: training died of the signal (exit -15).
+    spec, path = played
+    code, err = stop_at_first_llm_call(tmp_path, signal.SIGTERM, "train-asker", str(path), str(spec),
+                                       "--timesteps", "64", "--name", "stopped", "--sources", "llm")
+    assert code == 143 and "interrupted by SIGTERM" in err and "Traceback" not in err, err
+    with Store(path) as store:
+        assert all(policy.name != "stopped" for policy in store.ask_policies.list())

@@ -4,6 +4,7 @@ correction. The agent and the improvement LLM are scripted stand-ins; the person
 from __future__ import annotations
 
 import io
+import signal
 
 import pytest
 from conftest import (
@@ -12,6 +13,7 @@ from conftest import (
     plan_follower,
     plan_transcript,
     plans_of,
+    stop_at_first_llm_call,
     write_spec,
 )
 from rich.console import Console
@@ -175,3 +177,12 @@ def test_prag_console_plays_with_search_among_the_sources_and_the_llm_never_aske
         assert {source for source, *_ in episode.extra["decisions"]} <= {"find", "search"}
     refused = CliRunner().invoke(app, ["console", spec, "--store", str(tmp_path / "t.db"), "--sources", "llm,telepathy"])
     assert refused.exit_code == 1 and "telepathy" in refused.output and not (tmp_path / "t.db").exists()
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_and_sighup_stop_prag_console_as_ctrl_c_does(tmp_path, signum, status):
+    # Before: the console died of the signal (exit -15, -1).
+    spec = write_spec(tmp_path, "dishes", ["wash_dishes"], max_steps=3)
+    code, err = stop_at_first_llm_call(tmp_path, signum, "console", spec, "--store", str(tmp_path / "s.db"),
+                                       "--no-prior", "--no-confirm", "--sources", "llm", "--readers", "template", typed="\n")
+    assert code == status and f"interrupted by {signal.Signals(signum).name}" in err and "Traceback" not in err, err

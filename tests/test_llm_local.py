@@ -11,6 +11,7 @@ import textwrap
 import time
 
 import pytest
+from conftest import start
 
 from prag.errors import LLMError
 from prag.llm import make_llm
@@ -157,7 +158,7 @@ def test_the_model_loads_at_its_first_use_not_when_built() -> None:
 def test_ctrl_c_while_the_model_loads_stops_the_process(llm: LocalLLM) -> None:
     # Before the fix the KeyboardInterrupt died in llama.cpp's log callback and the load went
     # on: "loaded", "went on", exit 0. The 0.5B model takes about half a second to load here.
-    proc = subprocess.Popen(
+    proc = start(
         [sys.executable, "-c", LOADER],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -18,6 +18,7 @@ from conftest import (
     plan_follower,
     plans_of,
     signal_when_stored,
+    start,
     write_spec,
 )
 from support import minilm
@@ -153,7 +154,7 @@ def test_a_driver_killed_mid_round_resumes_with_each_task_once(tmp_path, ray_clu
     # Held once 5 episodes are stored: the kill lands in round 1, whatever the machine's speed.
     command = held_ray_run(tmp_path, spec, db, 5, rounds=2, cluster=ray_cluster)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS.parent), os.environ.get("PYTHONPATH")]))}
-    process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = start(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     signal_when_stored(process, db, 5, signal.SIGKILL)
     with Store(db) as store:
         # Round 0 whole, round 1 cut short (an episode past its last LLM call may land before the kill).
@@ -167,16 +168,19 @@ def test_a_driver_killed_mid_round_resumes_with_each_task_once(tmp_path, ray_clu
         assert store.run("victim").status == "finished"
 
 
-def test_ctrl_c_stops_a_ray_run_within_seconds_leaving_it_interrupted(tmp_path, ray_cluster):
+@pytest.mark.parametrize(("signum", "status", "said"), [(signal.SIGINT, 130, "interrupted"),
+                                                        (signal.SIGTERM, 143, "interrupted by SIGTERM")])
+def test_ctrl_c_or_sigterm_stops_a_ray_run_within_seconds_leaving_it_interrupted(tmp_path, ray_cluster, signum, status, said):
+    # SIGTERM before: ray.init's own handler ended the driver at once (exit 15), the run left `running`.
     spec = write_spec(tmp_path, "stop", ["throw_away_trash", "collect_toys"], per_task=2)
     db = tmp_path / "s.db"
     # Held after two stored episodes: the other two are under way in the workers, held in their LLM calls.
     command = held_ray_run(tmp_path, spec, db, 2, rounds=1, cluster=ray_cluster)
     err = tmp_path / "err.txt"
     with err.open("w") as stderr:
-        process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=stderr)
-        assert signal_when_stored(process, db, 2, signal.SIGINT, timeout=30) == 130
-    assert "interrupted: finished episodes are stored" in err.read_text() and "Traceback" not in err.read_text()
+        process = start(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=stderr)
+        assert signal_when_stored(process, db, 2, signum, timeout=30) == status, err.read_text()
+    assert f"{said}: finished episodes are stored" in err.read_text() and "Traceback" not in err.read_text()
     with Store(db) as store:
         assert store.run("victim").status == "interrupted"
         assert 2 <= len(list(store.episodes("victim"))) < 4  # the held ones never stored

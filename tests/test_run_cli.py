@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import held_cli, plan_follower, plans_of, signal_when_stored, write_spec
+from conftest import held_cli, plan_follower, plans_of, signal_when_stored, start, write_spec
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -132,7 +132,7 @@ def test_ctrl_c_keeps_what_is_stored_and_resume_plays_the_rest(tmp_path, cli):
     script = held_cli(tmp_path, spec, db, episodes=3)
     out, err = tmp_path / "out.txt", tmp_path / "err.txt"
     with out.open("w") as stdout, err.open("w") as stderr:
-        process = subprocess.Popen(
+        process = start(
             [sys.executable, str(script), "run", spec, "--store", str(db), "--rounds", "2", "--name", "victim", "--no-prior"],
             cwd=tmp_path, stdout=stdout, stderr=stderr, env={**os.environ, **WIDE},
         )
@@ -246,23 +246,23 @@ main()
 """
 
 
-def interrupt_at(tmp_path, stage: str, *args: str) -> tuple[int, str, float]:
-    """Run `prag run ARGS` in a subprocess, send SIGINT when it reaches `stage` (seen by a marker
-    file it writes); returns its exit code, its stderr and the seconds it took to stop."""
+def interrupt_at(tmp_path, stage: str, *args: str, signum: int = signal.SIGINT) -> tuple[int, str, float]:
+    """Run `prag run ARGS` in a subprocess, send `signum` (Ctrl-C's SIGINT) when it reaches `stage`
+    (seen by a marker file it writes); returns its exit code, its stderr and the seconds it took to stop."""
     marker = tmp_path / f"{stage}.marker"
     script = tmp_path / f"{stage}_prag.py"
     script.write_text(STAGED_CLI.format(tests=str(Path(__file__).parent), marker=str(marker), stage=stage))
     err = tmp_path / f"{stage}.err"
     with err.open("w") as stderr:
-        process = subprocess.Popen([sys.executable, str(script), "run", *args], cwd=tmp_path,
-                                   stdout=subprocess.DEVNULL, stderr=stderr, env={**os.environ, **WIDE})
+        process = start([sys.executable, str(script), "run", *args], cwd=tmp_path,
+                        stdout=subprocess.DEVNULL, stderr=stderr, env={**os.environ, **WIDE})
         try:
-            start = time.monotonic()
+            began = time.monotonic()
             while not marker.exists():
                 assert process.poll() is None, err.read_text()
-                assert time.monotonic() - start < 240, f"{stage} never reached"
+                assert time.monotonic() - began < 240, f"{stage} never reached"
                 time.sleep(0.02)
-            process.send_signal(signal.SIGINT)
+            process.send_signal(signum)
             sent = time.monotonic()
             code = process.wait(timeout=120)
             return code, err.read_text(), time.monotonic() - sent
@@ -290,6 +290,31 @@ def test_ctrl_c_while_the_llm_is_built_leaves_the_run_interrupted_with_the_resum
     assert seconds < 10
     with Store(db) as store:
         assert store.run("early").status == "interrupted" and not list(store.episodes("early"))
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_and_sighup_leave_the_run_interrupted_with_the_resume_command_as_ctrl_c_does(tmp_path, signum, status):
+    # Before: the process died of the signal (exit -15, -1), the run left `running`, no resume command.
+    spec = write_spec(tmp_path, "pair", ["throw_away_trash", "collect_toys"])
+    db = tmp_path / "s.db"
+    code, err, seconds = interrupt_at(tmp_path, "building", spec, "--store", str(db), "--name", "early", "--no-prior",
+                                      signum=signum)
+    name = signal.Signals(signum).name
+    assert code == status and "Traceback" not in err, err
+    assert f"interrupted by {name}: finished episodes are stored; continue with `prag run --resume early --store {db}`" in err
+    assert seconds < 10
+    with Store(db) as store:
+        assert store.run("early").status == "interrupted"
+
+
+def test_ctrl_c_stops_a_run_also_when_the_tests_were_started_in_the_background(tmp_path, started_in_background):
+    # `pytest &` from a script starts pytest with SIGINT ignored, and its children inherit that:
+    # before, the run never saw the Ctrl-C and was killed after the wait.
+    spec = write_spec(tmp_path, "pair", ["throw_away_trash", "collect_toys"])
+    db = tmp_path / "s.db"
+    code, err, seconds = interrupt_at(tmp_path, "building", spec, "--store", str(db), "--name", "early", "--no-prior")
+    assert code == 130 and "interrupted: finished episodes are stored" in err, err
+    assert seconds < 10
 
 
 def test_ctrl_c_stops_parallel_episodes_before_their_next_action_and_resume_plays_every_task(tmp_path, cli):

@@ -5,6 +5,8 @@ import sys
 
 import typer
 
+from prag.signals import exit_status, stop_on_signals, stopped_by
+
 app = typer.Typer(
     help="prag: a progressive retrieval planner for embodied everyday tasks.",
     no_args_is_help=True,
@@ -27,12 +29,14 @@ def _register() -> None:
 
 
 def main() -> None:
-    """The `prag` console script. Ctrl-C while the commands load (they import torch and friends)
-    exits as Ctrl-C in a command does: `interrupted`, exit code 130, no traceback."""
+    """The `prag` console script. SIGTERM and SIGHUP stop every command as Ctrl-C does
+    (prag.signals); one while the commands load (they import torch and friends) exits as one in
+    a command does: `interrupted`, the signal's exit code, no traceback."""
     try:
+        stop_on_signals()
         _register()
         app()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         # Plain stderr: the interrupt may have cut the import of rich or of prag.cli.common.
-        sys.stderr.write("interrupted\n")
-        raise SystemExit(130) from None
+        sys.stderr.write(f"{stopped_by(stop)}\n")
+        raise SystemExit(exit_status(stop)) from None

@@ -13,6 +13,7 @@ from prag.envs.base import Task
 from prag.errors import PragError
 from prag.llm import LLM, check_spec
 from prag.run.config import ExecutionConfig
+from prag.signals import exit_status, stopped_by
 
 console = Console()
 err_console = Console(stderr=True)
@@ -20,12 +21,9 @@ err_console = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-INTERRUPTED = 130  # the shell's exit code for a process stopped by Ctrl-C (128 + SIGINT)
-
-
 def guarded(fn: F) -> F:
-    """Turn a PragError into `Error: …` on stderr and exit code 1, and Ctrl-C into `interrupted`
-    and exit code 130, with no traceback."""
+    """Turn a PragError into `Error: …` on stderr and exit code 1, and Ctrl-C (or SIGTERM, SIGHUP:
+    prag.signals) into `interrupted` and the signal's exit code (130, 143, 129), with no traceback."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -34,9 +32,9 @@ def guarded(fn: F) -> F:
         except PragError as exc:
             error(str(exc))
             raise typer.Exit(1) from None
-        except KeyboardInterrupt:
-            interrupted()
-            raise typer.Exit(INTERRUPTED) from None
+        except KeyboardInterrupt as stop:
+            interrupted(stop)
+            raise typer.Exit(exit_status(stop)) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -46,9 +44,11 @@ def error(message: str) -> None:
     err_console.print(f"[bold red]Error:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
 
-def interrupted(what: str | None = None) -> None:
-    """Tell on stderr that Ctrl-C stopped the command, and what that left when it is known."""
-    err_console.print(f"interrupted: {escape(what)}" if what else "interrupted", highlight=False, soft_wrap=True)
+def interrupted(stop: KeyboardInterrupt, what: str | None = None) -> None:
+    """Tell on stderr that a signal stopped the command (`interrupted`, or `interrupted by
+    SIGTERM`), and what that left when it is known."""
+    said = stopped_by(stop)
+    err_console.print(f"{said}: {escape(what)}" if what else said, highlight=False, soft_wrap=True)
 
 
 def _seconds(value: float) -> float:

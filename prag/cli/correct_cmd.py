@@ -17,6 +17,7 @@ from prag.cli.layout import show
 from prag.corrections.learn import Outcome, correct_episode
 from prag.corrections.replay import Replay
 from prag.corrections.transcripts import from_episode, parse
+from prag.errors import PragError
 from prag.llm import DEFAULT_RETRIES, DEFAULT_TIMEOUT, SPEC_HELP, make_llm
 from prag.retrieval.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
 from prag.store import Store
@@ -58,7 +59,11 @@ def correct(
         cache = EmbeddingCache(store, Encoder(model))
         decide = _decider(keep_unverified)
         if edit:
-            text = click.edit(EDIT_HEADER + transcript.render(), extension=".txt")
+            try:
+                text = click.edit(EDIT_HEADER + transcript.render(), extension=".txt")
+            except UnicodeDecodeError as exc:
+                raise PragError(f"the edited transcript is not UTF-8 text ({exc.reason} at byte {exc.start}): "
+                                "nothing stored; save it as UTF-8 in your editor and correct again") from None
             if text is None:
                 console.print("not saved: nothing stored")
                 return

@@ -22,7 +22,6 @@ from rich.progress import (
 from prag.agent.agent import AgentConfig, parse_readers, parse_sources
 from prag.cli import app
 from prag.cli.common import (
-    INTERRUPTED,
     LLMRetriesOpt,
     LLMTimeoutOpt,
     check_llm,
@@ -32,7 +31,7 @@ from prag.cli.common import (
     interrupted,
 )
 from prag.envs.spec import load_spec
-from prag.errors import PragError
+from prag.errors import DamagedStore, PragError
 from prag.llm import SPEC_HELP
 from prag.run.config import (
     ExecutionConfig,
@@ -41,7 +40,8 @@ from prag.run.config import (
     RunConfig,
 )
 from prag.run.executors import executor_name
-from prag.run.runner import RunLog, Runner, check_playable, resume_config, start_run
+from prag.run.runner import RunLog, Runner, check_playable, check_stored, resume_config, start_run
+from prag.signals import exit_status
 from prag.store import Store
 from prag.store.records import RunRecord
 from prag.store.stats import store_stats
@@ -105,6 +105,7 @@ def run(
         with Store(store_path, create=False) as store:
             run_record, config = resume_config(store, resume)
             check_playable(config)
+            check_stored(store, config)
             check_llm(config.experiment.llm, config.execution)
             store.claim_run(run_record.id)  # refused while another process plays the run
             _play(store, store_path, run_record, config)
@@ -144,10 +145,12 @@ def _play(store: Store, store_path: Path, run_record: RunRecord, config: RunConf
         )
         with run_display(log) as display:
             Runner(store, run_record, config, display, llm=injected_llm(experiment.llm), on_wait=display.waiting).play()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         _stop(store, run_record)
-        interrupted(f"finished episodes are stored; continue with `{resume}`")
-        raise typer.Exit(INTERRUPTED) from None
+        interrupted(stop, f"finished episodes are stored; continue with `{resume}`")
+        raise typer.Exit(exit_status(stop)) from None
+    except DamagedStore:
+        raise  # prag writes nothing into a damaged store, not even the run's status
     except Exception as exc:
         _stop(store, run_record)
         if isinstance(exc, PragError):

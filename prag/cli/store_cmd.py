@@ -21,6 +21,7 @@ from prag.cli.common import console, err_console, guarded
 from prag.cli.layout import show
 from prag.envs import registry
 from prag.errors import PragError
+from prag.files import checked_file
 from prag.llm import make_llm
 from prag.retrieval.corrections import CorrectionHit, CorrectionSource
 from prag.retrieval.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
@@ -29,7 +30,7 @@ from prag.retrieval.readings import ReadingMemory
 from prag.run.config import train_spec
 from prag.store import EpisodeRecord, Store
 from prag.store.database import damaged
-from prag.store.exchange import ImportResult, import_file, write_export
+from prag.store.exchange import JSONL, ImportResult, import_file, write_export
 from prag.store.stats import StoreStats, store_stats
 
 StoreArg = Annotated[Path, typer.Argument(help="Path of the experience store (SQLite file).")]
@@ -347,16 +348,18 @@ def import_(
     A file with a bad line imports nothing (each bad line is listed as FILE:LINE: what is
     wrong), unless --skip-bad asks to import its good lines.
     """
-    if source != "-" and not Path(source).is_file():
-        raise PragError(f"no file {source}: give a JSON Lines file written by `prag export`, or -")
+    if source != "-":
+        checked_file(source, f"{JSONL}, or - for standard input")
     new = not store_path.exists()
     try:
         with Store(store_path) as store:
             if source == "-":
-                with tempfile.NamedTemporaryFile("w+", encoding="utf-8", suffix=".jsonl") as spool:
-                    shutil.copyfileobj(sys.stdin, spool)  # read twice: checked first, then written
+                with tempfile.NamedTemporaryFile("w+b", suffix=".jsonl") as spool:
+                    shutil.copyfileobj(sys.stdin.buffer, spool)  # read twice: checked first, then written
                     spool.flush()
-                    result = import_file(store, spool.name, skip_bad=skip_bad)
+                    if not spool.tell():
+                        raise PragError(f"standard input is empty: give {JSONL} on it, or its path")
+                    result = import_file(store, spool.name, skip_bad=skip_bad, name="standard input")
             else:
                 result = import_file(store, source, skip_bad=skip_bad)
     except PragError:

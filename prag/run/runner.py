@@ -219,16 +219,22 @@ def check_playable(config: RunConfig) -> None:
         load_spec(spec).open(max_steps=experiment.max_steps)
 
 
+def check_stored(store: Store, config: RunConfig) -> None:
+    """Refuse a run whose config names what the store does not hold, or holds damaged, before
+    anything is written: the runs it includes, its learned ask policy."""
+    for included in config.retrieval.include_runs:
+        store.run(included)  # fails clearly on an unknown run
+    if config.agent.ask == "learned":
+        learned_asker(store, config.agent.asker)  # fails naming the policies stored, or the damaged one
+
+
 def start_run(store: Store, config: RunConfig, run_id: str | None = None) -> RunRecord:
     """Record a new run in the store (its config, so that `resume_config` can rebuild it), with
     its copied round 0 if it has one, in one transaction; everything is checked first."""
     check_playable(config)
+    check_stored(store, config)
     experiment, retrieval = config.experiment, config.retrieval
     spec = load_spec(experiment.spec)
-    for included in retrieval.include_runs:
-        store.run(included)  # fails clearly on an unknown run
-    if config.agent.ask == "learned":
-        store.ask_policies.get(*asker_key(config.agent.asker))  # fails naming the policies stored
     run = RunRecord(
         id=run_id or new_run_id(spec.name, retrieval.mode),
         spec=spec.name,
@@ -283,7 +289,7 @@ def learned_asker(store: Store, name: str | None) -> AskPolicy:
         learned_policy,  # loads stable-baselines3: only when asked for
     )
 
-    return learned_policy(store.ask_policies.get(*asker_key(name)))
+    return learned_policy(store.ask_policies.get(*asker_key(name)), store.path)
 
 
 def resume_config(store: Store, run_id: str) -> tuple[RunRecord, RunConfig]:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from prag.llm.base import LLM, Completion, Message
 from prag.store.records import now
+from prag.store.values import damaged_value, stored_float, stored_int
 
 if TYPE_CHECKING:
     from prag.store.database import Store
@@ -84,7 +85,7 @@ class Answers:
             row = self.store.db.execute(
                 "select text, prompt_tokens, completion_tokens, seconds from answers where key = ?", [key]
             ).fetchone()
-        return CachedAnswer(*row) if row else None
+        return self._answer(key, *row) if row else None
 
     def put(self, key: str, model: str, completion: Completion) -> None:
         """Count a miss (the model ran) and keep its answer, unless it is too long to keep."""
@@ -111,7 +112,15 @@ class Answers:
             rows = self.store.db.execute(
                 "select key, text, prompt_tokens, completion_tokens, seconds from answers"
             ).fetchall()
-        return {key: CachedAnswer(*rest) for key, *rest in rows}
+        return {key: self._answer(key, *rest) for key, *rest in rows}
+
+    def _answer(self, key: str, text: object, prompt_tokens: object, completion_tokens: object, seconds: object) -> CachedAnswer:
+        path, of = self.store.path, f"of the cached answer {key}"
+        if not isinstance(text, str):
+            raise damaged_value(path, f"answers.text {of}", text, "text")
+        return CachedAnswer(text, stored_int(path, f"answers.prompt_tokens {of}", prompt_tokens),
+                            stored_int(path, f"answers.completion_tokens {of}", completion_tokens),
+                            stored_float(path, f"answers.seconds {of}", seconds))
 
     def stats(self) -> dict[str, dict[str, float]]:
         """Per model: answers stored, hits, misses and the model seconds the hits saved."""

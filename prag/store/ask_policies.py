@@ -13,10 +13,12 @@ from __future__ import annotations
 import builtins
 import json
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prag.errors import PragError
 from prag.store.records import now
+from prag.store.values import damaged_value, stored_int, stored_json
 
 if TYPE_CHECKING:
     from prag.store.database import Store
@@ -93,7 +95,7 @@ class AskPolicies:
             raise AskPolicyError(
                 f"no ask policy {wanted} in {self.store.path} (stored: {known}): train one with `prag train-asker`"
             )
-        return _from_row(row)
+        return _from_row(self.store.path, row)
 
     def find(self, record: AskPolicyRecord) -> int | None:
         """The id of a stored policy that is `record` (same name, training time and network), if any."""
@@ -108,11 +110,16 @@ class AskPolicies:
         """Every stored policy, by name then version."""
         with self.store.lock:
             rows = builtins.list(self.store.db["ask_policies"].rows_where(order_by="name, version"))
-        return [_from_row(row) for row in rows]
+        return [_from_row(self.store.path, row) for row in rows]
 
 
-def _from_row(row: dict[str, Any]) -> AskPolicyRecord:
-    row["tasks"] = json.loads(row["tasks"])
-    row["curve"] = json.loads(row["curve"])
-    row["extra"] = json.loads(row["extra"] or "{}")
+def _from_row(path: Path, row: dict[str, Any]) -> AskPolicyRecord:
+    of = f"of ask policy {row['name']} v{row['version']}"
+    row["tasks"] = stored_json(path, f"ask_policies.tasks {of}", row["tasks"], list)
+    row["curve"] = stored_json(path, f"ask_policies.curve {of}", row["curve"], list)
+    row["extra"] = stored_json(path, f"ask_policies.extra {of}", row["extra"], dict, empty="{}")
+    for name in ("timesteps", "seed", "features", "version"):
+        row[name] = stored_int(path, f"ask_policies.{name} {of}", row[name])
+    if not isinstance(row["model"], bytes) or not row["model"]:
+        raise damaged_value(path, f"ask_policies.model {of}", row["model"], "the bytes of a trained network")
     return AskPolicyRecord(**row)

@@ -17,6 +17,7 @@ import builtins
 import json
 import sqlite3
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ConfigDict, with_config
@@ -24,6 +25,7 @@ from sqlite_utils.db import NotFoundError
 
 from prag.errors import PragError
 from prag.store.records import now, text_hash
+from prag.store.values import stored_json
 
 if TYPE_CHECKING:
     from prag.store.database import Store
@@ -140,7 +142,7 @@ class Corrections:
                     f"no correction {correction_id} in {self.store.path}: "
                     f"see `prag corrections list {self.store.path}`"
                 ) from None
-        return _from_row(row)
+        return _from_row(self.store.path, row)
 
     def list(self, *, domain: str | None = None, prior: bool = True) -> builtins.list[Correction]:
         """The corrections in id order; `domain` keeps one action vocabulary, `prior=False` drops
@@ -153,7 +155,7 @@ class Corrections:
             where.append("origin != 'prior'")
         with self.store.lock:
             rows = self.store.db["corrections"].rows_where(" and ".join(where) or None, params, order_by="id")
-            return [_from_row(dict(row)) for row in rows]
+            return [_from_row(self.store.path, dict(row)) for row in rows]
 
     def find(self, correction: Correction) -> int | None:
         """The id of a stored correction that is this one (a prior transcript: by its name;
@@ -182,9 +184,9 @@ class Corrections:
             return [PriorLoad(*row) for row in rows]
 
 
-def _from_row(row: dict[str, Any]) -> Correction:
-    row["instructions"] = json.loads(row["instructions"])
-    row["scenes"] = json.loads(row["scenes"])
+def _from_row(path: Path, row: dict[str, Any]) -> Correction:
+    row["instructions"] = stored_json(path, f"corrections.instructions of correction {row['id']}", row["instructions"], list)
+    row["scenes"] = stored_json(path, f"corrections.scenes of correction {row['id']}", row["scenes"], list)
     row["verified"] = bool(row["verified"])
     for text in ("verify_note", "spec", "task_id", "task_type", "name", "feedback", "improvement_model",
                  "problem", "advice", "answer", "input_transcript", "created_at"):

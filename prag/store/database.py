@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import sqlite_utils
 
-from prag.errors import StoreError
+from prag.errors import DamagedStore, StoreError
 from prag.store.answers import Answers
 from prag.store.ask_policies import AskPolicies
 from prag.store.claims import Claim, run_state
@@ -36,8 +36,9 @@ from prag.store.corrections import Corrections, correction_texts
 from prag.store.places import Places, record_places
 from prag.store.readings import Readings
 from prag.store.readings import add as record_reading
-from prag.store.records import EpisodeRecord, RunRecord, StepRecord, now, text_hash
+from prag.store.records import STATUSES, EpisodeRecord, RunRecord, StepRecord, now, text_hash
 from prag.store.schema import MIGRATIONS, SCHEMA_VERSION
+from prag.store.values import damaged_value, stored_float, stored_int, stored_json, stored_time
 
 __all__ = ["Deleted", "IndexRows", "Store", "damaged", "now"]
 
@@ -82,7 +83,7 @@ def is_damage(exc: BaseException) -> bool:
 def damaged(path: Path, detail: str) -> StoreError:
     """The error for a damaged store file: what happened, that nothing was written, how to recover."""
     fixed = path.with_name(f"{path.stem}-recovered{path.suffix or '.db'}")
-    return StoreError(
+    return DamagedStore(
         f"{path} is damaged ({detail}); prag writes nothing into a damaged store. Recover what "
         f"SQLite can still read into a new file with `sqlite3 {path} .recover | sqlite3 {fixed}` "
         f"and use {fixed}, or save the runs that still read with `prag export {path} --run RUN > RUN.jsonl` "
@@ -189,7 +190,7 @@ class Store:
         meta = dict(self.db.execute("select key, value from prag_meta").fetchall())
         if meta.get("format") != FORMAT:
             raise StoreError(f"{self.path} has a prag_meta table of another format; left untouched")
-        if int(meta.get("schema_version", 0)) > SCHEMA_VERSION:
+        if self.schema_version > SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path} was written by a newer prag (schema {meta['schema_version']}, "
                 f"this prag knows up to {SCHEMA_VERSION}): upgrade prag to open it"
@@ -201,7 +202,12 @@ class Store:
         if "prag_meta" not in self.db.table_names():
             return 0
         row = self.db.execute("select value from prag_meta where key = 'schema_version'").fetchone()
-        return int(row[0]) if row else 0
+        if row is None:
+            return 0
+        applied = max(self._applied(), default=0)
+        return stored_int(self.path, "prag_meta.schema_version", row[0], fix=(
+            f"set it to the newest migration applied, {applied}: sqlite3 {self.path} "
+            f"\"update prag_meta set value = '{applied}' where key = 'schema_version'\""))
 
     def integrity(self) -> str:
         """SQLite's quick check of the whole file: "ok", or what is wrong with it."""
@@ -250,7 +256,7 @@ class Store:
     def _applied(self) -> set[int]:
         if "prag_migrations" not in self.db.table_names():
             return set()
-        return {row[0] for row in self.db.execute("select version from prag_migrations")}
+        return {row[0] for row in self.db.execute("select version from prag_migrations")}  # integer primary key: never text
 
     def _migrate(self) -> None:
         # By the recorded set, not the highest version: a migration released after a higher one
@@ -311,11 +317,11 @@ class Store:
         except sqlite_utils.db.NotFoundError:
             known = ", ".join(r.id for r in self.runs()) or "none"
             raise StoreError(f"no run {run_id!r} in {self.path} (runs: {known})") from None
-        return _run_from_row(row)
+        return _run_from_row(self.path, row)
 
     def runs(self) -> list[RunRecord]:
         """Every run, oldest first."""
-        return [_run_from_row(row) for row in self.db["runs"].rows_where(order_by="created_at, id")]
+        return [_run_from_row(self.path, row) for row in self.db["runs"].rows_where(order_by="created_at, id")]
 
     def set_run_status(self, run_id: str, status: str) -> None:
         """Record a run's status; a run no longer running is released by its process."""
@@ -352,7 +358,9 @@ class Store:
         """Which process plays each run (None: no process claims it)."""
         rows = self.db.execute("select id, claim_host, claim_pid, claim_started, heartbeat_at from runs")
         return {
-            run_id: Claim(host, pid, started, heartbeat) if pid is not None else None
+            run_id: Claim(host, stored_int(self.path, f"runs.claim_pid of run {run_id}", pid), started,
+                          stored_time(self.path, f"runs.heartbeat_at of run {run_id}", heartbeat))
+            if pid is not None else None
             for run_id, host, pid, started, heartbeat in rows
         }
 
@@ -448,22 +456,29 @@ class Store:
         return sorted(found, key=lambda episode: episode.id or 0)
 
     def _episode_from_row(self, row: dict[str, Any], *, steps: bool = True) -> EpisodeRecord:
-        records = [
-            StepRecord(s["t"], s["action"], s["observation"], s["scene"], **json.loads(s["graph"]))
-            for s in self.db["steps"].rows_where("episode_id = ?", [row["id"]], order_by="t")
-        ] if steps else []
-        n_actions = row.pop("n_steps")
+        of = f"of episode {row['id']}"
+        records = [self._step(s, of) for s in self.db["steps"].rows_where("episode_id = ?", [row["id"]], order_by="t")
+                   ] if steps else []
+        n_actions = stored_int(self.path, f"episodes.n_steps {of}", row.pop("n_steps"))
         for derived in ("goal_hash", "created_at"):
             row.pop(derived)
         # Counts of rows written by early versions may be NULL: nothing counted is 0.
-        for name in ("llm_calls", "prompt_tokens", "cached_tokens", "completion_tokens", "reasks", "seed"):
-            row[name] = int(row[name] or 0)
+        for name in ("round", "llm_calls", "prompt_tokens", "cached_tokens", "completion_tokens", "reasks", "seed"):
+            row[name] = stored_int(self.path, f"episodes.{name} {of}", row[name], empty=0)
         for name in ("seconds", "llm_seconds"):
-            row[name] = float(row[name] or 0.0)
+            row[name] = stored_float(self.path, f"episodes.{name} {of}", row[name], empty=0.0)
         row["task_type"] = row["task_type"] or ""
-        row["won"] = bool(row["won"])
-        row["extra"] = json.loads(row["extra"] or "{}")
+        row["won"] = bool(stored_int(self.path, f"episodes.won {of}", row["won"]))
+        row["extra"] = stored_json(self.path, f"episodes.extra {of}", row["extra"], dict, empty="{}")
         return EpisodeRecord(steps=records, n_actions=n_actions, **row)
+
+    def _step(self, row: dict[str, Any], of: str) -> StepRecord:
+        what = f"steps.graph of step {row['t']} {of}"
+        graph = stored_json(self.path, what, row["graph"], dict)
+        if set(graph) != {"location", "triples"} or not isinstance(graph["triples"], list):
+            raise damaged_value(self.path, what, row["graph"], "an object of a location and a list of triples")
+        return StepRecord(stored_int(self.path, f"steps.t {of}", row["t"]), row["action"], row["observation"],
+                          row["scene"], **graph)
 
     def index_rows(self, after_id: int = 0, limit: int | None = None) -> IndexRows:
         """What the retrieval index needs of the episodes with id > after_id (the first `limit`
@@ -588,6 +603,9 @@ class Store:
                     f"select hash, vector from embeddings where model = ? and hash in ({_marks(chunk)})",
                     [model, *chunk],
                 ):
+                    if not isinstance(blob, bytes) or len(blob) % 4:
+                        raise damaged_value(self.path, f"the {model} vector of text {digest}", blob,
+                                            "float32 numbers as bytes")
                     found[digest] = np.frombuffer(blob, dtype=np.float32)
         return found
 
@@ -659,8 +677,13 @@ def _insert(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> int:
     return int(cursor.lastrowid or 0)
 
 
-def _run_from_row(row: dict[str, Any]) -> RunRecord:
+def _run_from_row(path: Path, row: dict[str, Any]) -> RunRecord:
     data = {key: value for key, value in row.items() if not key.startswith("claim_") and key != "heartbeat_at"}
-    data["config"] = json.loads(data["config"] or "{}")
-    data["include_runs"] = json.loads(data["include_runs"] or "[]")
+    of = f"of run {data['id']}"
+    data["config"] = stored_json(path, f"runs.config {of}", data["config"], dict, empty="{}")
+    data["include_runs"] = stored_json(path, f"runs.include_runs {of}", data["include_runs"], list, empty="[]")
+    for name in ("rounds", "k"):
+        data[name] = stored_int(path, f"runs.{name} {of}", data[name])
+    if data["status"] not in STATUSES:
+        raise damaged_value(path, f"runs.status {of}", data["status"], f"one of {', '.join(STATUSES)}")
     return RunRecord(**data)

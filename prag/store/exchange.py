@@ -26,10 +26,11 @@ from pathlib import Path
 from typing import TextIO
 
 from prag.errors import PragError
+from prag.files import checked_file
 from prag.store.ask_policies import AskPolicyRecord
 from prag.store.corrections import Correction, PriorLoad, correction_texts
 from prag.store.database import Store
-from prag.store.lines import BadLine, EpisodeKey, Line, encode, parse_line
+from prag.store.lines import BadLine, EpisodeKey, Line, encode, parse_line, utf8_line
 from prag.store.records import EpisodeRecord, RunRecord, text_hash
 
 SHOWN_BAD_LINES = 20
@@ -89,14 +90,27 @@ class ImportResult:
     bad: list[str] = field(default_factory=list)  # "file:line: what is wrong"
 
 
-def import_file(store: Store, path: str | Path, *, skip_bad: bool = False) -> ImportResult:
-    """Import a JSON Lines file written by `prag export`."""
+JSONL = "a JSON Lines file written by `prag export`"
 
-    def read() -> Iterator[str]:
-        with open(path, encoding="utf-8") as handle:
+
+def import_file(store: Store, path: str | Path, *, skip_bad: bool = False, name: str | None = None) -> ImportResult:
+    """Import a JSON Lines file written by `prag export` (`name` names it in messages). Its lines
+    are read as bytes: a line that is not UTF-8 is a bad line, and a file whose first line is
+    not UTF-8 is no export at all (a binary file), refused before it is read through."""
+    checked = checked_file(path, JSONL)
+    name = name or str(path)
+    with open(checked, "rb") as handle:
+        first = next((line for line in handle if line.strip()), b"")
+    try:
+        utf8_line(first)
+    except BadLine as exc:
+        raise PragError(f"{name} is not {JSONL}: its first line is {exc}") from None
+
+    def read() -> Iterator[bytes]:
+        with open(checked, "rb") as handle:
             yield from handle
 
-    return _import(store, read, str(path), skip_bad)
+    return _import(store, read, name, skip_bad)
 
 
 def import_lines(
@@ -119,7 +133,7 @@ class _Survey:
     sources: dict[int, EpisodeKey] = field(default_factory=dict)  # correction line -> its episode
 
 
-def _survey(store: Store, read: Callable[[], Iterable[str]]) -> _Survey:
+def _survey(store: Store, read: Callable[[], Iterable[str | bytes]]) -> _Survey:
     found = _Survey()
     for number, text in enumerate(read(), start=1):
         if not text.strip():
@@ -167,18 +181,18 @@ def _survey(store: Store, read: Callable[[], Iterable[str]]) -> _Survey:
     return found
 
 
-def _run_id_of_bad_run_line(text: str) -> str | None:
+def _run_id_of_bad_run_line(text: str | bytes) -> str | None:
     """The id a bad run line gives, if it gives one (its episodes are then bad too)."""
     try:
         data = json.loads(text)
-    except json.JSONDecodeError:
+    except ValueError:  # not JSON, or not UTF-8
         return None
     if isinstance(data, dict) and data.get("kind") == "run" and isinstance(data.get("id"), str):
         return data["id"]
     return None
 
 
-def _import(store: Store, read: Callable[[], Iterable[str]], name: str, skip_bad: bool) -> ImportResult:
+def _import(store: Store, read: Callable[[], Iterable[str | bytes]], name: str, skip_bad: bool) -> ImportResult:
     survey = _survey(store, read)
     bad = [f"{name}:{number}: {problem}" for number, problem in sorted(survey.bad.items())]
     if bad and not skip_bad:

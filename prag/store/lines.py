@@ -35,10 +35,9 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 
 from prag.store.ask_policies import AskPolicyRecord
 from prag.store.corrections import ORIGINS, Correction, PriorLoad, correction_texts
-from prag.store.records import EpisodeRecord, RunRecord, text_hash
+from prag.store.records import STATUSES, EpisodeRecord, RunRecord, text_hash
 
 KINDS = ("run", "episode", "correction", "prior_load", "ask_policy")
-STATUSES = ("running", "finished", "interrupted")
 SOURCES = ("agent", "correction")
 _HASH = re.compile(r"[0-9a-f]{64}")
 
@@ -83,13 +82,23 @@ class Line:
         return {model: {len(v) for v in vectors.values()} for model, vectors in self.embeddings.items() if vectors}
 
 
+def utf8_line(raw: bytes) -> str:
+    """A line read as bytes, as text; raises BadLine when it is not UTF-8."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadLine(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})") from None
+
+
 _ADAPTERS: dict[type, TypeAdapter[Any]] = {
     cls: TypeAdapter(cls) for cls in (RunRecord, EpisodeRecord, Correction, PriorLoad, EpisodeKey, AskPolicyRecord)
 }
 
 
-def parse_line(text: str) -> Line:
+def parse_line(text: str | bytes) -> Line:
     """The line's record, checked; raises BadLine saying what is wrong."""
+    if isinstance(text, bytes):
+        text = utf8_line(text)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

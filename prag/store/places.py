@@ -17,7 +17,6 @@ recorded spec or train spec with that name). An episode whose family cannot be f
 """
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from functools import cache
@@ -27,6 +26,7 @@ from prag.envs.base import Triple, scene_from_text
 from prag.envs.registry import DOMAINS
 from prag.envs.spec import load_spec
 from prag.errors import SpecError
+from prag.store.values import stored_json
 
 if TYPE_CHECKING:
     from prag.store.database import Store
@@ -89,7 +89,8 @@ def record_places(conn: sqlite3.Connection, episode_id: int, episode: EpisodeRec
     if not conn.execute("select 1 from sqlite_master where type = 'table' and name = 'places'").fetchone():
         return  # a store at an older schema (migration tests pin one): migration 7 fills the table from the episodes
     config = conn.execute("select config from runs where id = ?", [episode.run_id]).fetchone()
-    family = family_of(episode.extra, json.loads(config[0] or "{}") if config else {})
+    family = family_of(episode.extra, stored_json(conn, f"runs.config of run {episode.run_id}", config[0], dict, empty="{}")
+                       if config else {})
     key = (episode_id, episode.run_id, episode.round, episode.source)
     add(conn, key, found(family, (step.triples for step in episode.steps)))
 
@@ -97,15 +98,18 @@ def record_places(conn: sqlite3.Connection, episode_id: int, episode: EpisodeRec
 def backfill(conn: sqlite3.Connection) -> None:
     """Fill the table from every stored episode's steps (migration 7); a step without triples
     (never the case after migration 4) is read from its text."""
-    configs = {run_id: json.loads(config or "{}") for run_id, config in conn.execute("select id, config from runs")}
+    configs = {run_id: stored_json(conn, f"runs.config of run {run_id}", config, dict, empty="{}")
+               for run_id, config in conn.execute("select id, config from runs")}
     episodes = conn.execute("select id, run_id, round, source, extra from episodes order by id").fetchall()
     for episode_id, run_id, round_, source, extra in episodes:
-        family = family_of(json.loads(extra or "{}"), configs.get(run_id, {}))
+        family = family_of(stored_json(conn, f"episodes.extra of episode {episode_id}", extra, dict, empty="{}"),
+                           configs.get(run_id, {}))
         if family not in DOMAINS:
             continue
         steps = conn.execute("select graph, scene from steps where episode_id = ? order by t", [episode_id])
         graphs = (
-            [tuple(triple) for triple in json.loads(graph)["triples"]] if graph else scene_from_text(scene)[1]
+            [tuple(triple) for triple in stored_json(conn, f"steps.graph of episode {episode_id}", graph, dict).get("triples", [])]
+            if graph else scene_from_text(scene)[1]
             for graph, scene in steps
         )
         add(conn, (episode_id, run_id, round_, source), found(family, graphs))

@@ -9,13 +9,13 @@ the episode, deleted with it, rebuilt by `prag import` (which stores episodes th
 """
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prag.store.places import visible
+from prag.store.values import stored_json
 
 if TYPE_CHECKING:
     from prag.store.database import Store
@@ -65,7 +65,7 @@ def backfill(conn: sqlite3.Connection) -> None:
     for episode_id, run_id, round_, source, won, extra in conn.execute(
         "select id, run_id, round, source, won, extra from episodes order by id"
     ).fetchall():
-        row = row_of(json.loads(extra or "{}"), bool(won))
+        row = row_of(stored_json(conn, f"episodes.extra of episode {episode_id}", extra, dict, empty="{}"), bool(won))
         if row is not None:
             conn.execute(
                 "insert into readings (episode_id, run_id, round, source, wording, sentence, reader, verified) "

@@ -97,6 +97,9 @@ class EpisodeRecord:
         return asdict(self)
 
 
+STATUSES = ("running", "finished", "interrupted")  # of a run
+
+
 @with_config(ConfigDict(extra="forbid"))
 @dataclass
 class RunRecord:
@@ -110,7 +113,7 @@ class RunRecord:
     rounds: int
     config: dict[str, Any] = field(default_factory=dict)
     include_runs: list[str] = field(default_factory=list)
-    status: str = "running"  # running | finished | interrupted
+    status: str = "running"  # one of STATUSES
     created_at: str = ""
     finished_at: str | None = None
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from prag.errors import SpecError
+from prag.files import checked_file, read_text
 
 FIELDS = ("refined", "paraphras1_command", "paraphras2_command", "contextual_command", "korean_command")
 NAMED = ("template", "turk", "people")
@@ -100,6 +101,9 @@ class Wording:
         return f"{self.name} ({self.file.name})" if self.file else self.name
 
 
+COMMANDS_FILE = "a Revisiting ALFRED commands file (JSON)"
+
+
 def parse_wording(value: Any, spec_dir: Path, seed: int) -> Wording:
     """The `goals` param of a spec: a name, or a table {file, field}."""
     if value is None or value in NAMED:
@@ -113,10 +117,10 @@ def parse_wording(value: Any, spec_dir: Path, seed: int) -> Wording:
                 f"{', '.join(FIELDS)}; got {value!r}"
             )
         path = (spec_dir / Path(os.path.expandvars(file)).expanduser()).resolve()
-        if not path.is_file():
+        if not path.exists():
             unset = f" ({file} names an environment variable that is not set)" if "$" in str(path) else ""
             raise SpecError(f"goals: no commands file at {path}{unset}: give the path of a Revisiting ALFRED commands JSON file")
-        return Wording(field, path, seed)
+        return Wording(field, checked_file(path, COMMANDS_FILE, SpecError), seed)
     raise SpecError(
         f"goals must be one of {', '.join(repr(n) for n in NAMED)} or {{ file = \"PATH\", field = \"NAME\" }}; got {value!r}"
     )
@@ -194,9 +198,10 @@ def _traj(trial: Path) -> dict[str, Any]:
 
 
 def _commands(path: Path) -> dict[str, dict[str, Any]]:
+    text = read_text(path, COMMANDS_FILE, SpecError)
     try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        entries = json.loads(text)
+    except ValueError as exc:
         raise SpecError(f"goals: {path} is not a readable JSON file ({exc}); give a Revisiting ALFRED commands file") from None
     if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("task_id"), str) for e in entries):
         raise SpecError(f"goals: {path} is not a Revisiting ALFRED commands file: expected a list of entries with a task_id")

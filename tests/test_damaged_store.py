@@ -1,0 +1,99 @@
+"""A store whose own records were damaged (issue 22): a value prag reads back to decide what to do
+(the schema version, a run's config and status, an episode's counts and extra, a step's graph, a
+vector's bytes, a claim's pid, a learned policy's curve and network) that is not what prag writes
+gets an error naming the store, the value and what to do: no traceback, and the file is not
+written. Before, `prag stats` on `schema_version = 'abc'` printed a ValueError traceback."""
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from contextlib import closing
+
+import numpy as np
+import pytest
+from conftest import write_spec
+from support import episode, run
+from typer.testing import CliRunner
+
+from prag.agent.mediator import MediatorState
+from prag.cli import _register, app, common
+from prag.llm.scripted import ScriptedLLM
+from prag.retrieval.embed import DEFAULT_MODEL
+from prag.store import Store
+from prag.store.ask_policies import AskPolicyRecord
+from prag.store.records import text_hash
+
+_register()
+PRAG_WRITES_NOTHING = "prag writes nothing into it"
+
+
+@pytest.fixture
+def store(tmp_path):
+    """A store with run r1, one episode with a vector, and an ask policy `asker` v1."""
+    path = tmp_path / "s.db"
+    with Store(path) as opened:
+        opened.add_run(run("r1"))
+        record = episode()
+        opened.add_vectors(DEFAULT_MODEL, {text_hash(record.goal): np.ones(4, dtype=np.float32)})
+        opened.add_episode(record)
+        opened.ask_policies.add(AskPolicyRecord(
+            name="asker", spec="test", tasks=["t0"], llm="none", timesteps=8, penalty=0.1, gamma=0.99, seed=0,
+            features=MediatorState.FEATURES,
+            model=b"PK\x03\x04 not a network"))
+    return path
+
+
+def damage(path, sql: str) -> None:
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute(sql)
+        conn.commit()
+
+
+def written(path) -> tuple[str, bool]:
+    """The store file's digest, and whether a write-ahead log beside it holds anything."""
+    wal = path.with_name(path.name + "-wal")
+    return hashlib.sha256(path.read_bytes()).hexdigest(), wal.exists() and wal.stat().st_size > 0
+
+
+DAMAGES = [
+    pytest.param("update prag_meta set value = 'abc' where key = 'schema_version'", ["stats"],
+                 "prag_meta.schema_version is 'abc', not a whole number", "where key = 'schema_version'", id="schema_version"),
+    pytest.param("update runs set config = '{not json'", ["run", "--resume", "r1", "--store"],
+                 "runs.config of run r1 is '{not json', not JSON text", "", id="run config"),
+    pytest.param("update runs set status = 'paused'", ["stats"],
+                 "runs.status of run r1 is 'paused', not one of running, finished, interrupted", "", id="run status"),
+    pytest.param("update runs set claim_pid = 'me'", ["stats"],
+                 "runs.claim_pid of run r1 is 'me', not a whole number", "", id="claim pid"),
+    pytest.param("update episodes set llm_calls = 'many'", ["stats"],
+                 "episodes.llm_calls of episode 1 is 'many', not a whole number", "", id="episode count"),
+    pytest.param("update episodes set extra = '[1'", ["export"],
+                 "episodes.extra of episode 1 is '[1', not JSON text", "", id="episode extra"),
+    pytest.param("update steps set graph = '{\"triples\": 3}' where t = 1", ["export"],
+                 "steps.graph of step 1 of episode 1 is", "not an object of a location and a list of triples", id="step graph"),
+    pytest.param("update embeddings set vector = x'010203'", ["export"],
+                 f"the {DEFAULT_MODEL} vector of text", "not float32 numbers as bytes", id="vector bytes"),
+    pytest.param("update ask_policies set curve = 'up'", ["run", "{spec}", "--ask", "learned", "--store"],
+                 "ask_policies.curve of ask policy asker v1 is 'up', not JSON text", "", id="policy curve"),
+    pytest.param("select 1", ["run", "{spec}", "--ask", "learned", "--store"],
+                 "ask_policies.model of ask policy asker v1 is b'PK\\x03\\x04 not a network', not a network stable-baselines3 saved",
+                 "train it again with `prag train-asker`", id="policy network"),
+]
+
+
+@pytest.mark.parametrize(("sql", "command", "said", "fix"), DAMAGES)
+def test_a_damaged_value_is_named_with_what_to_do_and_nothing_is_written(store, tmp_path, monkeypatch, sql, command, said, fix):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(common, "test_llm", lambda spec: ScriptedLLM(["look"]))
+    spec = write_spec(tmp_path, "pair", ["throw_away_trash", "collect_toys"])
+    damage(store, sql)
+    before = written(store)
+    assert not before[1]
+    args = [part.format(spec=spec) for part in command] + [str(store)]
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
+    output = " ".join(result.output.split())
+    assert result.exit_code == 1, result.output
+    assert f"Error: {store} is damaged: {said}" in output and fix in output and PRAG_WRITES_NOTHING in output, output
+    assert "Traceback" not in result.output
+    assert written(store) == before
+    with closing(sqlite3.connect(store)) as conn:
+        assert conn.execute("select count(*) from runs").fetchone()[0] == 1  # no run recorded

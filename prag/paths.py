@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -15,6 +16,17 @@ def cache_dir() -> Path:
     path = Path(root)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """Write a cache entry whole (a temp file renamed): processes or runs starting at once may
+    write the same entry, and none may read half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(handle, "wb") as out:
+        out.write(data)
+    os.chmod(tmp, 0o644)  # mkstemp makes it private; the cache is the user's to share
+    os.replace(tmp, path)
 
 
 def spec_dirs() -> list[Path]:

@@ -16,9 +16,8 @@ seconds), and each transcript is stored under it only if no process stored it me
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from importlib import resources
 from importlib.metadata import PackageNotFoundError, version
@@ -32,7 +31,7 @@ from prag.corrections.transcripts import Transcript, parse
 from prag.envs import registry
 from prag.envs.spec import load_spec
 from prag.files import read_text
-from prag.paths import cache_dir
+from prag.paths import cache_dir, write_whole
 from prag.retrieval.embed import EmbeddingCache
 from prag.store import Store
 from prag.store.corrections import Correction, correction_texts
@@ -127,11 +126,9 @@ def _kept_vectors(cache: EmbeddingCache, key: str, texts: list[str]) -> None:
                 return
     except (OSError, ValueError):
         pass  # never encoded here, or a damaged file: encode again
-    vectors = cache.vectors(texts)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz")
-    with os.fdopen(handle, "wb") as out:
-        np.savez(out, **dict(zip(hashes, vectors)))
-    os.replace(tmp, path)
+    vectors = io.BytesIO()
+    np.savez(vectors, **dict(zip(hashes, cache.vectors(texts))))
+    write_whole(path, vectors.getvalue())
 
 
 def replayed_prior(prior: PriorTranscript, transcript: Transcript, key: str) -> dict[str, Any]:
@@ -157,11 +154,7 @@ def replayed_prior(prior: PriorTranscript, transcript: Transcript, key: str) -> 
         "won": result.won, "note": result.note, "scenes": result.scenes,
         "task_id": task.task_id, "task_type": task.task_type,
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        json.dump(kept, out)
-    os.replace(tmp, path)  # whole or not at all: runs starting at once may replay the same one
+    write_whole(path, json.dumps(kept).encode("utf-8"))
     return kept
 
 

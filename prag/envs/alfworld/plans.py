@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from prag.errors import PragError
-from prag.paths import cache_dir
+from prag.paths import cache_dir, write_whole
 
 SHIPPED = "alfworld_plans.json"
 
@@ -105,12 +103,7 @@ def _cached(key: str) -> list[str] | None:
 
 def _write_cache(key: str, plan: list[str]) -> None:
     """Write the entry whole (a temp file renamed), so that parallel workers never read half of one."""
-    folder = user_cache()
-    folder.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        json.dump({"plan": plan}, out)
-    os.replace(tmp, folder / f"{key}.json")
+    write_whole(user_cache() / f"{key}.json", json.dumps({"plan": plan}).encode("utf-8"))
 
 
 def _read_bytes(game_file: Path) -> bytes:

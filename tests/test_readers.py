@@ -193,6 +193,18 @@ def test_a_win_verifies_a_reading_only_when_its_last_action_names_the_readings_p
     assert [r.sentence for r in store.readings.verified()] == (["put a keychain in drawer"] if fits else [])
 
 
+@pytest.mark.parametrize("last_action, fits", [
+    ("use desklamp 1", True),
+    ("take alarmclock 2 from desk 1", True),  # the lamp was turned on first: taking the clock wins
+    ("take mug 1 from desk 1", False),  # the game's goal was the mug, not the reading's clock
+])
+def test_a_look_is_borne_out_by_a_win_ending_at_the_lamp_or_at_the_thing(last_action, fits):
+    readings = Readings([LLMReader(ScriptedLLM(["look at alarmclock under the desklamp"]), lambda w: [], Usage())],
+                        context("Examine the clock under the lamp."))
+    readings.start()
+    assert readings.fits(last_action) is fits
+
+
 def test_a_reading_the_worlds_placement_rules_rule_out_is_read_again_before_a_step():
     llm = ScriptedLLM(["put a keychain in cabinet", "look at keychain under the desklamp"])
     readings = Readings([TemplateReader(), LLMReader(llm, lambda w: [], Usage())],

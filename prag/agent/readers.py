@@ -299,16 +299,18 @@ class Readings:
 
     def fits(self, last_action: str | None) -> bool:
         """Whether a win ending with `last_action` bears the current reading out: the action names
-        the reading's place (its sentence's last slot: the receptacle, the lamp). A game won while the
+        what finishes the reading's goal (its sentence's last slot, the receptacle; for a look,
+        the lamp or the thing). A game won while the
         LLM played another goal ("hold the key chain and switch on the lamp" read as putting it in a
         cabinet, won by turning on the lamp) verifies nothing about the words. A reading with no
         formal goal is the family's own sentence: a win bears it out."""
         current, schema = self.current, self.context.schema
         if current is None or current.goal is None or schema is None:
             return True
-        slots = schema.slots_of(current.goal.task)
-        kind = dict(current.goal.slots).get(slots[-1]) if slots else None
-        return kind is not None and last_action is not None and re.search(rf"\b{re.escape(kind)}\b", last_action.lower()) is not None
+        named = dict(current.goal.slots)
+        kinds = [named[slot] for slot in schema.finishing_slots(current.goal.task) if slot in named]
+        return last_action is not None and any(
+            re.search(rf"\b{re.escape(kind)}\b", last_action.lower()) is not None for kind in kinds)
 
     def as_dict(self, last_action: str | None = None) -> dict[str, Any]:
         current = self.current

@@ -49,6 +49,14 @@ class GoalSchema:
     # Slots whose kind people leave unsaid ("turn on a lamp": desk or floor lamp): the one of its
     # kinds the room shows is meant.
     unsaid: frozenset[str] = frozenset()
+    # task type -> the slots whose kind the action winning it may name, where that is not only the
+    # sentence's last (the lamp): an ALFWorld look is won by turning on the lamp, or by taking the
+    # thing when the lamp is already on.
+    finishing: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+    def finishing_slots(self, task: str) -> list[str]:
+        """The slots whose kind the action winning a goal of `task` names (one of them)."""
+        return list(self.finishing.get(task, self.slots_of(task)[-1:]))
 
     def slots_of(self, task: str) -> list[str]:
         """A task type's slots in the order its sentence names them."""

@@ -75,4 +75,5 @@ def schema() -> GoalSchema:
     # ALFWorld's other goal sentence of each type ("put some mug on desk", "examine the ...").
     aliases = {task: tuple(goal_library.gdict[task]["templates"]) for task in TEMPLATES}
     return GoalSchema(TEMPLATES, _kinds, room_slots=frozenset({"recep"}), aliases=aliases, spoken=_spoken,
-                      examples=EXAMPLES, unsaid=frozenset({"toggle"}))
+                      examples=EXAMPLES, unsaid=frozenset({"toggle"}),
+                      finishing={"look_at_obj_in_light": ("toggle", "obj")})

@@ -86,6 +86,36 @@ def test_a_run_through_ray_stores_what_the_threads_store_each_round_from_its_own
         assert a.answers.snapshot() == b.answers.snapshot() != {}
 
 
+def test_a_rounds_snapshot_carries_the_goal_readings_verified_before_it(tmp_path, ray_cluster):
+    """Ray workers have no store: the readings a goal reader may reuse come with the round."""
+    from prag.envs.spec import load_spec
+    from prag.retrieval.embed import EmbeddingCache
+    from prag.run.episode import Phase
+    from prag.run.ray_executor import RayRounds
+    from prag.store.records import EpisodeRecord, StepRecord
+
+    spec = write_spec(tmp_path, "pair", ["throw_away_trash", "collect_toys"])
+    run_config = config(spec, "ray", rounds=2)
+    with Store(tmp_path / "s.db") as store:
+        run = start_run(store, run_config, "r")
+        store.add_episode(EpisodeRecord(
+            run_id="r", round=0, task_id="a", task_type="", goal="Put a clean bowl in a cabinet.", won=True,
+            steps=[StepRecord(0, None, "", "")],
+            extra={"reading": {"instruction": "Put a clean bowl in a cabinet.", "sentence": "put a clean bowl in cabinet",
+                               "source": "llm"}}))
+        runner = Runner(store, run, run_config, llm=ScriptedLLM(["look"]), encoder=minilm())
+        loaded = load_spec(spec)
+        rounds = RayRounds(runner)
+        try:
+            seen = {r: rounds._snapshot(Phase(r, loaded, [], None)) for r in (0, 1)}  # type: ignore[arg-type]
+        finally:
+            rounds.close()
+        cache = EmbeddingCache(store, minilm(), read_only=True)
+        recall = {r: snapshot.recall(cache)(None)("Put a clean bowl into a cabinet.") for r, snapshot in seen.items()}  # type: ignore[arg-type]
+    assert recall[0] == []  # round 0 sees nothing
+    assert [hit.sentence for hit in recall[1]] == ["put a clean bowl in cabinet"]
+
+
 def killing(answer, goal: str, marker: Path):
     """`answer`, except that the first call for `goal` after its second action kills the worker
     process it runs in (SIGKILL), once: `marker` keeps the pid."""

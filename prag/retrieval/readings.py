@@ -7,12 +7,16 @@ wording's reading and show the nearest to the LLM reader as examples.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from prag.retrieval.embed import EmbeddingCache
 from prag.retrieval.index import Visibility
 from prag.store.database import Store
+from prag.store.readings import StoredReading
+
+
+RECALLED = 5  # the verified readings a goal reader is given, nearest first
 
 
 @dataclass(frozen=True)
@@ -26,7 +30,7 @@ class ReadingHit:
 class ReadingMemory:
     """The store's verified readings, nearest wording first."""
 
-    def __init__(self, store: Store, cache: EmbeddingCache, k: int = 5) -> None:
+    def __init__(self, store: Store, cache: EmbeddingCache, k: int = RECALLED) -> None:
         self.store = store
         self.cache = cache
         self.k = k
@@ -41,11 +45,17 @@ class ReadingMemory:
         verified = self.store.readings.verified(
             run_id=visibility.run_id, before_round=visibility.before_round, include_runs=visibility.include_runs
         )
-        if not verified:
-            return []
-        wordings = list(dict.fromkeys(r.wording for r in verified))
-        vectors = self.cache.vectors([instruction, *wordings])
-        similarity = dict(zip(wordings, (vectors[1:] @ vectors[0]).tolist()))
-        hits = [ReadingHit(r.wording, r.sentence, float(similarity[r.wording]), r.episodes) for r in verified]
-        hits.sort(key=lambda h: (-round(h.similarity, 6), -h.episodes, h.wording, h.sentence))
-        return hits[: self.k if k is None else k]
+        return nearest(instruction, verified, self.cache, self.k if k is None else k)
+
+
+def nearest(instruction: str, verified: Sequence[StoredReading], cache: EmbeddingCache, k: int) -> list[ReadingHit]:
+    """The `k` verified readings whose wording is nearest to `instruction`, best first (ties: more
+    verifying episodes, then the wording)."""
+    if not verified:
+        return []
+    wordings = list(dict.fromkeys(r.wording for r in verified))
+    vectors = cache.vectors([instruction, *wordings])
+    similarity = dict(zip(wordings, (vectors[1:] @ vectors[0]).tolist()))
+    hits = [ReadingHit(r.wording, r.sentence, float(similarity[r.wording]), r.episodes) for r in verified]
+    hits.sort(key=lambda h: (-round(h.similarity, 6), -h.episodes, h.wording, h.sentence))
+    return hits[:k]

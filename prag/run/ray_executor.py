@@ -39,6 +39,7 @@ import numpy as np
 
 from prag.agent.explore import Ranking
 from prag.agent.mediator import AskPolicy
+from prag.agent.readers import Recall
 from prag.envs.base import Task, TaskSource
 from prag.envs.spec import TaskSetSpec
 from prag.errors import PragError
@@ -47,11 +48,13 @@ from prag.retrieval.corrections import CorrectionSource
 from prag.retrieval.embed import EmbeddingCache, Encoder
 from prag.retrieval.episodes import Experience, ExperienceSource
 from prag.retrieval.index import ExperienceIndex, Mode, Visibility, check_mode
+from prag.retrieval.readings import RECALLED, nearest
 from prag.run.config import RunConfig
 from prag.run.episode import EpisodeDone, Phase, Players, asker_key, build_llm, play_task
 from prag.store import Store
 from prag.store.answers import AnswerEvent, AnswerSnapshot, CachedAnswer, CachedLLM
 from prag.store.ask_policies import AskPolicyRecord
+from prag.store.readings import StoredReading
 from prag.store.records import EpisodeRecord
 
 if TYPE_CHECKING:
@@ -77,11 +80,16 @@ class RoundSnapshot:
     answers: dict[str, CachedAnswer] | None  # the answer cache by key; None when it is off
     asker: AskPolicyRecord | None  # the learned ask policy's record (--ask learned)
     places: dict[str, list[tuple[str, int]]]  # the semantic memory: places by kind, as the round sees them
+    readings: list[StoredReading]  # the goal readings verified before the round (prag.retrieval.readings)
 
     def ranking(self, visibility: Visibility) -> Ranking:
         """The semantic memory's ranking of places for a kind, as `store.places.ranked` gives it
         for the round's visibility (the only one its episodes have)."""
         return lambda kind: self.places.get(kind.strip().lower(), [])
+
+    def recall(self, cache: EmbeddingCache) -> Callable[[Visibility], Recall]:
+        """The goal readers' recall of the round's verified readings, queries encoded by `cache`."""
+        return lambda visibility: lambda instruction: nearest(instruction, self.readings, cache, RECALLED)
 
 
 def shippable(index: ExperienceIndex, one_machine: bool) -> ExperienceIndex:
@@ -229,6 +237,7 @@ class EpisodeWorker:
         players = Players(
             CachedLLM(llm, book) if book is not None else llm, experiences, snapshot.corrections, snapshot.ranking,
             process_asker(snapshot.asker) if snapshot.asker is not None else None,
+            readings=snapshot.recall(self.vectors),
         )
         phase = Phase(round_, spec, [], self._source(spec))
         record = play_task(self.run_id, self.config, phase, task, players)
@@ -368,6 +377,7 @@ class RayRounds:
             {domain: detached(source) for domain, source in runner.corrections.items()},
             runner.store.answers.snapshot() if config.execution.answer_cache else None, asker,
             {kind: places.ranked(kind, **visible) for kind, _ in places.kinds(**visible)},
+            runner.store.readings.verified(**visible),
         )
 
     def _one_machine(self) -> bool:

@@ -40,6 +40,7 @@ from prag.envs.alfworld.env import find_games  # noqa: E402
 from prag.envs.alfworld.goals import TEMPLATES  # noqa: E402
 from prag.envs.alfworld.wording import FIELDS, Wording, instructions  # noqa: E402
 from prag.envs.domain import ALFWORLD  # noqa: E402
+from prag.envs.goals import FormalGoal  # noqa: E402
 from prag.llm import make_llm  # noqa: E402
 from prag.retrieval.embed import EmbeddingCache, Encoder  # noqa: E402
 from prag.retrieval.index import Visibility  # noqa: E402
@@ -81,6 +82,16 @@ def cases(split_dir: Path, wording: str, commands: Path, seed: int, limit: int |
     return found[:limit]
 
 
+def settled(goal: FormalGoal, truth: str) -> bool:
+    """Whether a reading differs from the game's goal only in slots people leave unsaid (the lamp),
+    which play settles with no LLM call: the room's own kind is taken when it shows (readers' `unsaid`)."""
+    schema = ALFWORLD.schema()
+    right = schema.read(truth) if schema is not None else None
+    if schema is None or right is None or right.task != goal.task:
+        return False
+    return all(value == dict(right.slots)[slot] for slot, value in goal.slots if slot not in schema.unsaid)
+
+
 def verify(store: Store, run_id: str, round_: int, case: Case, sentence: str, n: int) -> None:
     """Store a won stand-in episode under the reading (what a won game does to its reading)."""
     step = StepRecord(0, None, "", "")
@@ -101,6 +112,7 @@ def play_pass(cases_: list[Case], readers, memory: ReadingMemory, store: Store, 
         right = best is not None and best.goal is not None and best.goal.sentence == case.truth
         tally["games"] += 1
         tally["right"] += right
+        tally["settled"] += right or (best is not None and best.goal is not None and settled(best.goal, case.truth))
         tally[f"by {best.source if best else 'none'}"] += 1
         tally["llm calls"] += usage.calls - before
         if right:
@@ -151,7 +163,8 @@ def main() -> None:
             tally, wrong = play_pass(test, readers, memory, store, "bench", round_ + pass_, usage)
             n = tally["games"]
             sources = ", ".join(f"{k[3:]} {v}" for k, v in sorted(tally.items()) if k.startswith("by "))
-            print(f"pass {pass_}: {tally['right']}/{n} read right ({100 * tally['right'] / n:.1f}%), "
+            print(f"pass {pass_}: {tally['right']}/{n} read right ({100 * tally['right'] / n:.1f}%; "
+                  f"{tally['settled']}/{n} ({100 * tally['settled'] / n:.1f}%) right but for the lamp, which play settles), "
                   f"LLM calls {tally['llm calls'] / n:.2f} per game, readings by {sources}, "
                   f"{time.perf_counter() - start:.0f} s")
             for case, got, source in wrong[: args.show_wrong]:

@@ -107,6 +107,20 @@ def test_the_llm_reads_words_under_a_grammar_of_the_rooms_kinds():
     assert usage.calls == 1
 
 
+def test_words_of_a_lamp_leave_the_llm_only_the_look_form_until_a_look_is_shown_wrong():
+    llm = ScriptedLLM(["look at pen under the desklamp", "put a pen in desk"], supports_choices=True)
+    words = context("Pick up the pen and turn on the lamp.")
+    read([LLMReader(llm, lambda w: [], Usage())], words)
+    root = llm.calls[0]["grammar"].splitlines()[0]
+    assert '"ook at "' in root and '"ut a "' not in root and '"ut two "' not in root  # the look form alone
+    words.dropped["look at pen under the desklamp"] = "the plan ran out and the game was not won"
+    read([LLMReader(llm, lambda w: [], Usage())], words)
+    assert '"ut a "' in llm.calls[1]["grammar"].splitlines()[0]  # a look was shown wrong: every form again
+    unlit = ScriptedLLM(["put a pen in desk"], supports_choices=True)
+    read([LLMReader(unlit, lambda w: [], Usage())], context("Put the pen on the desk."))
+    assert '"ook at "' in unlit.calls[0]["grammar"].splitlines()[0]  # no cue: every form
+
+
 @pytest.mark.parametrize("answer", ["I think you should wash it", "put a clean bowl in sofa", ""])
 def test_an_llm_answer_that_is_no_goal_of_this_room_is_no_reading(answer):
     llm = ScriptedLLM([answer])
@@ -308,6 +322,7 @@ def test_families_without_a_schema_read_their_own_sentences_only():
 @pytest.mark.parametrize("words, sentence", [
     ("Wash the bowl and put it in a cabinet.", "put a clean bowl in cabinet"),
     ("Heat a potato and put it on the counter.", "put a hot potato in countertop"),
+    ("Pick up the pen and turn on the lamp.", "look at pen under the desklamp"),
 ])
 def test_the_real_small_model_reads_words_under_the_grammar(words, sentence):
     from prag.llm import make_llm

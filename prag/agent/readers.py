@@ -154,7 +154,7 @@ class LLMReader:
         values = _allowed(schema, context)
         if not all(values.get(slot) for slot in _slots_of(schema.templates)):
             return []
-        grammar = goal_grammar(schema.templates, values, schema.spoken())
+        grammar = goal_grammar(_forms(schema, context), values, schema.spoken())
         examples = [hit for hit in self.recall(context.instruction)][:EXAMPLES]
         prompt = reading_prompt(schema, context, values, examples)
         completion = self.llm.complete(
@@ -323,6 +323,18 @@ class Readings:
 
 
 # --- the LLM reader's prompt and grammar -------------------------------------------------------
+
+
+def _forms(schema: GoalSchema, context: Context) -> dict[str, str]:
+    """The goal forms a reading may take: those of the task types the instruction's words cue
+    (`GoalSchema.cues`; the prompt's rules said so too, and the 1.5B model still read "pick up the
+    pen and turn on the lamp" as putting the pen away), unless a reading of those types was
+    already shown wrong; else every form."""
+    cued = schema.cued(context.instruction)
+    dropped = {goal.task for sentence in context.dropped if (goal := schema.read(sentence)) is not None}
+    if not cued or dropped & set(cued):
+        return dict(schema.templates)
+    return {task: form for task, form in schema.templates.items() if task in cued}
 
 
 def _allowed(schema: GoalSchema, context: Context) -> dict[str, list[str]]:

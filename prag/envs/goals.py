@@ -53,6 +53,13 @@ class GoalSchema:
     # sentence's last (the lamp): an ALFWorld look is won by turning on the lamp, or by taking the
     # thing when the lamp is already on.
     finishing: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    # (regex, task type): words that only goals of that type can mean, in this family's world
+    # (ALFWorld: a lamp is never moved nor put on, so words of a lamp or a light ask for a look)
+    cues: Sequence[tuple[str, str]] = ()
+
+    def cued(self, words: str) -> list[str]:
+        """The task types the words' cues name (none: any type)."""
+        return list(dict.fromkeys(task for pattern, task in self.cues if re.search(pattern, words, re.IGNORECASE)))
 
     def finishing_slots(self, task: str) -> list[str]:
         """The slots whose kind the action winning a goal of `task` names (one of them)."""

@@ -76,4 +76,5 @@ def schema() -> GoalSchema:
     aliases = {task: tuple(goal_library.gdict[task]["templates"]) for task in TEMPLATES}
     return GoalSchema(TEMPLATES, _kinds, room_slots=frozenset({"recep"}), aliases=aliases, spoken=_spoken,
                       examples=EXAMPLES, unsaid=frozenset({"toggle"}),
-                      finishing={"look_at_obj_in_light": ("toggle", "obj")})
+                      finishing={"look_at_obj_in_light": ("toggle", "obj")},
+                      cues=((r"\b(?:lamps?|lights?|lit)\b", "look_at_obj_in_light"),))

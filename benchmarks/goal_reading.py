@@ -35,7 +35,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from prag.agent.protocol import Usage  # noqa: E402
-from prag.agent.readers import Context, ExperienceReader, LLMReader, TemplateReader, read  # noqa: E402
+from prag.agent.readers import (  # noqa: E402
+    EXAMPLE_SIMILARITY,
+    Context,
+    ExperienceReader,
+    LLMReader,
+    TemplateReader,
+    read,
+)
 from prag.envs.alfworld.env import find_games  # noqa: E402
 from prag.envs.alfworld.goals import TEMPLATES  # noqa: E402
 from prag.envs.alfworld.wording import FIELDS, Wording, instructions  # noqa: E402
@@ -132,6 +139,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--show-wrong", type=int, default=15)
+    parser.add_argument("--example-similarity", type=float, default=EXAMPLE_SIMILARITY,
+                        help="the least similarity of a verified reading shown to the LLM as an example")
     args = parser.parse_args()
     root = Path(os.environ.get("ALFWORLD_DATA", "/tmp/alfworld-data/alfworld")) / "json_2.1.1"
 
@@ -146,7 +155,7 @@ def main() -> None:
 
         def readers(visibility: Visibility):
             recall = memory.recaller(visibility)
-            return [TemplateReader(), ExperienceReader(recall), LLMReader(llm, recall, usage, args.seed)]
+            return [TemplateReader(), ExperienceReader(recall), LLMReader(llm, recall, usage, args.seed, example_similarity=args.example_similarity)]
 
         round_ = 0
         if args.train_split:
@@ -157,7 +166,7 @@ def main() -> None:
                   f"{tally['llm calls']} LLM calls, {time.perf_counter() - start:.0f} s")
             round_ = 1
         test = cases(root / args.split, args.wording, args.commands, args.seed, args.limit)
-        print(f"{args.split}, wording {args.wording}: {len(test)} games; LLM {llm.name}")
+        print(f"{args.split}, wording {args.wording}: {len(test)} games; LLM {llm.name}; examples from similarity {args.example_similarity}")
         for pass_ in range(2):
             start = time.perf_counter()
             tally, wrong = play_pass(test, readers, memory, store, "bench", round_ + pass_, usage)

@@ -167,15 +167,25 @@ def test_a_verified_reading_is_reused_for_the_same_words_with_no_llm_call(store)
 
 
 def test_a_near_wording_is_an_example_for_the_llm_not_a_reading_to_act_on(store):
-    stored_reading(store, "r", 0, "a", "Examine the box in the light of the desk lamp.",
-                   "look at box under the desklamp", won=True)
+    stored_reading(store, "r", 0, "a", "Look at the bowl in the light of the desk lamp.",
+                   "look at bowl under the desklamp", won=True)
     recall = memory_of(store).recaller(Visibility("r", 1))
-    llm = ScriptedLLM(["look at bowl under the desklamp"])
+    llm = ScriptedLLM(["look at bowl under the floorlamp"])
     chain = [TemplateReader(), ExperienceReader(recall), LLMReader(llm, recall, Usage())]
     readings = read(chain, context("Examine the bowl in the light of the desk lamp."))
-    assert [r.sentence for r in readings] == ["look at bowl under the desklamp", "look at box under the desklamp"]
+    assert [r.sentence for r in readings] == ["look at bowl under the floorlamp", "look at bowl under the desklamp"]
     prompt = llm.calls[0]["messages"][-1]["content"]
-    assert "Instruction: Examine the box in the light of the desk lamp.\nGoal: look at box under the desklamp" in prompt
+    assert "Instruction: Look at the bowl in the light of the desk lamp.\nGoal: look at bowl under the desklamp" in prompt
+
+
+def test_a_far_wording_is_no_example_for_the_llm(store):
+    """Another instruction's reading shown as an example led the small model to its kinds."""
+    stored_reading(store, "r", 0, "a", "Put a cup of coffee in the coffee maker.", "put a mug in coffeemachine", won=True)
+    recall = memory_of(store).recaller(Visibility("r", 1))
+    llm = ScriptedLLM(["put a cup in cabinet"])
+    read([TemplateReader(), ExperienceReader(recall), LLMReader(llm, recall, Usage())],
+         context("Put the glass cup away in a cupboard."))
+    assert "coffee" not in llm.calls[0]["messages"][-1]["content"]
 
 
 def test_readings_are_seen_under_the_progressive_rule_and_only_when_verified(store):

@@ -67,6 +67,7 @@ from prag.agent.readers import (
 )
 from prag.agent.protocol import Decision, Trace, Usage
 from prag.agent.search import means_ends
+from prag.agent.subgoals import SubGoals
 from prag.envs.base import Observation, Triple, canonical
 from prag.envs.domain import Domain
 from prag.errors import PragError
@@ -230,6 +231,7 @@ class PragAgent:
         self.decisions: list[list[object]] = []  # per step: [who chose, asked, the answer was the plan's step]
         self.observed = Observed.start(observation, self.domain, goal=self.goal)
         self._searched_at = 0  # the step (history length) search was last consulted at
+        self.subgoals = self._subgoals(reading, observation)
 
     def _readers(self) -> list[GoalReader]:
         """The goal readers the config names, in its order; the person's only with a person."""
@@ -243,6 +245,11 @@ class PragAgent:
             made["person"] = PersonReader(self.person, self.effort, lambda context: read(without_person, context))
         return [made[name] for name in self.config.readers if name in made]
 
+    def _subgoals(self, reading: Reading | None, observation: Observation) -> SubGoals | None:
+        """The reading's ordered sub-goals to follow (a route the goal spells), None when it has none."""
+        commands = reading.goal.subgoals if reading is not None and reading.goal is not None else []
+        return SubGoals.start(commands, self.domain, observation) if commands else None
+
     def _revise(self, why: str, wrong: dict[str, str]) -> None:
         """The reading acted on cannot be right: take the next hypothesis (prag.agent.readers),
         and plan for it afresh."""
@@ -255,6 +262,7 @@ class PragAgent:
             return
         self.goal = reading.sentence
         self.observed.goal = reading.sentence
+        self.subgoals = None  # a revised reading is never a route: routes are read from the family's own words
         self.actor = Actor(self.domain)
         self._offered_at = 0
         self._searched_at = 0
@@ -283,6 +291,8 @@ class PragAgent:
         # The scene graph tells apart visits that look alike but differ (going back holding something).
         self.outcomes[(action, observation.text, observation.scene_text)] += 1
         self.observed.update(action, observation)
+        if self.subgoals is not None:
+            self.subgoals.observe(len(self.history) - 1, action, observation)
 
     def act(self, observation: Observation) -> Decision:
         """The plan's next step when the mediator does not ask; otherwise the LLM's answer."""
@@ -345,6 +355,10 @@ class PragAgent:
             self._revise("its plan ran out and the game was not won", {})
             follower = self.actor.follower
         if follower is not None and follower.plan.source == "search" and self.actor.step_now(observation.admissible):
+            return
+        step = self.subgoals.step(observation) if self.subgoals is not None else None
+        if step is not None:  # the goal spells its route: its next sub-goal, or what readies it
+            self.actor.follow_search(Plan((step,), "subgoal", goal=self.goal), observation.admissible)
             return
         targets = missing(self.observed)
         unsaid = self.readings.unsaid(self._seen_kinds())
@@ -501,6 +515,7 @@ class PragAgent:
                 "decisions": self.decisions,
                 "effort": self.effort.as_dict(),
                 "reading": self.readings.as_dict(self.history[-1][0]),
+                "subgoals": self.subgoals.as_list() if self.subgoals is not None else [],
             },
         )
 

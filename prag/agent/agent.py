@@ -79,7 +79,8 @@ from prag.retrieval.index import Visibility
 T = TypeVar("T")
 
 # Where a step may come from, in the order the mediator tries them (Soar ITL's knowledge sources):
-# a plan from experience, search (the find-X skill, then means-ends), the LLM, a person.
+# a plan from experience, search (the find-X skill, then means-ends; or the goal's ordered
+# sub-goals, where the family has no action model but its goals spell a route), the LLM, a person.
 SOURCES = ("experience", "search", "llm", "person")
 
 

@@ -249,7 +249,9 @@ class PragAgent:
     def _subgoals(self, reading: Reading | None, observation: Observation) -> SubGoals | None:
         """The reading's ordered sub-goals to follow (a route the goal spells), None when it has none."""
         commands = reading.goal.subgoals if reading is not None and reading.goal is not None else []
-        return SubGoals.start(commands, self.domain, observation) if commands else None
+        schema = self.domain.schema()
+        revealed = schema.revealed if schema is not None else None
+        return SubGoals.start(commands, self.domain, observation, revealed) if commands else None
 
     def _revise(self, why: str, wrong: dict[str, str]) -> None:
         """The reading acted on cannot be right: take the next hypothesis (prag.agent.readers),

@@ -10,14 +10,16 @@ the room's text names with the move's direction ("There is a closed gate leading
 
 A sub-goal is met when its command was taken (by any source), or when its effect shows in the
 admissible actions: what would undo it is admissible and it is not ("close gate" but no "open
-gate": the gate is open). Its turn comes where the one before was met: away from there (another
-source moved on) nothing is offered until the agent is back. Only the observation's text, its
+gate": the gate is open). A move's turn comes where the sub-goal before was met: away from there
+(another source moved on) no move is offered until the agent is back. What an observation spells
+out (`GoalSchema.revealed`: tw-cooking's recipe, once the cookbook is read) joins the sub-goals
+before the current one. Only the observation's text, its
 admissible actions and where it says the agent is are read, never the game's hidden state.
 """
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,12 +63,16 @@ class SubGoals:
     at: str | None  # where the current sub-goal's turn came
     room_text: str  # the text shown on arriving where the agent is: it says which way each door leads
     here: str | None = None  # where the agent is
+    revealed: Callable[[str], Sequence[str]] | None = None  # text -> the sub-goals it spells out
     taken: list[str] = field(default_factory=list)  # the readying actions taken for the current sub-goal
 
     @classmethod
-    def start(cls, commands: Sequence[str], domain: Domain, observation: Observation) -> SubGoals:
+    def start(
+        cls, commands: Sequence[str], domain: Domain, observation: Observation,
+        revealed: Callable[[str], Sequence[str]] | None = None,
+    ) -> SubGoals:
         goals = cls([SubGoal(c) for c in commands], domain, observation.location, observation.text.lower(),
-                    observation.location)
+                    observation.location, revealed)
         goals._mark_seen(0, observation)
         return goals
 
@@ -77,7 +83,7 @@ class SubGoals:
     def step(self, observation: Observation) -> str | None:
         """The admissible action the current sub-goal calls for now, None when it is not plain."""
         goal = self.current
-        if goal is None or observation.location != self.at:
+        if goal is None or (self.domain.movement(goal.command) is not None and observation.location != self.at):
             return None
         admissible = observation.admissible
         action = next((a for a in admissible if meets(goal.command, a)), None)
@@ -111,7 +117,16 @@ class SubGoals:
             self._met(goal, t, "taken", observation)
         elif goal is not None and was == self.at:
             self.taken.append(action)
+        self._reveal(observation.text)
         self._mark_seen(t, observation)
+
+    def _reveal(self, text: str) -> None:
+        """The sub-goals the text spells out that are not among the sub-goals yet, before the current one."""
+        known = {goal.command for goal in self.goals}
+        new = [SubGoal(c) for c in dict.fromkeys(self.revealed(text) if self.revealed else ()) if c not in known]
+        goal = self.current
+        at = self.goals.index(goal) if goal is not None else len(self.goals)
+        self.goals[at:at] = new
 
     def _mark_seen(self, t: int, observation: Observation) -> None:
         while (goal := self.current) is not None and self._shows(goal.command, observation.admissible):

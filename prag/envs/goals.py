@@ -75,6 +75,9 @@ class GoalSchema:
     # A family whose goals are routes: words -> the commands of their ordered sub-goals, None when
     # the words spell none (read before any template; TextWorld's objectives).
     ordered: Callable[[str], Sequence[str] | None] | None = None
+    # observed text -> sub-goals it spells out (tw-cooking's recipe, shown by the cookbook), to be
+    # met before the current one; None: the family's observations add none.
+    revealed: Callable[[str], Sequence[str]] | None = None
 
     def cued(self, words: str) -> list[str]:
         """The task types the words' cues name (none: any type)."""

@@ -9,7 +9,9 @@ bench", "lift the chocolate bar from the floor of the chamber", "open the gate i
 passkey from bench", "take chocolate bar", "open gate"); the canonical sentence ("go west, then
 open gate, then ...") reads back the same. tw-cooking's objective names only the cookbook and
 the meal ("Check the cookbook in the kitchen for the recipe. Once done, enjoy your meal!"): read
-as examining the cookbook, then eating the meal; the recipe between them is for later sources.
+as examining the cookbook, then eating the meal; the recipe the cookbook shows (`recipe`) adds its
+steps between them: take each ingredient, then each direction ("fry the red potato": "cook red
+potato with stove"; "slice the yellow bell pepper": "slice yellow bell pepper with knife").
 
 Nothing here imports the engine: the words are all it reads.
 """
@@ -72,8 +74,38 @@ def subgoals(objective: str) -> list[str] | None:
     return commands or None
 
 
+# tw-cooking's directions (textworld.challenges.tw_cooking: TYPES_OF_COOKING_VERBS, TYPES_OF_CUTTING_VERBS)
+_HEATS = {"fry": "stove", "roast": "oven", "grill": "BBQ"}
+_CUTS = ("chop", "slice", "dice")
+_RECIPE = re.compile(r"ingredients:\s*\n(?P<ingredients>.*?)\n\s*directions:\s*\n(?P<directions>.*?)(?:\n\s*\n|$)",
+                     re.IGNORECASE | re.DOTALL)
+
+
+def _direction(line: str) -> str | None:
+    verb, _, rest = line.partition(" ")
+    thing = re.sub(r"^the ", "", rest)
+    if line == "prepare meal":
+        return line
+    if verb in _HEATS and thing:
+        return f"cook {thing} with {_HEATS[verb]}"
+    return f"{verb} {thing} with knife" if verb in _CUTS and thing else None
+
+
+def recipe(text: str) -> list[str]:
+    """The sub-goals a cookbook's recipe spells out: take each ingredient, then each direction; []
+    when the text shows no recipe, or one with a direction of no known kind (the LLM plays it)."""
+    match = _RECIPE.search(text)
+    if match is None:
+        return []
+    lines = [" ".join(line.split()).lower() for line in match["ingredients"].splitlines() if line.strip()]
+    directions = [_direction(" ".join(line.split()).lower()) for line in match["directions"].splitlines() if line.strip()]
+    if not lines or None in directions:
+        return []
+    return [f"take {ingredient}" for ingredient in lines] + [d for d in directions if d is not None]
+
+
 @cache
 def schema() -> GoalSchema:
     # One task type, whose slot takes no listed values: the LLM reader has no grammar to read a
     # route into, so a route the words do not spell is left to the LLM playing the game.
-    return GoalSchema({SUBGOALS: "{steps}"}, dict, ordered=subgoals)
+    return GoalSchema({SUBGOALS: "{steps}"}, dict, ordered=subgoals, revealed=recipe)

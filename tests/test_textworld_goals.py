@@ -166,3 +166,37 @@ def test_an_objective_the_template_cannot_read_is_left_to_the_later_readers() ->
     agent = no_llm_agent()
     agent.reset(replace(seen("-= Attic =-", ["go east"]), goal=words))
     assert agent.subgoals is None and agent.goal == words and agent.finish().extra["subgoals"] == []
+
+
+COOKBOOK = """You open the copy of "Cooking: A Modern Approach (3rd Ed.)" and start reading:
+
+Recipe #1
+---------
+Gather all following ingredients and follow the directions to prepare this tasty meal.
+
+Ingredients:
+red potato
+  yellow bell pepper
+
+Directions:
+chop the red potato
+  fry the red potato
+  roast the yellow bell pepper
+  prepare meal
+"""
+
+
+def test_the_recipe_the_cookbook_shows_joins_the_sub_goals_before_the_meal() -> None:
+    start = seen("-= Kitchen =-", ["examine cookbook", "take knife from counter"], "kitchen")
+    goals = SubGoals.start(["examine cookbook", "eat meal"], TEXTWORLD, start, schema().revealed)
+    goals.observe(1, "examine cookbook", seen(COOKBOOK, ["take red potato from counter"], "kitchen"))
+    assert [g.command for g in goals.goals] == [
+        "examine cookbook", "take red potato", "take yellow bell pepper", "chop red potato with knife",
+        "cook red potato with stove", "cook yellow bell pepper with oven", "prepare meal", "eat meal",
+    ]
+    goals.observe(2, "take red potato from counter", seen("You take the red potato.", ["drop red potato"], "kitchen"))
+    held = seen("You take the yellow bell pepper.", ["drop yellow bell pepper", "take knife from counter"], "kitchen")
+    goals.observe(3, "take yellow bell pepper from fridge", held)  # taken elsewhere, by another source
+    assert goals.step(held) == "take knife from counter"  # the chop names the knife: take it first
+    goals.observe(4, "examine cookbook", seen(COOKBOOK, [], "kitchen"))
+    assert len(goals.goals) == 8  # read again, the recipe adds nothing new

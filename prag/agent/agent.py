@@ -265,7 +265,8 @@ class PragAgent:
             return
         self.goal = reading.sentence
         self.observed.goal = reading.sentence
-        self.subgoals = None  # a revised reading is never a route: routes are read from the family's own words
+        # A route is followed from where the episode began (its first move is from there): not from mid-way.
+        self.subgoals = None
         self.actor = Actor(self.domain)
         self._offered_at = 0
         self._searched_at = 0

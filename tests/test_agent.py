@@ -168,6 +168,7 @@ def test_finish_reports_what_the_store_keeps():
         "effort": {"instructions": 1, "words": 3, "answers": 0},  # what the person said cost them
         # the grid has no sentence of this shape and no goal schema: nothing read it
         "reading": {"instruction": GOAL, "sentence": None, "fits": True, "hypotheses": []},
+        "subgoals": [],  # no route read: no sub-goals to follow
     }
 
 

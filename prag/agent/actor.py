@@ -22,7 +22,7 @@ from prag.retrieval.corrections import CorrectionHit
 from prag.retrieval.episodes import Experience
 
 EXPERIENCE = ("episode", "correction")  # plan sources that are experience
-SEARCH = ("find", "search")  # plan sources that are search: the find-X skill, means-ends
+SEARCH = ("find", "search", "subgoal")  # plan sources that are search: find-X, means-ends, sub-goals
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,7 @@ from prag.agent.readers import (
 )
 from prag.agent.protocol import Decision, Trace, Usage
 from prag.agent.search import means_ends
+from prag.agent.subgoals import SubGoals
 from prag.envs.base import Observation, Triple, canonical
 from prag.envs.domain import Domain
 from prag.errors import PragError
@@ -78,7 +79,8 @@ from prag.retrieval.index import Visibility
 T = TypeVar("T")
 
 # Where a step may come from, in the order the mediator tries them (Soar ITL's knowledge sources):
-# a plan from experience, search (the find-X skill, then means-ends), the LLM, a person.
+# a plan from experience, search (the find-X skill, then means-ends; or the goal's ordered
+# sub-goals, where the family has no action model but its goals spell a route), the LLM, a person.
 SOURCES = ("experience", "search", "llm", "person")
 
 
@@ -230,6 +232,7 @@ class PragAgent:
         self.decisions: list[list[object]] = []  # per step: [who chose, asked, the answer was the plan's step]
         self.observed = Observed.start(observation, self.domain, goal=self.goal)
         self._searched_at = 0  # the step (history length) search was last consulted at
+        self.subgoals = self._subgoals(reading, observation)
 
     def _readers(self) -> list[GoalReader]:
         """The goal readers the config names, in its order; the person's only with a person."""
@@ -243,6 +246,13 @@ class PragAgent:
             made["person"] = PersonReader(self.person, self.effort, lambda context: read(without_person, context))
         return [made[name] for name in self.config.readers if name in made]
 
+    def _subgoals(self, reading: Reading | None, observation: Observation) -> SubGoals | None:
+        """The reading's ordered sub-goals to follow (a route the goal spells), None when it has none."""
+        commands = reading.goal.subgoals if reading is not None and reading.goal is not None else []
+        schema = self.domain.schema()
+        revealed = schema.revealed if schema is not None else None
+        return SubGoals.start(commands, self.domain, observation, revealed) if commands else None
+
     def _revise(self, why: str, wrong: dict[str, str]) -> None:
         """The reading acted on cannot be right: take the next hypothesis (prag.agent.readers),
         and plan for it afresh."""
@@ -255,6 +265,8 @@ class PragAgent:
             return
         self.goal = reading.sentence
         self.observed.goal = reading.sentence
+        # A route is followed from where the episode began (its first move is from there): not from mid-way.
+        self.subgoals = None
         self.actor = Actor(self.domain)
         self._offered_at = 0
         self._searched_at = 0
@@ -283,6 +295,8 @@ class PragAgent:
         # The scene graph tells apart visits that look alike but differ (going back holding something).
         self.outcomes[(action, observation.text, observation.scene_text)] += 1
         self.observed.update(action, observation)
+        if self.subgoals is not None:
+            self.subgoals.observe(len(self.history) - 1, action, observation)
 
     def act(self, observation: Observation) -> Decision:
         """The plan's next step when the mediator does not ask; otherwise the LLM's answer."""
@@ -345,6 +359,10 @@ class PragAgent:
             self._revise("its plan ran out and the game was not won", {})
             follower = self.actor.follower
         if follower is not None and follower.plan.source == "search" and self.actor.step_now(observation.admissible):
+            return
+        step = self.subgoals.step(observation) if self.subgoals is not None else None
+        if step is not None:  # the goal spells its route: its next sub-goal, or what readies it
+            self.actor.follow_search(Plan((step,), "subgoal", goal=self.goal), observation.admissible)
             return
         targets = missing(self.observed)
         unsaid = self.readings.unsaid(self._seen_kinds())
@@ -501,6 +519,7 @@ class PragAgent:
                 "decisions": self.decisions,
                 "effort": self.effort.as_dict(),
                 "reading": self.readings.as_dict(self.history[-1][0]),
+                "subgoals": self.subgoals.as_list() if self.subgoals is not None else [],
             },
         )
 

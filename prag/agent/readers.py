@@ -312,8 +312,7 @@ class Readings:
         current, schema = self.current, self.context.schema
         if current is None or current.goal is None or schema is None:
             return True
-        named = dict(current.goal.slots)
-        kinds = [named[slot] for slot in schema.finishing_slots(current.goal.task) if slot in named]
+        kinds = schema.finishing_values(current.goal)
         return last_action is not None and any(
             re.search(rf"\b{re.escape(kind)}\b", last_action.lower()) is not None for kind in kinds)
 

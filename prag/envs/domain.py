@@ -101,6 +101,9 @@ class Domain:
     # "module:function" returning the family's `GoalSchema` (prag.envs.goals): what a formal goal
     # is, for reading instructions in people's words; None: only the family's own goal sentences.
     goal_schema: str | None = None
+    # Verbs of actions that make another possible (unlock a door, open it, take what is to be put),
+    # in the order tried when a sub-goal's command is not admissible (prag.agent.subgoals).
+    readies: tuple[str, ...] = ()
 
     def schema(self) -> GoalSchema | None:
         """The family's goal schema, None when it has none."""
@@ -259,6 +262,8 @@ TEXTWORLD = Domain(
     placement={"in": "in", "on": "on"},
     held_by="inventory",
     relative_moves=True,
+    goal_schema="prag.envs.textworld.goals:schema",
+    readies=("unlock", "open", "take"),
 )
 
 

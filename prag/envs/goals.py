@@ -6,6 +6,11 @@ away"); the planner needs one reading of it. A family's `GoalSchema` says what a
 (the kinds the family knows, or those in this room), and reads its own canonical sentences back.
 Search, find-X, plans and hints take the canonical sentence of the reading, never the raw words
 (`prag.agent.readers` reads words into goals).
+
+Some families' goals are no fixed sentence but a route: TextWorld's objectives spell out their
+steps ("head south, then east, then pick up the teaspoon"). Such a schema reads the words into
+ordered sub-goals itself (`ordered`): the formal goal's task is `SUBGOALS` and its slots are the
+commands meeting each sub-goal, in order ("1": "go south", "2": "go east", ...).
 """
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _SLOT = re.compile(r"\{(\w+)\}")
+SUBGOALS = "subgoals"  # the task type of a goal read as ordered sub-goals
 
 
 @dataclass(frozen=True)
@@ -27,6 +33,16 @@ class FormalGoal:
 
     def as_dict(self) -> dict[str, Any]:
         return {"task": self.task, "slots": dict(self.slots), "sentence": self.sentence}
+
+    @property
+    def subgoals(self) -> list[str]:
+        """The commands meeting the goal's ordered sub-goals, in order ([] for a goal of slots)."""
+        return [command for _, command in self.slots] if self.task == SUBGOALS else []
+
+
+def ordered_goal(commands: Sequence[str]) -> FormalGoal:
+    """The formal goal of ordered sub-goals: one slot per command, its sentence "a, then b"."""
+    return FormalGoal(SUBGOALS, tuple((str(i), c) for i, c in enumerate(commands, 1)), ", then ".join(commands))
 
 
 @dataclass(frozen=True)
@@ -56,10 +72,24 @@ class GoalSchema:
     # (regex, task type): words that only goals of that type can mean, in this family's world
     # (ALFWorld: a lamp is never moved nor put on, so words of a lamp or a light ask for a look)
     cues: Sequence[tuple[str, str]] = ()
+    # A family whose goals are routes: words -> the commands of their ordered sub-goals, None when
+    # the words spell none (read before any template; TextWorld's objectives).
+    ordered: Callable[[str], Sequence[str] | None] | None = None
+    # observed text -> sub-goals it spells out (tw-cooking's recipe, shown by the cookbook), to be
+    # met before the current one; None: the family's observations add none.
+    revealed: Callable[[str], Sequence[str]] | None = None
 
     def cued(self, words: str) -> list[str]:
         """The task types the words' cues name (none: any type)."""
         return list(dict.fromkeys(task for pattern, task in self.cues if re.search(pattern, words, re.IGNORECASE)))
+
+    def finishing_values(self, goal: FormalGoal) -> list[str]:
+        """The values one of which the action winning `goal` names: the last sub-goal's command,
+        or the kinds in its finishing slots."""
+        if goal.subgoals:
+            return goal.subgoals[-1:]
+        named = dict(goal.slots)
+        return [named[slot] for slot in self.finishing_slots(goal.task) if slot in named]
 
     def finishing_slots(self, task: str) -> list[str]:
         """The slots whose kind the action winning a goal of `task` names (one of them)."""
@@ -100,6 +130,10 @@ class GoalSchema:
     def read(self, text: str, room_kinds: Sequence[str] = ()) -> FormalGoal | None:
         """The formal goal a canonical sentence (any case, a final full stop) states, or None when
         the text is no sentence of this schema with values it knows (in this room, for room slots)."""
+        if self.ordered is not None:
+            commands = self.ordered(text)
+            if commands:
+                return ordered_goal(commands)
         words = " ".join(text.lower().strip().rstrip(".").split())
         values = self.values(room_kinds)
         for task, template in self.templates.items():

@@ -1,0 +1,146 @@
+"""Ordered sub-goals followed step by step: a route the goal spells out, taken as the game admits it.
+
+A goal read as ordered sub-goals (`prag.envs.goals.SUBGOALS`: TextWorld's "head south, then east,
+then pick up the teaspoon") names one command per sub-goal. Each step the current sub-goal's
+command is taken when it is admissible; when it is not, an admissible action that plainly readies
+it is taken first: one of the family's readying verbs (`Domain.readies`: unlock, open, take) on a
+thing the command names ("open chest" before "take key from chest"), or, for a move, on a thing
+the room's text names with the move's direction ("There is a closed gate leading south." before
+"go south"). Otherwise nothing is offered and the next source (the LLM) chooses the step.
+
+A sub-goal is met when its command was taken (by any source), or when its effect shows in the
+admissible actions: what would undo it is admissible and it is not ("close gate" but no "open
+gate": the gate is open). A move's turn comes where the sub-goal before was met: away from there
+(another source moved on) no move is offered until the agent is back. What an observation spells
+out (`GoalSchema.revealed`: tw-cooking's recipe, once the cookbook is read) joins the sub-goals
+before the current one. Only the observation's text, its
+admissible actions and where it says the agent is are read, never the game's hidden state.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from prag.envs.base import Observation
+from prag.envs.domain import Domain
+
+
+@dataclass
+class SubGoal:
+    command: str
+    met_at: int | None = None  # the step that met it
+    how: str = ""  # "taken": its command was; "seen": its effect showed
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"command": self.command, "met_at": self.met_at, "how": self.how}
+
+
+def meets(command: str, action: str) -> bool:
+    """Whether taking `action` performs `command`: the same, or one naming more of where the thing
+    is than the other ("take coin" and "take coin from floor": the objective and the game may each
+    leave the place unsaid)."""
+    return action == command or action.startswith(command + " ") or command.startswith(action + " ")
+
+
+def _object(action: str, verb: str) -> str | None:
+    """The thing an action of `verb` acts on ("unlock gate with key" -> "gate"), None for another verb."""
+    match = re.fullmatch(rf"{re.escape(verb)} (.+?)(?: (?:with|from|into|on|in) .+)?", action)
+    return match[1] if match else None
+
+
+def _names(text: str, name: str) -> bool:
+    return re.search(rf"\b{re.escape(name)}\b", text) is not None
+
+
+@dataclass
+class SubGoals:
+    """The episode's ordered sub-goals and which are met; `step` is the source's offer now."""
+
+    goals: list[SubGoal]
+    domain: Domain
+    at: str | None  # where the current sub-goal's turn came
+    room_text: str  # the text shown on arriving where the agent is: it says which way each door leads
+    here: str | None = None  # where the agent is
+    revealed: Callable[[str], Sequence[str]] | None = None  # text -> the sub-goals it spells out
+    taken: list[str] = field(default_factory=list)  # the readying actions taken for the current sub-goal
+
+    @classmethod
+    def start(
+        cls, commands: Sequence[str], domain: Domain, observation: Observation,
+        revealed: Callable[[str], Sequence[str]] | None = None,
+    ) -> SubGoals:
+        goals = cls([SubGoal(c) for c in commands], domain, observation.location, observation.text.lower(),
+                    observation.location, revealed)
+        goals._mark_seen(0, observation)
+        return goals
+
+    @property
+    def current(self) -> SubGoal | None:
+        return next((goal for goal in self.goals if goal.met_at is None), None)
+
+    def step(self, observation: Observation) -> str | None:
+        """The admissible action the current sub-goal calls for now, None when it is not plain."""
+        goal = self.current
+        if goal is None or (self.domain.movement(goal.command) is not None and observation.location != self.at):
+            return None
+        admissible = observation.admissible
+        action = next((a for a in admissible if meets(goal.command, a)), None)
+        return action if action is not None else self._readying(goal.command, admissible)
+
+    def _readying(self, command: str, admissible: Sequence[str]) -> str | None:
+        """An admissible action that plainly makes `command` possible, None when none does. One
+        already taken for this sub-goal is not taken again: it did not make the command possible."""
+        direction = self.domain.movement(command)
+        sentences = re.split(r"(?<=[.!?])\s+", self.room_text)
+        for verb in self.domain.readies:
+            for action in admissible:
+                thing = _object(action, verb)
+                if thing is None or action in self.taken or verb == command.split(" ", 1)[0]:
+                    continue
+                named = _names(command, thing) if direction is None else any(
+                    _names(s, thing) and _names(s, direction) for s in sentences)
+                if named:
+                    return action
+        return None
+
+    def observe(self, t: int, action: str, observation: Observation) -> None:
+        """Step `t` took `action` and the game answered `observation`: mark what it met."""
+        if self.domain.movement(action) is not None:
+            self.room_text = observation.text.lower()
+        goal, was = self.current, self.here
+        self.here = observation.location
+        # A move meets a move of the route only from where the route is: elsewhere it leads elsewhere.
+        on_route = was == self.at or self.domain.movement(action) is None
+        if goal is not None and on_route and meets(goal.command, action):
+            self._met(goal, t, "taken", observation)
+        elif goal is not None and was == self.at:
+            self.taken.append(action)
+        self._reveal(observation.text)
+        self._mark_seen(t, observation)
+
+    def _reveal(self, text: str) -> None:
+        """The sub-goals the text spells out that are not among the sub-goals yet, before the current one."""
+        known = {goal.command for goal in self.goals}
+        new = [SubGoal(c) for c in dict.fromkeys(self.revealed(text) if self.revealed else ()) if c not in known]
+        goal = self.current
+        at = self.goals.index(goal) if goal is not None else len(self.goals)
+        self.goals[at:at] = new
+
+    def _mark_seen(self, t: int, observation: Observation) -> None:
+        while (goal := self.current) is not None and self._shows(goal.command, observation.admissible):
+            self._met(goal, t, "seen", observation)
+
+    def _met(self, goal: SubGoal, t: int, how: str, observation: Observation) -> None:
+        goal.met_at, goal.how = t, how
+        self.at = observation.location
+        self.taken = []
+
+    def _shows(self, command: str, admissible: Sequence[str]) -> bool:
+        """Whether the command's effect shows: an action undoing it is admissible and it is not."""
+        undoing = self.domain.inverse(command)
+        return bool(undoing & set(admissible)) and not any(meets(command, a) for a in admissible)
+
+    def as_list(self) -> list[dict[str, Any]]:
+        return [goal.as_dict() for goal in self.goals]

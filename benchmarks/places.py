@@ -28,7 +28,7 @@ def play(code: Path, work: Path, places: str, args: argparse.Namespace) -> tuple
     store = work / f"{name}.db"
     prag = ["taskset", "-c", args.cpus, sys.executable, str(code / "cli.py")]
     command = [*prag, "run", "alfworld-valid-seen", "--store", str(store), "--name", name, "--rounds", str(args.rounds),
-               "--workers", str(args.workers), "--places", places]
+               "--workers", str(args.workers), "--llm", args.llm, "--places", places]
     if args.limit is not None:
         command += ["--limit", str(args.limit)]
     env = {**os.environ, "PYTHONPATH": str(code), "OMP_WAIT_POLICY": "PASSIVE"}
@@ -51,6 +51,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--limit", type=int, help="the first N games only (default: all 140)")
     parser.add_argument("--cpus", default="1", help="taskset's CPU list")
+    parser.add_argument("--llm", default="local", help="prag run's --llm (a run without the llm places source "
+                        "makes no call: any installed model gives the same figures)")
     args = parser.parse_args()
     code = Path(args.code).resolve()
     work = Path(tempfile.mkdtemp(prefix="prag-places-"))

@@ -77,9 +77,11 @@ def test_the_memory_alone_follows_a_hand_made_store_and_sees_only_earlier_rounds
         store.add_episode(placed_episode([[("apple 2", "in", "cabinet 2")], [("apple 1", "in", "fridge 1")]],
                                          round_=0, task_id="b"))
         store.add_episode(placed_episode([[("apple 1", "in", "drawer 1")]], round_=1, task_id="c"))
-        order = {r: search_order(["apple"], room(), Places(ALFWORLD, ("memory",), semantic_memory(store, Visibility("r1", r))))
-                 for r in (0, 1, 2)}
+        memory = {r: semantic_memory(store, Visibility("r1", r)) for r in (0, 1, 2)}
+        order = {r: search_order(["apple"], room(), Places(ALFWORLD, ("memory",), memory[r])) for r in memory}
+        with_rules = search_order(["apple"], room(), Places(ALFWORLD, ("memory", "rules"), memory[0]))
     assert order[0] == ROOM  # round 0 of an empty store sees nothing: as listed
+    assert with_rules == search_order(["apple"], room(), Places(ALFWORLD, ("rules",)))  # and the rules alone decide
     # Round 1 sees round 0: cabinets in two episodes, fridges in one; no rules, so the rest as listed.
     assert order[1] == ["cabinet 1", "fridge 1", "drawer 1", "garbagecan 1", "countertop 1"]
     assert order[2][:3] == ["cabinet 1", "drawer 1", "fridge 1"]  # round 1's drawer now counts (ties by name)

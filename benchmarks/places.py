@@ -9,6 +9,11 @@ store, from the checkout at `--code`, pinned with taskset to `--cpus`. `none` is
 (places searched as listed); on an empty store `memory` alone is the same in round 0, since it has
 seen nothing yet. Prints, per variant and round, the success rate, steps and LLM calls per game
 from the run's results card (`prag compare --card --json`), the wall time and the command.
+
+    python benchmarks/places.py --stores A.db B.db ...
+
+compares runs already played (one run a store, finished or stopped) over the games all of them
+played: a run with the llm source on a busy machine may be stopped before its 140th game.
 """
 from __future__ import annotations
 
@@ -20,6 +25,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from prag.store import Store
 
 
 def play(code: Path, work: Path, places: str, args: argparse.Namespace) -> tuple[list[str], float, dict]:
@@ -42,6 +49,31 @@ def play(code: Path, work: Path, places: str, args: argparse.Namespace) -> tuple
     return command, wall, json.loads(card.stdout)
 
 
+def common_games(paths: list[Path]) -> None:
+    """Round 0 of each store's run, over all its games and over the games every run played."""
+    played = {}
+    for path in paths:
+        with Store(path, create=False) as store:
+            (run,) = store.runs()
+            played[path.stem] = {e.task_id: e for e in store.episodes(run.id) if e.source == "agent" and e.round == 0}
+    common = set.intersection(*(set(games) for games in played.values()))
+    print(f"| run | games | SR | steps/game | LLM calls/game | on the {len(common)} games all played: SR | steps/game |")
+    print("|---|---|---|---|---|---|---|")
+    for name, games in played.items():
+        every, shared = list(games.values()), [games[t] for t in sorted(common)]
+        print(f"| {name} | {len(every)} | {_sr(every)} | {_mean(every, 'n_actions'):.2f} | {_mean(every, 'llm_calls'):.2f} "
+              f"| {_sr(shared)} | {_mean(shared, 'n_actions'):.2f} |")
+
+
+def _sr(episodes: list) -> str:
+    wins = sum(e.won for e in episodes)
+    return f"{wins / len(episodes):.1%} ({wins}/{len(episodes)})"
+
+
+def _mean(episodes: list, field: str) -> float:
+    return sum(getattr(e, field) for e in episodes) / len(episodes)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--code", default=".", help="the checkout whose prag is measured")
@@ -53,7 +85,11 @@ def main() -> None:
     parser.add_argument("--cpus", default="1", help="taskset's CPU list")
     parser.add_argument("--llm", default="local", help="prag run's --llm (a run without the llm places source "
                         "makes no call: any installed model gives the same figures)")
+    parser.add_argument("--stores", nargs="+", type=Path, help="compare these stores' runs instead of playing")
     args = parser.parse_args()
+    if args.stores:
+        common_games(args.stores)
+        return
     code = Path(args.code).resolve()
     work = Path(tempfile.mkdtemp(prefix="prag-places-"))
     rows = []

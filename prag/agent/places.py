@@ -6,8 +6,8 @@
 - `llm`: LLM-DP's guess (Dagan, Keller, Lascarides 2023): for a kind of thing the memory knows
   nothing of, the LLM names the room's kinds of place it is most likely in or on, best first,
   decoded under a grammar of those kinds. Asked once per kind in an episode; the answer, a greedy
-  one, is kept in the store's answer cache (`prag.store.answers`) like every other, so the same
-  kind in a room of the same kinds costs no model call again.
+  one, is kept in the store's answer cache (`prag.store.answers`, on unless `--no-answer-cache`)
+  like every other, so the same kind in a room of the same kinds costs no model call again.
 - `rules`: the family's placement table (`Domain.search_cost`; ALFWorld's generator constants):
   places that may hold the thing and show it on arrival, then those to open, then those that
   never hold it. Only where named: a family's table is never consulted by stealth.
@@ -33,7 +33,7 @@ from prag.llm.base import LLM, Message
 # The sources, in their order of precedence.
 PLACES = ("memory", "llm", "rules")
 DEFAULT_PLACES = ("memory", "rules")  # as prag searched before the sources could be switched
-GUESSES = 3  # kinds of place the LLM names: its later guesses are noise the rules order better
+GUESSES = 3  # kinds of place the LLM names, a short list: the next source orders the rest
 
 # kind of thing -> the kinds of place things of that kind were seen in, best first, with counts
 Ranking = Callable[[str], Sequence[tuple[str, int]]]
@@ -60,7 +60,7 @@ def parse_places(text: str) -> tuple[str, ...]:
 @dataclass
 class LLMPlaces:
     """The LLM's guess of where a kind of thing is, among the room's kinds of place, once per kind
-    (an episode's: `reset` forgets). A reply is read as words, never evaluated: kinds it names that
+    (the agent makes one per episode). A reply is read as words, never evaluated: kinds it names that
     the room lacks are dropped, and a reply naming none is no guess."""
 
     llm: LLM

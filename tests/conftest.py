@@ -2,7 +2,9 @@
 OpenAI-compatible server that answers what a test scripts."""
 from __future__ import annotations
 
+import ctypes
 import json
+import math
 import os
 import shutil
 import signal
@@ -410,3 +412,39 @@ def plan_transcript(goal: str, plan: list[str]) -> str:
     for action in plan:
         lines += [f'>>> act("{action}")', "It works."]
     return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="session")
+def accepts() -> Iterator[Callable[[str, str], bool]]:
+    """`accepts(grammar, text)`: whether llama.cpp's grammar sampler lets the 0.5B model's
+    tokenizer spell `text` and then end, token by token."""
+    llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    from prag.errors import LLMError
+    from prag.llm.model_files import MODELS, model_path
+
+    try:
+        path = model_path(MODELS["0.5b"])
+    except LLMError as exc:
+        pytest.skip(f"the local 0.5B model is not available: {exc}")
+    vocab = llama_cpp.Llama(str(path), vocab_only=True, verbose=False)  # the tokenizer only: fast
+
+    def run(grammar: str, text: str) -> bool:
+        # LlamaGrammar.from_string only holds the text in llama-cpp-python 0.3; llama.cpp parses
+        # it here, as when LocalLLM samples with it.
+        sampler = llama_cpp.llama_sampler_init_grammar(vocab._model.vocab, grammar.encode(), b"root")
+        assert sampler, f"llama.cpp did not parse the grammar:\n{grammar}"
+        try:
+            for token in vocab.tokenize(text.encode(), add_bos=False, special=False) + [vocab.token_eos()]:
+                data = (llama_cpp.llama_token_data * 1)(llama_cpp.llama_token_data(token, 0.0, 0.0))
+                candidates = llama_cpp.llama_token_data_array(data, 1, -1, False)
+                llama_cpp.llama_sampler_apply(sampler, ctypes.byref(candidates))
+                if math.isinf(data[0].logit):
+                    return False  # the grammar masked this token out
+                if token != vocab.token_eos():
+                    llama_cpp.llama_sampler_accept(sampler, token)
+            return True
+        finally:
+            llama_cpp.llama_sampler_free(sampler)
+
+    yield run
+    vocab.close()

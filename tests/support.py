@@ -6,6 +6,7 @@ from functools import cache
 
 import numpy as np
 
+from prag.envs.base import scene_text_from_triples
 from prag.retrieval.embed import EmbeddingCache, Encoder, text_hash
 from prag.store import Store
 from prag.store.records import EpisodeRecord, RunRecord, StepRecord
@@ -50,6 +51,20 @@ def episode(
         run_id=run_id, round=round_, task_id=task_id, task_type=task_type, goal=goal, won=won,
         steps=steps, shortest_path=len(scenes) - 1,
     )
+
+
+def placed_episode(
+    graphs: list[list[tuple[str, str, str]]], *, run_id: str = "r1", round_: int = 0, task_id: str = "t0",
+    won: bool = True, extra: dict | None = None,
+) -> EpisodeRecord:
+    """An ALFWorld-style episode whose step t shows `graphs[t]`."""
+    steps = [
+        StepRecord(t, None if t == 0 else f"go to place {t}", f"You see step {t}.", scene_text_from_triples(None, triples),
+                   None, sorted(triples))
+        for t, triples in enumerate(graphs)
+    ]
+    return EpisodeRecord(run_id=run_id, round=round_, task_id=task_id, task_type="pick", goal=f"goal of {task_id}",
+                         won=won, steps=steps, extra={"env": "alfworld"} if extra is None else extra)
 
 
 def run(run_id: str = "r1", rounds: int = 3) -> RunRecord:

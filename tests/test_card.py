@@ -23,10 +23,12 @@ def invoke(*args: object, data: Path):  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="module")
 def real_run(alfworld_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path]:
     """Two real valid_seen games, 10 steps each, default sources (they take no LLM call here), two
-    of the goal readers and a thought before each action (settings the card and its command must state)."""
+    of the goal readers, a thought before each action and the rules alone for where things are
+    (settings the card and its command must state)."""
     db = tmp_path_factory.mktemp("card") / "s.db"
     played = invoke("run", "alfworld-valid-seen", "--store", db, "--limit", 2, "--max-steps", 10,
-                    "--rounds", 1, "--seed", 7, "--readers", "template,experience", "--think", "--name", "card-run",
+                    "--rounds", 1, "--seed", 7, "--readers", "template,experience", "--think", "--places", "rules",
+                    "--name", "card-run",
                     data=alfworld_data)
     assert played.exit_code == 0, played.output
     return db, "card-run", alfworld_data
@@ -47,10 +49,11 @@ def test_card_states_the_protocol_the_run_recorded(real_run: tuple[Path, str, Pa
     assert protocol["goal_wording"] == "template"
     assert protocol["goal_readers"] == list(config.agent.readers) == ["template", "experience"]
     assert protocol["sources"] == list(config.agent.sources)
+    assert protocol["places"] == list(config.agent.places) == ["rules"]
     assert protocol["ask_policy"] == config.agent.ask
     assert protocol["model"] == config.experiment.llm and protocol["seeds"]["llm"] == 7
     assert [r["round"] for r in card["rounds"]] == [0] and card["rounds"][0]["episodes"] == 2
-    for option in ("--max-steps 10", "--limit 2", "--seed 7", "--readers template,experience", "--think"):
+    for option in ("--max-steps 10", "--limit 2", "--seed 7", "--readers template,experience", "--think", "--places rules"):
         assert option in card["command"]
 
 
@@ -58,6 +61,7 @@ def test_card_in_markdown_and_its_misuse(real_run: tuple[Path, str, Path]) -> No
     db, run_id, data = real_run
     text = invoke("compare", db, run_id, "--card", data=data).output
     assert "| step cap | 10 |" in text and "split `valid_seen`" in text and "prag run alfworld-valid-seen" in text
+    assert "| where things are | rules |" in text
     assert "| goal wording | template; read by template, experience |" in text
     both = invoke("compare", db, "--card", data=data)
     assert both.exit_code != 0 and "one RUN" in both.output and "Traceback" not in both.output

@@ -57,6 +57,7 @@ NEW_STORE_REFUSALS = [
     (["{good}", "--ask", "learned"], "--ask learned needs a trained policy of an existing store"),
     (["{good}", "--sources", "search,person"], "no person answers in `prag run`"),
     (["{good}", "--sources", "search,oracle"], "name some of experience, search, llm, person"),
+    (["{good}", "--places", "rules,oracle"], "oracle is no source of where things are; name some of memory, llm, rules"),
 ]
 
 

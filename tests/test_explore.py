@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from prag.agent.explore import Ranking, find_plan, missing, no_ranking, search_order
+from prag.agent.explore import find_plan, missing, search_order
 from prag.agent.observed import Observed
+from prag.agent.places import Places, Ranking, no_ranking
 from prag.envs.alfworld.env import AlfworldEnv, AlfworldTaskSource, find_games
 from prag.envs.alfworld.gen import DIFFICULTIES, generate_game
 from prag.envs.base import Environment, Observation, Task
@@ -37,42 +38,43 @@ def test_places_are_searched_in_the_order_the_semantic_memory_ranks_their_kinds_
     observed = Observed.start(seen("middle of room"), ALFWORLD)
     assert missing(observed) == ["apple"]
     ranking = ranking_of({"apple": [("fridge", 5), ("countertop", 2)]})
-    assert search_order(["apple"], observed, ranking, ALFWORLD) == [
+    assert search_order(["apple"], observed, Places(ALFWORLD, memory=ranking)) == [
         "fridge 1", "countertop 1", "garbagecan 1", "cabinet 1", "drawer 1",
     ]
     # A newspaper may be in a drawer too: behind a door, after the places seen on arrival.
-    assert search_order(["newspaper"], observed, no_ranking, ALFWORLD) == [
+    assert search_order(["newspaper"], observed, Places(ALFWORLD)) == [
         "countertop 1", "garbagecan 1", "cabinet 1", "drawer 1", "fridge 1",
     ]
     # Without a ranking: where ALFWorld may put an apple, first what is seen on arrival, then
     # what must be opened (the fridge); never an apple in a cabinet or a drawer: those last.
-    assert search_order(["apple"], observed, no_ranking, ALFWORLD) == [
+    assert search_order(["apple"], observed, Places(ALFWORLD)) == [
         "countertop 1", "garbagecan 1", "fridge 1", "cabinet 1", "drawer 1",
     ]
     # What was seen outranks the rules: the memory's kinds first, whatever the rules say.
     odd = ranking_of({"apple": [("drawer", 1)]})
-    assert search_order(["apple"], observed, odd, ALFWORLD)[:2] == ["drawer 1", "countertop 1"]
+    assert search_order(["apple"], observed, Places(ALFWORLD, memory=odd))[:2] == ["drawer 1", "countertop 1"]
     # A kind the rules do not name is searched as listed.
-    assert search_order(["unicorn"], observed, no_ranking, ALFWORLD) == PLACES
+    assert search_order(["unicorn"], observed, Places(ALFWORLD)) == PLACES
 
 
 def test_a_closed_place_is_opened_and_the_plan_ends_once_the_thing_is_seen():
     ranking = ranking_of({"apple": [("fridge", 5), ("countertop", 2)]})
     observed = Observed.start(seen("middle of room"), ALFWORLD)
-    plan = find_plan(missing(observed), observed, ranking, ALFWORLD)
+    places = Places(ALFWORLD, memory=ranking)
+    plan = find_plan(missing(observed), observed, places)
     assert plan is not None and plan.source == "find" and plan.steps == ("go to fridge 1",)
 
     observed.update("go to fridge 1", seen("fridge 1", [("fridge 1", "is", "closed")]))
     assert "fridge 1" in observed.visited and "fridge 1" not in observed.searched  # closed: not seen inside
-    assert find_plan(missing(observed), observed, ranking, ALFWORLD).steps == ("open fridge 1",)
+    assert find_plan(missing(observed), observed, places).steps == ("open fridge 1",)
 
     observed.update("open fridge 1", seen("fridge 1", [("fridge 1", "is", "open")]))  # empty
     assert "fridge 1" in observed.searched
-    assert find_plan(missing(observed), observed, ranking, ALFWORLD).steps == ("go to countertop 1",)
+    assert find_plan(missing(observed), observed, places).steps == ("go to countertop 1",)
 
     observed.update("go to countertop 1", seen("countertop 1", [("apple 1", "on", "countertop 1")]))
     assert observed.seen == {"apple 1": "countertop 1"} and missing(observed) == []
-    assert find_plan(missing(observed), observed, ranking, ALFWORLD) is None
+    assert find_plan(missing(observed), observed, places) is None
 
 
 def test_what_is_held_is_no_longer_where_it_was_seen():
@@ -87,8 +89,9 @@ def test_what_is_held_is_no_longer_where_it_was_seen():
 def explore(env: Environment, domain: Domain, ranking: Ranking, limit: int = 40) -> tuple[Observed, list[str]]:
     """Follow the find-X skill's plans from reset until it has none; the observed and the actions."""
     observed = Observed.start(env.reset(), domain)
+    places = Places(domain, memory=ranking)
     actions: list[str] = []
-    while (plan := find_plan(missing(observed), observed, ranking, domain)) is not None and len(actions) < limit:
+    while (plan := find_plan(missing(observed), observed, places)) is not None and len(actions) < limit:
         action = plan.steps[0]
         observed.update(action, env.step(action))
         actions.append(action)
@@ -123,10 +126,10 @@ def test_a_hidden_thing_is_found_by_exploring_in_order_not_read_from_the_game(hi
     env = AlfworldEnv(Task("hidden", "pick_and_place_simple", 0, str(game)), game)
     try:
         first = Observed.start(env.reset(), ALFWORLD)
-        order = search_order([kind], first, no_ranking, ALFWORLD)
+        order = search_order([kind], first, Places(ALFWORLD))
         observed = first
         actions: list[str] = []
-        while (plan := find_plan(missing(observed), observed, no_ranking, ALFWORLD)) is not None:
+        while (plan := find_plan(missing(observed), observed, Places(ALFWORLD))) is not None:
             assert observed.where(kind) == []  # not known before its place was opened
             action = plan.steps[0]
             observed.update(action, env.step(action))

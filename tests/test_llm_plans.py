@@ -6,9 +6,7 @@ stand-in, except in the grammar tests (llama.cpp's own grammar sampler) and the 
 local 0.5B model)."""
 from __future__ import annotations
 
-import ctypes
-import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from conftest import plans_of, write_spec
@@ -38,41 +36,6 @@ CHOICES = ["go to table 1", "go to kitchen", "open fridge 1"]
 
 
 # --- the grammar, through llama.cpp ------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def accepts() -> Iterator[Callable[[str, str], bool]]:
-    """`accepts(grammar, text)`: whether llama.cpp's grammar sampler lets the 0.5B model's
-    tokenizer spell `text` and then end, token by token."""
-    llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
-    from prag.llm.model_files import MODELS, model_path
-
-    try:
-        path = model_path(MODELS["0.5b"])
-    except LLMError as exc:
-        pytest.skip(f"the local 0.5B model is not available: {exc}")
-    vocab = llama_cpp.Llama(str(path), vocab_only=True, verbose=False)  # the tokenizer only: fast
-
-    def run(grammar: str, text: str) -> bool:
-        # LlamaGrammar.from_string only holds the text in llama-cpp-python 0.3; llama.cpp parses
-        # it here, as when LocalLLM samples with it.
-        sampler = llama_cpp.llama_sampler_init_grammar(vocab._model.vocab, grammar.encode(), b"root")
-        assert sampler, f"llama.cpp did not parse the grammar:\n{grammar}"
-        try:
-            for token in vocab.tokenize(text.encode(), add_bos=False, special=False) + [vocab.token_eos()]:
-                data = (llama_cpp.llama_token_data * 1)(llama_cpp.llama_token_data(token, 0.0, 0.0))
-                candidates = llama_cpp.llama_token_data_array(data, 1, -1, False)
-                llama_cpp.llama_sampler_apply(sampler, ctypes.byref(candidates))
-                if math.isinf(data[0].logit):
-                    return False  # the grammar masked this token out
-                if token != vocab.token_eos():
-                    llama_cpp.llama_sampler_accept(sampler, token)
-            return True
-        finally:
-            llama_cpp.llama_sampler_free(sampler)
-
-    yield run
-    vocab.close()
 
 
 def test_the_plan_grammar_forces_an_admissible_first_line_then_free_lines(accepts):

@@ -7,11 +7,10 @@ import time
 from collections import Counter
 
 from conftest import plan_follower, plans_of, write_spec
-from support import minilm, run
+from support import minilm, placed_episode, run
 from typer.testing import CliRunner
 
 from prag.cli import _register, app
-from prag.envs.base import scene_text_from_triples
 from prag.envs.domain import GRID
 from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.episodes import where_things_were
@@ -20,20 +19,6 @@ from prag.run.runner import Runner, start_run
 from prag.store import EpisodeRecord, RunRecord, StepRecord, Store, database
 from prag.store.exchange import export_lines, import_lines
 from prag.store.places import family_of
-
-
-def placed_episode(
-    graphs: list[list[tuple[str, str, str]]], *, run_id: str = "r1", round_: int = 0, task_id: str = "t0",
-    won: bool = True, extra: dict | None = None,
-) -> EpisodeRecord:
-    """An ALFWorld-style episode whose step t shows `graphs[t]`."""
-    steps = [
-        StepRecord(t, None if t == 0 else f"go to place {t}", f"You see step {t}.", scene_text_from_triples(None, triples),
-                   None, sorted(triples))
-        for t, triples in enumerate(graphs)
-    ]
-    return EpisodeRecord(run_id=run_id, round=round_, task_id=task_id, task_type="pick", goal=f"goal of {task_id}",
-                         won=won, steps=steps, extra={"env": "alfworld"} if extra is None else extra)
 
 
 APPLE_IN_FRIDGE = [("apple 1", "in", "fridge 1"), ("fridge 1", "is", "open")]

@@ -28,6 +28,7 @@ ODD = RunConfig(
     ExperimentConfig(spec="a.toml", rounds=5, train="b.toml", limit=2, max_steps=9, llm="openai:m", seed=4, round0_from="r0"),
     RetrievalConfig(mode="goal", k=1, embedding_model="/models/e", include_runs=("x", "y"), corrections=False, corrections_k=2, prior=False),
     AgentConfig(think=True, constrained=False, max_reasks=1, loop_limit=3, keep_margin=0.5, thought_tokens=10, action_tokens=12,
+                places=("llm",),
                 limits=PromptLimits(example_steps=5, observation_chars=50, correction_steps=6)),
     ExecutionConfig(workers=3, llm_timeout=9.5, llm_retries=0, executor="ray", ray_address="head:6379",
                     llm_urls=("http://a:8000/v1", "http://b:8000/v1")),

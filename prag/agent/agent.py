@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from prag.agent.actor import Actor, candidates
-from prag.agent.explore import Ranking, find_plan, missing, no_ranking
+from prag.agent.explore import find_plan, missing
 from prag.agent.hints import Situation, hints_for
 from prag.agent.mediator import (
     POLICIES,
@@ -49,6 +49,7 @@ from prag.agent.mediator import (
 )
 from prag.agent.observed import Observed
 from prag.agent.person import Effort, Person
+from prag.agent.places import DEFAULT_PLACES, LLMPlaces, Places, Ranking, no_ranking
 from prag.agent.plans import Plan
 from prag.agent.prompt import THINK, PromptLimits, act_instruction, messages
 from prag.agent.readers import (
@@ -139,6 +140,9 @@ class AgentConfig:
     # Who reads the instruction into a formal goal, in order (prag.agent.readers); the person's
     # yes/no only where a person is present.
     readers: tuple[str, ...] = READERS
+    # What orders the find-X skill's search (prag.agent.places, in precedence order): the store's
+    # semantic memory, the LLM's guess for kinds the memory never saw, the family's placement rules.
+    places: tuple[str, ...] = DEFAULT_PLACES
 
 
 def ask_policy(config: AgentConfig, seed: int = 0) -> AskPolicy:
@@ -233,6 +237,8 @@ class PragAgent:
         self.observed = Observed.start(observation, self.domain, goal=self.goal)
         self._searched_at = 0  # the step (history length) search was last consulted at
         self.subgoals = self._subgoals(reading, observation)
+        guess = LLMPlaces(self.llm, self.usage, self.seed) if "llm" in self.config.places else None
+        self.places = Places(self.domain, self.config.places, self.ranking, guess)
 
     def _readers(self) -> list[GoalReader]:
         """The goal readers the config names, in its order; the person's only with a person."""
@@ -369,7 +375,7 @@ class PragAgent:
         if unsaid:  # "turn on a lamp": the room shows a desk lamp, the reading said floor lamp
             self._revise(f"no {', '.join(unsaid.values())} seen, another of its kind is", unsaid)
             targets = missing(self.observed)
-        plan = find_plan(targets, self.observed, self.ranking, self.domain) if targets else None
+        plan = find_plan(targets, self.observed, self.places) if targets else None
         if targets and plan is None and not self.observed.to_search():
             # Every place was searched and what the reading needs is nowhere.
             reading = self.readings.current
@@ -377,7 +383,7 @@ class PragAgent:
             wrong = {slot: value for slot, value in slots.items() if value in targets}
             self._revise(f"no {', '.join(targets)} anywhere in the room", wrong)
             targets = missing(self.observed)
-            plan = find_plan(targets, self.observed, self.ranking, self.domain) if targets else None
+            plan = find_plan(targets, self.observed, self.places) if targets else None
         if plan is None:
             plan = means_ends(self.goal, self.observed, observation.admissible, self.domain)
         self.actor.follow_search(plan, observation.admissible)

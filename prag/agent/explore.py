@@ -2,29 +2,19 @@
 
 Soar ITL's environment interaction as a plan source (source "find"): the places whose contents
 the agent has not seen (`Observed.to_search`) are visited, and opened when closed, in the order
-the semantic memory ranks their kinds for the things sought (`prag.store.places`, through a
-`Ranking` the runner builds with the run's visibility, so this layer does not read the store);
-places of kinds it never saw them in come after. Among equals, where the family's world says
-what may hold what (ALFWorld's placement rules), places that may hold the thing and show it on
-arrival come first, then those to open, and places that never hold it last; then the place in
-the agent's room, then the one learnt of first. The plan is made again each step from what was
+the sources of where things are give (`prag.agent.places`: the semantic memory, the LLM's guess,
+the family's placement rules, as `--places` names them); among equals, the place in the agent's
+room first, then the one learnt of first. The plan is made again each step from what was
 observed, and there is none once every thing sought is seen: the next source then takes over.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from prag.agent.observed import Observed
+from prag.agent.places import Places
 from prag.agent.plans import Plan
 from prag.envs.domain import Domain
-
-# kind of thing -> the kinds of place things of that kind were seen in, best first, with counts
-Ranking = Callable[[str], Sequence[tuple[str, int]]]
-
-
-def no_ranking(kind: str) -> list[tuple[str, int]]:
-    """A ranking that knows nothing: places are searched in the order they were learnt of."""
-    return []
 
 
 def found(observed: Observed, kind: str) -> int:
@@ -39,34 +29,30 @@ def missing(observed: Observed) -> list[str]:
     return [kind for kind, count in needs.items() if found(observed, kind) < count]
 
 
-def search_order(targets: Sequence[str], observed: Observed, ranking: Ranking, domain: Domain) -> list[str]:
-    """The places not yet searched, best first: by the best rank of their kind for any target
-    (unranked last), then by what a look costs where the family's world says (`Domain.search_cost`:
-    places that may hold a target and show it on arrival, then those to open, then those that
-    never hold it), then those in the agent's room, then in the order they were learnt of."""
-    ranks: dict[str, int] = {}
-    for target in targets:
-        for rank, (place_kind, _count) in enumerate(ranking(target)):
-            ranks[place_kind] = min(ranks.get(place_kind, rank), rank)
+def search_order(targets: Sequence[str], observed: Observed, places: Places) -> list[str]:
+    """The places not yet searched, best first: by what the sources of where things are say of
+    their kinds for the targets (`Places.key`), then those in the agent's room, then in the
+    order they were learnt of."""
+    kind = observed.domain.kind
     room = _room(observed)
-    places = observed.to_search()
+    unsearched = observed.to_search()
+    by_kind = places.key(targets, [kind(place) for place in observed.places])
 
-    def key(index: int) -> tuple[int, int, int, int]:
-        place = places[index]
-        kind = domain.kind(place)
+    def key(index: int) -> tuple[int, ...]:
+        place = unsearched[index]
         here = room is not None and observed.room_of.get(place) == room
-        costs = [cost for target in targets if (cost := domain.search_cost(kind, target)) is not None]
-        return ranks.get(kind, len(ranks)), min(costs, default=0), 0 if here else 1, index
+        return *by_kind(kind(place)), 0 if here else 1, index
 
-    return [places[i] for i in sorted(range(len(places)), key=key)]
+    return [unsearched[i] for i in sorted(range(len(unsearched)), key=key)]
 
 
-def find_plan(targets: Sequence[str], observed: Observed, ranking: Ranking, domain: Domain) -> Plan | None:
+def find_plan(targets: Sequence[str], observed: Observed, places: Places) -> Plan | None:
     """Steps to search the best place for `targets` that can be reached now, or None when
     nothing is sought or no unsearched place can be reached."""
+    domain = observed.domain
     if not targets or domain.relative_moves:  # moves naming directions lead to no named place
         return None
-    for place in search_order(targets, observed, ranking, domain):
+    for place in search_order(targets, observed, places):
         steps = route(place, observed, domain)
         if steps:
             return Plan(tuple(steps), "find", goal=observed.goal)

@@ -20,6 +20,7 @@ from rich.progress import (
 )
 
 from prag.agent.agent import AgentConfig, parse_readers, parse_sources
+from prag.agent.places import parse_places
 from prag.cli import app
 from prag.cli.common import (
     LLMRetriesOpt,
@@ -94,6 +95,7 @@ def run(
     llm_url: Annotated[Optional[list[str]], typer.Option("--llm-url", help="With --llm openai:MODEL: a server's base URL (repeatable; default OPENAI_BASE_URL, a comma list there too). An episode stays on one server; new ones go to the least loaded.")] = None,
     sources: Annotated[str, typer.Option("--sources", help="Where steps come from, comma-separated, tried in this order each step: experience (plans from retrieved successes and corrections), search (find what the goal needs, then means-ends search; or the goal's sub-goals in order where it spells a route, as TextWorld's do; followed unless --ask always), llm. A person takes part in `prag console`.")] = ",".join(DEFAULT.agent.sources),
     readers: Annotated[str, typer.Option("--readers", help="Who reads the goal into a formal one, in order: template (the family's own sentences), experience (readings verified before), llm (under a grammar of the family's goals), person (yes/no when in doubt; `prag console`).")] = ",".join(AgentConfig.readers),
+    places: Annotated[str, typer.Option("--places", help="Where the search for a thing the goal needs looks first (with search among --sources), comma-separated: memory (where the store saw such things, in earlier rounds), llm (the LLM's guess, for kinds the memory never saw: one call per kind), rules (the family's placement table); they take precedence in that order, whatever the order given. '' for none: places as listed.")] = ",".join(DEFAULT.agent.places),
 ) -> None:
     """Run P-RAG's progressive rounds: round r retrieves the episodes of rounds < r.
 
@@ -116,7 +118,8 @@ def run(
         RetrievalConfig(mode=mode, k=k, include_runs=tuple(include or ()), corrections=corrections,
                         corrections_k=corrections_k, prior=prior),
         replace(DEFAULT.agent, think=think, constrained=constrain, ask=ask, ask_probability=ask_p, asker=asker,
-                plan_length=plan_length, sources=_run_sources(sources), readers=parse_readers(readers)),
+                plan_length=plan_length, sources=_run_sources(sources), readers=parse_readers(readers),
+                places=parse_places(places)),
         ExecutionConfig(workers=workers, llm_timeout=llm_timeout, llm_retries=llm_retries, answer_cache=answer_cache,
                         executor=executor, ray_address=ray_address, llm_urls=tuple(llm_url or ())),
     )

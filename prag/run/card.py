@@ -46,6 +46,7 @@ class Protocol:
     action_grammar: str
     action_filter: list[str]
     sources: list[str]
+    places: list[str]  # what orders the find-X search (prag.agent.places)
     ask_policy: str
     model: str
     model_sha256: str | None
@@ -89,6 +90,7 @@ class Card:
             f"| goal wording | {p.goal_wording}; read by {', '.join(p.goal_readers) or 'nobody (the goal as worded)'} |",
             f"| action grammar | {p.action_grammar}; filter hides: {', '.join(p.action_filter) or 'nothing'} |",
             f"| sources | {', '.join(p.sources)} |",
+            f"| where things are | {', '.join(p.places) or 'no source (places searched as listed)'} |",
             f"| retrieval | {p.retrieval} |",
             f"| ask policy | {p.ask_policy} |",
             f"| model | {p.model}" + (f" (sha256 {p.model_sha256[:16]}…)" if p.model_sha256 else "") + " |",
@@ -148,6 +150,7 @@ def results_card(store: Store, run_id: str) -> Card:
         action_grammar=_grammar(episodes),
         action_filter=list(spec.hide_actions) if spec is not None else [],
         sources=list(agent.sources),
+        places=list(agent.places),
         ask_policy=agent.ask + (f" ({agent.asker})" if agent.asker else ""),
         model=model,
         model_sha256=_model_sha256(model),
@@ -185,6 +188,8 @@ def rerun_command(run: RunRecord) -> str:
     defaults, retrieval_defaults = AgentConfig(), RetrievalConfig()
     if a.readers != defaults.readers:
         argv += ["--readers", ",".join(a.readers)]
+    if a.places != defaults.places:
+        argv += ["--places", ",".join(a.places)]
     if a.think != defaults.think:
         argv.append("--think" if a.think else "--no-think")
     if a.constrained != defaults.constrained:

@@ -18,6 +18,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from prag.agent.agent import AgentConfig, parse_readers, parse_sources
 from prag.agent.mediator import POLICIES
+from prag.agent.places import parse_places
 from prag.errors import ConfigError, PragError
 from prag.llm import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from prag.retrieval.embed import DEFAULT_MODEL
@@ -116,6 +117,7 @@ class RunConfig:
             raise PragError("--asker names a learned policy: give it with --ask learned")
         parse_sources(",".join(agent.sources))
         parse_readers(",".join(agent.readers))
+        parse_places(",".join(agent.places))
 
     def to_dict(self) -> dict[str, Any]:
         """The config as the store records it: every setting, the version and the prag that wrote it."""

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from prag.agent.agent import PragAgent
-from prag.agent.explore import Ranking
+from prag.agent.places import Ranking
 from prag.agent.mediator import AskPolicy
 from prag.agent.person import Person
 from prag.agent.protocol import Agent, Trace

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from prag.agent.explore import Ranking
+from prag.agent.places import Ranking
 from prag.agent.mediator import AskPolicy
 from prag.agent.readers import Recall
 from prag.envs.base import Task, TaskSource

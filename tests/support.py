@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from functools import cache
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from prag.envs.base import scene_text_from_triples
 from prag.retrieval.embed import EmbeddingCache, Encoder, text_hash
@@ -123,3 +126,11 @@ def play_until_won(env, agent, limit: int) -> bool:
             break
     env.close()
     return observation.won
+
+
+def fresh_cache(factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A module's own empty user cache (PRAG_CACHE), so games are generated as on a new machine."""
+    root = factory.mktemp("prag-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PRAG_CACHE", str(root))
+        yield root

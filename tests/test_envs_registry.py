@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 import prag.cli.envs_cmd  # noqa: F401  (adds `envs` to the app)
+from support import fresh_cache
 from prag.cli import app
 from prag.envs.base import Environment, Observation, Task, TaskSource
 from prag.envs.registry import FAMILIES
@@ -28,10 +29,7 @@ SPECS = [spec for spec in map(load_spec, map(str, sorted((REPO / "envs").glob("*
 @pytest.fixture(scope="module", autouse=True)
 def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Generated games go to a fresh cache, so the shipped specs are generated as on a new machine."""
-    root = tmp_path_factory.mktemp("prag-cache")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PRAG_CACHE", str(root))
-        yield root
+    yield from fresh_cache(tmp_path_factory)
 
 
 _sources: dict[str, TaskSource] = {}

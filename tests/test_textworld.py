@@ -9,6 +9,7 @@ import pytest
 import textworld
 from textworld.logic import Proposition, Variable
 
+from support import fresh_cache
 from prag.envs.base import Environment
 from prag.envs.spec import load_spec
 from prag.envs.textworld import games as textworld_games
@@ -36,10 +37,7 @@ KINDS: dict[str, dict] = {
 
 @pytest.fixture(scope="module", autouse=True)
 def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    root = tmp_path_factory.mktemp("prag-cache")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PRAG_CACHE", str(root))
-        yield root
+    yield from fresh_cache(tmp_path_factory)
 
 
 def source(kind: str) -> TextworldTasks:

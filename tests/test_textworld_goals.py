@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from support import fresh_cache
 from prag.agent.agent import AgentConfig, PragAgent
 from prag.agent.readers import Context, Reading, TemplateReader, read
 from prag.agent.subgoals import SubGoals
@@ -29,10 +30,7 @@ COOKING = {"challenge": "tw-cooking", "recipe": 1, "take": 1, "go": 6, "open": T
 
 @pytest.fixture(scope="module", autouse=True)
 def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    root = tmp_path_factory.mktemp("prag-cache")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PRAG_CACHE", str(root))
-        yield root
+    yield from fresh_cache(tmp_path_factory)
 
 
 def game(params: dict, seed: int) -> TextworldEnv:

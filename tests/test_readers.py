@@ -14,6 +14,7 @@ from prag.agent.agent import AgentConfig, PragAgent, parse_readers
 from prag.agent.person import Effort
 from prag.agent.protocol import Usage
 from prag.agent.readers import (
+    EXAMPLE_SIMILARITY,
     Context,
     ExperienceReader,
     LLMReader,
@@ -178,14 +179,14 @@ def test_a_near_wording_is_an_example_for_the_llm_not_a_reading_to_act_on(store)
     assert "Instruction: Look at the bowl in the light of the desk lamp.\nGoal: look at bowl under the desklamp" in prompt
 
 
-def test_a_far_wording_is_no_example_for_the_llm(store):
-    """Another instruction's reading shown as an example led the small model to its kinds."""
+@pytest.mark.parametrize("floor, shown", [(EXAMPLE_SIMILARITY, True), (0.8, False)])
+def test_a_far_wording_is_an_example_for_the_llm_unless_a_floor_keeps_it_out(store, floor, shown):
     stored_reading(store, "r", 0, "a", "Put a cup of coffee in the coffee maker.", "put a mug in coffeemachine", won=True)
     recall = memory_of(store).recaller(Visibility("r", 1))
     llm = ScriptedLLM(["put a cup in cabinet"])
-    read([TemplateReader(), ExperienceReader(recall), LLMReader(llm, recall, Usage())],
+    read([TemplateReader(), ExperienceReader(recall), LLMReader(llm, recall, Usage(), example_similarity=floor)],
          context("Put the glass cup away in a cupboard."))
-    assert "coffee" not in llm.calls[0]["messages"][-1]["content"]
+    assert ("coffee" in llm.calls[0]["messages"][-1]["content"]) == shown
 
 
 def test_readings_are_seen_under_the_progressive_rule_and_only_when_verified(store):

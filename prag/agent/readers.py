@@ -37,10 +37,10 @@ READERS = ("template", "experience", "llm", "person")
 ACT_ON = 0.9  # a reading this confident ends the chain: the template, a near-identical wording, a person
 ARTICLES = ("a", "an", "the", "some")
 EXAMPLES = 3  # verified readings shown to the LLM reader
-# ... and only those whose wording is this near (MiniLM cosine): a paraphrase of the instruction.
-# Nearer but other instructions led the 1.5B model to their kinds (trained on valid_train's crowd
-# wordings, valid_seen's were read worse than with no training: 43.6% against 47.9%).
-EXAMPLE_SIMILARITY = 0.8
+# ... whose wording is at least this near (MiniLM cosine): by default any not opposed to it. A floor of
+# 0.8 (paraphrases only) read 9 fewer of valid_seen's 140 crowd wordings right after training on
+# valid_train (71 against 80; docs/goals_in_words.md). A floor stays settable to measure it again.
+EXAMPLE_SIMILARITY = 0.0
 LLM_CONFIDENCE = 0.6
 
 

@@ -71,6 +71,7 @@ from prag.agent.search import means_ends
 from prag.agent.subgoals import SubGoals
 from prag.envs.base import Observation, Triple, canonical
 from prag.envs.domain import Domain
+from prag.envs.sam import ActionModel
 from prag.errors import PragError
 from prag.llm.base import LLM, Message
 from prag.retrieval.corrections import CorrectionHit, CorrectionSource
@@ -83,6 +84,7 @@ T = TypeVar("T")
 # a plan from experience, search (the find-X skill, then means-ends; or the goal's ordered
 # sub-goals, where the family has no action model but its goals spell a route), the LLM, a person.
 SOURCES = ("experience", "search", "llm", "person")
+ACTION_MODELS = ("given", "learned")  # what means-ends search plans with (`--action-model`)
 
 
 MAX_REVISIONS = 2  # readings dropped per episode before the agent plays on with the last one
@@ -143,6 +145,17 @@ class AgentConfig:
     # What orders the find-X skill's search (prag.agent.places, in precedence order): the store's
     # semantic memory, the LLM's guess for kinds the memory never saw, the family's placement rules.
     places: tuple[str, ...] = DEFAULT_PLACES
+    # Which action model means-ends search plans with (of ACTION_MODELS): the family's given one
+    # where it has one, else the one learned from the store; or the learned one always.
+    action_model: str = "given"
+
+
+def plans_with_learned(config: AgentConfig, domain: Domain) -> bool:
+    """Whether means-ends search would plan with a model learned from the store: search is among
+    the sources, the family says what its goals mean as facts, and either the config asks for
+    the learned model or the family has none given."""
+    return ("search" in config.sources and domain.goal_facts is not None
+            and (config.action_model == "learned" or domain.action_model is None))
 
 
 def ask_policy(config: AgentConfig, seed: int = 0) -> AskPolicy:
@@ -190,6 +203,7 @@ class PragAgent:
         person: Person | None = None,
         ranking: Ranking = no_ranking,
         recall: Recall = no_recall,
+        world_model: ActionModel | None = None,
     ) -> None:
         self.llm = llm
         self.experiences = experiences
@@ -203,6 +217,10 @@ class PragAgent:
         self.person = person  # present: the LLM's proposals go to them for a yes or no
         self.ranking = ranking  # the semantic memory: kinds of place where a kind of thing was seen
         self.recall = recall  # verified readings of wordings like an instruction (prag.agent.readers)
+        # the action model learned from the store (prag.agent.world_model), planned with where the
+        # config asks for it (none learned yet: nothing to plan with) or the family has none given
+        learned = world_model or ActionModel(domain.name)
+        self.world_model = learned if config.action_model == "learned" or domain.action_model is None else None
 
     def reset(self, observation: Observation) -> None:
         self.usage = Usage()
@@ -385,7 +403,7 @@ class PragAgent:
             targets = missing(self.observed)
             plan = find_plan(targets, self.observed, self.places) if targets else None
         if plan is None:
-            plan = means_ends(self.goal, self.observed, observation.admissible, self.domain)
+            plan = means_ends(self.goal, self.observed, observation.admissible, self.domain, learned=self.world_model)
         self.actor.follow_search(plan, observation.admissible)
 
     def _state(self, observation: Observation) -> MediatorState:

@@ -27,7 +27,9 @@ from typing import Any
 
 from prag.agent.plans import Plan
 from prag.envs.domain import Domain, imported
+from prag.envs.learned import problem as learned_problem
 from prag.envs.model import Problem, Seen
+from prag.envs.sam import ActionModel
 from prag.errors import PragError
 
 # The longest plan returned: an ALFWorld two-object task from the start takes 8-10 actions, a grid
@@ -43,15 +45,21 @@ class SearchError(PragError):
     """A family's action model wrote a problem the planner refused (a bug in the model)."""
 
 
-def means_ends(goal: str, observed: Seen, admissible: Sequence[str], domain: Domain, depth: int = DEPTH) -> Plan | None:
+def means_ends(
+    goal: str, observed: Seen, admissible: Sequence[str], domain: Domain, depth: int = DEPTH,
+    learned: ActionModel | None = None,
+) -> Plan | None:
     """The plan reaching `goal` from what was observed, or None when something it needs is
-    unknown, no plan of at most `depth` actions exists, or the family has no action model.
+    unknown, no plan of at most `depth` actions exists, or there is no action model: with
+    `learned`, that model (prag.envs.learned); else the family's given one.
 
     When `admissible` is given, a plan whose first action is not admissible is no plan."""
-    model = _model(domain.action_model)
-    if model is None:
-        return None
-    problem = model(goal, observed, admissible)
+    if learned is not None:
+        facts = domain.facts_of_goal(goal)
+        problem = None if facts is None else learned_problem(learned, facts, observed, domain.kind)
+    else:
+        model = _model(domain.action_model)
+        problem = None if model is None else model(goal, observed, admissible)
     if problem is None:
         return None
     operators = _solve(problem.domain, problem.problem)

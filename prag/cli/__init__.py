@@ -23,6 +23,7 @@ def _register() -> None:
         console_cmd,
         correct_cmd,
         envs_cmd,
+        model_cmd,
         run_cmd,
         store_cmd,
     )

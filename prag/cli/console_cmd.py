@@ -232,13 +232,14 @@ def console_cmd(
     sources: Annotated[str, typer.Option("--sources", help="Where steps come from, in order: experience, search, llm, person (the person asked in words when no earlier source has a step).")] = ",".join(AgentConfig.sources),
     readers: Annotated[str, typer.Option("--readers", help="Who reads the goal into a formal one, in order: template (the family's own sentences), experience (readings verified before), llm (under a grammar of the family's goals), person (yes/no when in doubt; `prag console`).")] = ",".join(AgentConfig.readers),
     places: Annotated[str, typer.Option("--places", help="Where the search for a thing the goal needs looks first (with search among --sources), comma-separated: memory (where the store saw such things, in earlier rounds), llm (the LLM's guess, for kinds the memory never saw: one call per kind), rules (the family's placement table); they take precedence in that order, whatever the order given. '' for none: places as listed.")] = ",".join(AgentConfig.places),
+    action_model: Annotated[str, typer.Option("--action-model", help="What means-ends search (with search among --sources) plans with: given (the family's written model; the one learned from the store where it has none) or learned (the model learned from the episodes this round may see: SAM, `prag model`).")] = AgentConfig.action_model,
 ) -> None:
     """Watch the agent play a task step by step; tell it things as it goes; `learn` at the end."""
     config = RunConfig(
         ExperimentConfig(spec=spec_name, rounds=1, llm=llm, max_steps=max_steps),
         RetrievalConfig(k=k, embedding_model=model, corrections_k=corrections_k, prior=prior),
         AgentConfig(ask=ask, asker=asker, sources=parse_sources(sources), readers=parse_readers(readers),
-                    places=parse_places(places)),
+                    places=parse_places(places), action_model=action_model),
         execution=ExecutionConfig(llm_timeout=llm_timeout, llm_retries=llm_retries),
     )
     # Everything is checked before the store is created: the options, the spec, the task.

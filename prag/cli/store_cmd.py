@@ -377,7 +377,7 @@ def import_(
 def _imported(result: ImportResult) -> str:
     return (
         f"imported {result.episodes} episodes ({result.runs} new runs), {result.corrections} corrections, "
-        f"{result.prior_loads} prior loads, {result.ask_policies} ask policies; skipped {result.skipped} already stored"
+        f"{result.prior_loads} prior loads, {result.ask_policies} ask policies, {result.action_models} action models; skipped {result.skipped} already stored"
     )
 
 

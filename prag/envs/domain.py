@@ -17,6 +17,7 @@ from functools import cache
 from typing import Any
 
 from prag.envs.base import Triple
+from prag.envs.facts import GoalFacts
 from prag.envs.goals import GoalSchema
 
 # The notes the agent may add to a step's prompt, in the order they appear (prag.agent.hints).
@@ -101,6 +102,10 @@ class Domain:
     # "module:function" returning the family's `GoalSchema` (prag.envs.goals): what a formal goal
     # is, for reading instructions in people's words; None: only the family's own goal sentences.
     goal_schema: str | None = None
+    # "module:function": a formal goal (prag.envs.goals) -> its `GoalFacts` (prag.envs.facts), what
+    # it means in the vocabulary action models are learned in; None: learned models cannot plan
+    # for the family's goals.
+    goal_facts: str | None = None
     # Verbs of actions that make another possible (unlock a door, open it, take what is to be put),
     # in the order tried when a sub-goal's command is not admissible (prag.agent.subgoals).
     readies: tuple[str, ...] = ()
@@ -108,6 +113,13 @@ class Domain:
     def schema(self) -> GoalSchema | None:
         """The family's goal schema, None when it has none."""
         return None if self.goal_schema is None else imported(self.goal_schema)()
+
+    def facts_of_goal(self, sentence: str) -> GoalFacts | None:
+        """What a goal sentence of the family's schema means as facts, None when the family or
+        its schema cannot say."""
+        schema = self.schema()
+        goal = schema.read(sentence) if schema is not None and self.goal_facts is not None else None
+        return None if goal is None else imported(str(self.goal_facts))(goal)
 
     def search_cost(self, place_kind: str, thing_kind: str) -> int | None:
         """How dear a look for `thing_kind` at a place of `place_kind` is: 0 (it may be there and
@@ -194,6 +206,7 @@ ALFWORLD = Domain(
     action_model="prag.envs.alfworld.model:problem",
     holders="prag.envs.alfworld.placement:holders",
     goal_schema="prag.envs.alfworld.goals:schema",
+    goal_facts="prag.envs.alfworld.goals:as_facts",
 )
 
 GRID = Domain(

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from prag.errors import PragError
-from prag.agent.agent import AgentConfig
+from prag.agent.agent import AgentConfig, plans_with_learned
+from prag.envs import registry
 from prag.run.config import ExecutionConfig, RetrievalConfig, recorded_config
 from prag.run.metrics import RoundMetrics, round_metrics
 from prag.store import Store
@@ -47,6 +48,7 @@ class Protocol:
     action_filter: list[str]
     sources: list[str]
     places: list[str]  # what orders the find-X search (prag.agent.places)
+    action_model: str  # what means-ends search plans with: given or learned
     ask_policy: str
     model: str
     model_sha256: str | None
@@ -91,6 +93,7 @@ class Card:
             f"| action grammar | {p.action_grammar}; filter hides: {', '.join(p.action_filter) or 'nothing'} |",
             f"| sources | {', '.join(p.sources)} |",
             f"| where things are | {', '.join(p.places) or 'no source (places searched as listed)'} |",
+            f"| action model | {p.action_model} |",
             f"| retrieval | {p.retrieval} |",
             f"| ask policy | {p.ask_policy} |",
             f"| model | {p.model}" + (f" (sha256 {p.model_sha256[:16]}…)" if p.model_sha256 else "") + " |",
@@ -151,6 +154,7 @@ def results_card(store: Store, run_id: str) -> Card:
         action_filter=list(spec.hide_actions) if spec is not None else [],
         sources=list(agent.sources),
         places=list(agent.places),
+        action_model=_action_model(agent, family),
         ask_policy=agent.ask + (f" ({agent.asker})" if agent.asker else ""),
         model=model,
         model_sha256=_model_sha256(model),
@@ -162,6 +166,18 @@ def results_card(store: Store, run_id: str) -> Card:
     if not any(e.llm_calls for e in episodes):
         notes.append("The model was never called in this run (0 LLM calls): its figures do not depend on it.")
     return Card(run, protocol, round_metrics(episodes), _wall(run), rerun_command(run), notes)
+
+
+def _action_model(agent: AgentConfig, family: str) -> str:
+    """What the run's means-ends search planned with, in words."""
+    domain = registry.DOMAINS.get(family)
+    if "search" not in agent.sources:
+        return "none (search is not among the sources)"
+    if domain is not None and plans_with_learned(agent, domain):
+        return "learned from the episodes each round may see (SAM)"
+    if domain is not None and domain.action_model is None:
+        return "none (the family has none given, and its goals are not stated as facts)"
+    return "given (the family's written model)"
 
 
 def rerun_command(run: RunRecord) -> str:
@@ -190,6 +206,8 @@ def rerun_command(run: RunRecord) -> str:
         argv += ["--readers", ",".join(a.readers)]
     if a.places != defaults.places:
         argv += ["--places", ",".join(a.places)]
+    if a.action_model != defaults.action_model:
+        argv += ["--action-model", a.action_model]
     if a.think != defaults.think:
         argv.append("--think" if a.think else "--no-think")
     if a.constrained != defaults.constrained:

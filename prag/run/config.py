@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from prag.agent.agent import AgentConfig, parse_readers, parse_sources
+from prag.agent.agent import ACTION_MODELS, AgentConfig, parse_readers, parse_sources
 from prag.agent.mediator import POLICIES
 from prag.agent.places import parse_places
 from prag.errors import ConfigError, PragError
@@ -118,6 +118,8 @@ class RunConfig:
         parse_sources(",".join(agent.sources))
         parse_readers(",".join(agent.readers))
         parse_places(",".join(agent.places))
+        if agent.action_model not in ACTION_MODELS:
+            raise PragError(f"--action-model {agent.action_model!r}: use one of {', '.join(ACTION_MODELS)}")
 
     def to_dict(self) -> dict[str, Any]:
         """The config as the store records it: every setting, the version and the prag that wrote it."""

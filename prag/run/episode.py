@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from prag.agent.agent import PragAgent
+from prag.agent.agent import AgentConfig, PragAgent
 from prag.agent.places import Ranking
 from prag.agent.mediator import AskPolicy
 from prag.agent.person import Person
@@ -17,6 +17,8 @@ from prag.agent.protocol import Agent, Trace
 from prag.agent.readers import Recall, no_recall
 from prag.envs import registry
 from prag.envs.base import Environment, Observation, Task, TaskSource
+from prag.envs.domain import Domain
+from prag.envs.sam import ActionModel
 from prag.envs.spec import TaskSetSpec
 from prag.llm import LLM, WaitCallback, make_llm
 from prag.llm.balance import server_urls
@@ -121,6 +123,8 @@ class Players:
     person: Person | None = None
     # verified goal readings for a visibility (prag.agent.readers); none where no store is at hand
     readings: Callable[[Visibility], Recall] = lambda visibility: no_recall
+    # the action model learned from the store that the agent plans with, if any (prag.agent.world_model)
+    models: Callable[[AgentConfig, Visibility, Domain], ActionModel | None] = lambda config, visibility, domain: None
 
 
 def play_task(
@@ -134,7 +138,7 @@ def play_task(
         players.llm, players.experiences, visibility, config.agent,
         seed=config.experiment.seed, corrections=players.corrections.get(domain.name), domain=domain,
         asker=players.asker, person=players.person, ranking=players.places(visibility),
-        recall=players.readings(visibility),
+        recall=players.readings(visibility), world_model=players.models(config.agent, visibility, domain),
     )
     env = phase.source.make(task)
     start = time.perf_counter()

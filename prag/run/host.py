@@ -5,6 +5,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+from prag.agent.world_model import WorldModels
 from prag.envs.base import Task
 from prag.llm.balance import LeastLoaded
 from prag.retrieval.corrections import CorrectionSource
@@ -23,6 +24,7 @@ class RoundHost(Protocol):
     config: RunConfig
     experiences: ExperienceSource
     corrections: dict[str, CorrectionSource]
+    world_models: WorldModels
     servers: LeastLoaded
     injected_llm: Any
     listener: Listener

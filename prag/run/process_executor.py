@@ -17,6 +17,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
+from prag.agent.world_model import WorldModels
 from prag.envs import registry
 from prag.envs.base import Task, TaskSource
 from prag.envs.spec import TaskSetSpec
@@ -106,6 +107,7 @@ class _Worker:
         self.queries = queries
         self.experiences = ExperienceSource(self.store, queries, check_mode(retrieval.mode), retrieval.k)
         self.readings = ReadingMemory(self.store, queries)
+        self.world_models = WorldModels(self.store)
         self.corrections: dict[str, CorrectionSource] = {}
         self.sources: dict[str, TaskSource] = {}
         self.llms: dict[str | None, LLM] = {}
@@ -117,7 +119,7 @@ class _Worker:
             self.round = round_
         players = Players(self._llm(url), self.experiences, self.corrections,
                           lambda visibility: semantic_memory(self.store, visibility),
-                          readings=self.readings.recaller)
+                          readings=self.readings.recaller, models=self.world_models.for_agent)
         return play_task(self.run_id, self.config, Phase(round_, spec, [], self._source(spec)), task, players)
 
     def _refresh(self, spec: TaskSetSpec) -> None:

@@ -37,10 +37,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from prag.agent.agent import AgentConfig, plans_with_learned
 from prag.agent.places import Ranking
 from prag.agent.mediator import AskPolicy
 from prag.agent.readers import Recall
+from prag.envs import registry
 from prag.envs.base import Task, TaskSource
+from prag.envs.domain import Domain
+from prag.envs.sam import ActionModel
 from prag.envs.spec import TaskSetSpec
 from prag.errors import PragError
 from prag.llm import LLM
@@ -81,6 +85,11 @@ class RoundSnapshot:
     asker: AskPolicyRecord | None  # the learned ask policy's record (--ask learned)
     places: dict[str, list[tuple[str, int]]]  # the semantic memory: places by kind, as the round sees them
     readings: list[StoredReading]  # the goal readings verified before the round (prag.retrieval.readings)
+    models: dict[str, ActionModel]  # by domain: the action model the round's agents plan with, where learned
+
+    def model(self, config: AgentConfig, visibility: Visibility, domain: Domain) -> ActionModel | None:
+        """The round's learned action model for an agent of `config` (learned by the driver)."""
+        return self.models.get(domain.name) if plans_with_learned(config, domain) else None
 
     def ranking(self, visibility: Visibility) -> Ranking:
         """The semantic memory's ranking of places for a kind, as `store.places.ranked` gives it
@@ -90,6 +99,14 @@ class RoundSnapshot:
     def recall(self, cache: EmbeddingCache) -> Callable[[Visibility], Recall]:
         """The goal readers' recall of the round's verified readings, queries encoded by `cache`."""
         return lambda visibility: lambda instruction: nearest(instruction, self.readings, cache, RECALLED)
+
+
+def _learned(runner: RoundHost, phase: Phase) -> dict[str, ActionModel]:
+    """The round's learned action model by domain, where its agents plan with one."""
+    domain = registry.domain(phase.spec.env)
+    visibility = Visibility(runner.run.id, phase.round, runner.config.retrieval.include_runs)
+    learned = runner.world_models.for_agent(runner.config.agent, visibility, domain)
+    return {} if learned is None else {domain.name: learned}
 
 
 def shippable(index: ExperienceIndex, one_machine: bool) -> ExperienceIndex:
@@ -237,7 +254,7 @@ class EpisodeWorker:
         players = Players(
             CachedLLM(llm, book) if book is not None else llm, experiences, snapshot.corrections, snapshot.ranking,
             process_asker(snapshot.asker) if snapshot.asker is not None else None,
-            readings=snapshot.recall(self.vectors),
+            readings=snapshot.recall(self.vectors), models=snapshot.model,
         )
         phase = Phase(round_, spec, [], self._source(spec))
         record = play_task(self.run_id, self.config, phase, task, players)
@@ -378,6 +395,7 @@ class RayRounds:
             runner.store.answers.snapshot() if config.execution.answer_cache else None, asker,
             {kind: places.ranked(kind, **visible) for kind, _ in places.kinds(**visible)},
             runner.store.readings.verified(**visible),
+            _learned(runner, phase),
         )
 
     def _one_machine(self) -> bool:

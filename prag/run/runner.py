@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from prag.agent.person import Person
+from prag.agent.world_model import WorldModels
 from prag.agent.protocol import Agent
 from prag.corrections.prior import load_prior
 from prag.envs import registry
@@ -36,7 +37,7 @@ from prag.llm.balance import LeastLoaded
 from prag.retrieval.corrections import CorrectionSource
 from prag.retrieval.embed import EmbeddingCache, Encoder
 from prag.retrieval.episodes import ExperienceSource
-from prag.retrieval.index import check_mode
+from prag.retrieval.index import Visibility, check_mode
 from prag.retrieval.readings import ReadingMemory
 from prag.run.config import RunConfig, recorded_config, round0_settings
 from prag.run.episode import (  # noqa: F401  (re-exported: the runner's public names)
@@ -55,6 +56,7 @@ from prag.run.episode import (  # noqa: F401  (re-exported: the runner's public 
 from prag.run.executors import choose, executor_name
 from prag.run.host import RoundExecutor
 from prag.store import Store
+from prag.store.action_models import ActionModelRecord
 from prag.store.answers import cached
 from prag.store.records import EpisodeRecord, RunRecord, StepRecord
 
@@ -103,6 +105,7 @@ class Runner:
         retrieval = config.retrieval
         self.experiences = ExperienceSource(store, self.query_cache, check_mode(retrieval.mode), retrieval.k)
         self.reading_memory = ReadingMemory(store, self.query_cache)
+        self.world_models = WorldModels(store)
         self.corrections: dict[str, CorrectionSource] = {}  # by domain (action vocabulary)
 
     @property
@@ -139,6 +142,7 @@ class Runner:
             for phase in self.phases():
                 self.experiences.refresh()  # everything stored so far; visibility picks rounds < r
                 self._refresh_corrections(phase)
+                self._learn_model(phase)
                 todo = [t for t in phase.tasks if not self.store.has_episode(self.run.id, phase.round, t.task_id)]
                 self.listener("round", {"round": phase.round, "spec": phase.spec.name, "tasks": len(phase.tasks), "todo": len(todo)})
                 for done in self._play_round(phase, todo):
@@ -157,6 +161,16 @@ class Runner:
         done = self._episode(phase, task, before_act)
         self._store(done)
         return done.record
+
+    def _learn_model(self, phase: Phase) -> None:
+        """Learn the round's action model before it begins, where its agents plan with one, and
+        keep it in the store when it learned something new (workers read it from there)."""
+        domain = registry.domain(phase.spec.env)
+        visibility = Visibility(self.run.id, phase.round, self.config.retrieval.include_runs)
+        learned = self.world_models.for_agent(self.config.agent, visibility, domain)
+        if learned is not None and learned.transitions:
+            self.store.action_models.save_if_new(ActionModelRecord(
+                domain.name, learned.to_json(), learned.episodes, learned.transitions, self.run.id, phase.round))
 
     def _refresh_corrections(self, phase: Phase) -> None:
         """Load the prior transcripts of the phase's domain once, and re-read the corrections
@@ -193,7 +207,7 @@ class Runner:
         with self.servers.episode() as url:  # one server for all the episode's requests
             players = Players(self.llm_at(url), self.experiences, self.corrections,
                               lambda visibility: semantic_memory(self.store, visibility), self.asker, self.person,
-                              self.reading_memory.recaller)
+                              self.reading_memory.recaller, self.world_models.for_agent)
             return EpisodeDone(play_task(self.run.id, self.config, phase, task, players, go_on), phase)
 
     def _store(self, done: EpisodeDone) -> None:

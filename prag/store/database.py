@@ -5,7 +5,8 @@ a store is recognised by its `prag_meta` table. Opening a file that is not a pra
 or one written by a newer prag, fails before anything in it is touched.
 
 The store owns every table: callers read and write through its methods (and
-`store.corrections`, `store.ask_policies`, `store.answers`, `store.places`), never with SQL of their own.
+`store.corrections`, `store.ask_policies`, `store.answers`, `store.places`,
+`store.readings`, `store.action_models`), never with SQL of their own.
 Every write goes through `transaction()`, which nests, so that an import or a deletion is one
 transaction however many rows it touches.
 
@@ -29,6 +30,7 @@ import numpy as np
 import sqlite_utils
 
 from prag.errors import DamagedStore, StoreError
+from prag.store.action_models import ActionModels
 from prag.store.answers import Answers
 from prag.store.ask_policies import AskPolicies
 from prag.store.claims import Claim, run_state
@@ -122,6 +124,7 @@ class Store:
         self.answers = Answers(self)
         self.places = Places(self)
         self.readings = Readings(self)
+        self.action_models = ActionModels(self)
         if not self.path.exists() and not create:
             raise StoreError(
                 f"no store at {self.path}: create one with `prag run` or `prag import`"
@@ -157,6 +160,7 @@ class Store:
         store.answers = Answers(store)
         store.places = Places(store)
         store.readings = Readings(store)
+        store.action_models = ActionModels(store)
         store.db = sqlite_utils.Database(memory=True)
         store.db.conn.execute("PRAGMA foreign_keys = ON")
         store._recognise()
@@ -454,6 +458,14 @@ class Store:
             )
             found += [self._episode_from_row(dict(row), steps=False) for row in rows]
         return sorted(found, key=lambda episode: episode.id or 0)
+
+    def episode_keys(self, run_ids: Sequence[str] | None = None) -> list[tuple[int, str, int]]:
+        """(id, run id, round) of every episode of the given runs (None: all), of every source, in
+        id order: which episodes there are, without reading them."""
+        where, params = (f"run_id in ({_marks(run_ids)})", list(run_ids)) if run_ids is not None else ("1", [])
+        with self.lock:
+            rows = self.db.execute(f"select id, run_id, round from episodes where {where} order by id", params).fetchall()
+        return [(int(i), str(r), int(n or 0)) for i, r, n in rows]
 
     def _episode_from_row(self, row: dict[str, Any], *, steps: bool = True) -> EpisodeRecord:
         of = f"of episode {row['id']}"

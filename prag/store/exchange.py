@@ -27,6 +27,7 @@ from typing import TextIO
 
 from prag.errors import PragError
 from prag.files import checked_file
+from prag.store.action_models import ActionModelRecord
 from prag.store.ask_policies import AskPolicyRecord
 from prag.store.corrections import Correction, PriorLoad, correction_texts
 from prag.store.database import Store
@@ -66,6 +67,11 @@ def export_lines(store: Store, run_id: str | None = None) -> Iterator[str]:
         data.pop("version")  # the importing store numbers it after its own of that name
         data["model"] = base64.b64encode(policy.model).decode("ascii")
         yield encode("ask_policy", data)
+    for learned in store.action_models.list():
+        data = asdict(learned)
+        data.pop("id")
+        data.pop("version")  # the importing store numbers it after its own of that family
+        yield encode("action_model", data)
 
 
 def write_export(store: Store, out: TextIO, run_id: str | None = None) -> int:
@@ -86,6 +92,7 @@ class ImportResult:
     corrections: int = 0
     prior_loads: int = 0
     ask_policies: int = 0
+    action_models: int = 0
     skipped: int = 0
     bad: list[str] = field(default_factory=list)  # "file:line: what is wrong"
 
@@ -251,6 +258,12 @@ def _write(store: Store, line: Line, known_runs: set[str], result: ImportResult)
             return
         store.ask_policies.add(record)
         result.ask_policies += 1
+    elif isinstance(record, ActionModelRecord):
+        if store.action_models.find(record) is not None:
+            result.skipped += 1
+            return
+        store.action_models.add(record)
+        result.action_models += 1
 
 
 def _stored_id(store: Store, key: EpisodeKey) -> int | None:

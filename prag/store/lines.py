@@ -8,9 +8,10 @@ Each line is one object with a `kind`:
         "source"} or null, "embeddings": {...}}
     {"kind": "prior_load", "name", "digest", "loaded_at"}
     {"kind": "ask_policy", ...AskPolicyRecord fields, "model": base64 of the network's bytes}
+    {"kind": "action_model", ...ActionModelRecord fields, "model": the learned model's JSON text}
 
-Ids are the store's own and are not carried (nor an ask policy's version: an import adds the
-next version of its name): a correction names the episode it corrects by that
+Ids are the store's own and are not carried (nor an ask policy's or action model's version: an import
+adds the next version of its name or family): a correction names the episode it corrects by that
 episode's key (each task is played once per round of a run). Vectors are keyed by the sha256 of
 their text and must belong to the line's own texts.
 
@@ -33,11 +34,13 @@ from typing import Any
 import numpy as np
 from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 
+from prag.envs.sam import ActionModel
+from prag.store.action_models import ActionModelRecord
 from prag.store.ask_policies import AskPolicyRecord
 from prag.store.corrections import ORIGINS, Correction, PriorLoad, correction_texts
 from prag.store.records import STATUSES, EpisodeRecord, RunRecord, text_hash
 
-KINDS = ("run", "episode", "correction", "prior_load", "ask_policy")
+KINDS = ("run", "episode", "correction", "prior_load", "ask_policy", "action_model")
 SOURCES = ("agent", "correction")
 _HASH = re.compile(r"[0-9a-f]{64}")
 
@@ -72,7 +75,7 @@ class Line:
     correction) the key of the episode it corrects."""
 
     kind: str
-    record: RunRecord | EpisodeRecord | Correction | PriorLoad | AskPolicyRecord
+    record: RunRecord | EpisodeRecord | Correction | PriorLoad | AskPolicyRecord | ActionModelRecord
     embeddings: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     source_episode: EpisodeKey | None = None
 
@@ -91,7 +94,7 @@ def utf8_line(raw: bytes) -> str:
 
 
 _ADAPTERS: dict[type, TypeAdapter[Any]] = {
-    cls: TypeAdapter(cls) for cls in (RunRecord, EpisodeRecord, Correction, PriorLoad, EpisodeKey, AskPolicyRecord)
+    cls: TypeAdapter(cls) for cls in (RunRecord, EpisodeRecord, Correction, PriorLoad, EpisodeKey, AskPolicyRecord, ActionModelRecord)
 }
 
 
@@ -127,6 +130,8 @@ def parse_line(text: str | bytes) -> Line:
         return Line(kind, correction, _vectors(embeddings, correction_texts(correction)), key)
     if kind == "ask_policy":
         return Line(kind, _ask_policy(data))
+    if kind == "action_model":
+        return Line(kind, _action_model(data))
     return Line(kind, _typed(PriorLoad, data))
 
 
@@ -139,6 +144,16 @@ def _ask_policy(data: dict[str, Any]) -> AskPolicyRecord:
         raise BadLine("model: not base64") from None
     if not record.model:
         raise BadLine("model: empty")
+    return record
+
+
+def _action_model(data: dict[str, Any]) -> ActionModelRecord:
+    """An action model line's record, its model JSON checked by reading it as a learned model."""
+    record: ActionModelRecord = _typed(ActionModelRecord, data)
+    try:
+        ActionModel.from_json(record.model)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise BadLine(f"model: not a learned action model ({exc})") from None
     return record
 
 

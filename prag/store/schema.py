@@ -223,6 +223,18 @@ def _v8(db: sqlite_utils.Database) -> None:
     readings_backfill(db.conn)
 
 
+def _v9(db: sqlite_utils.Database) -> None:
+    # Learned action models (prag.store.action_models): snapshots of the safe learner's model as
+    # JSON, versioned per family, with the run and round they were learned for.
+    db["action_models"].create(
+        {"id": int, "family": str, "version": int, "model": str, "episodes": int, "transitions": int,
+         "run_id": str, "round": int, "created_at": str},
+        pk="id",
+        not_null={"family", "version", "model", "episodes", "transitions", "created_at"},
+    )
+    db["action_models"].create_index(["family", "version"], unique=True)
+
+
 # Append-only: a released migration is never edited, only followed by a new one.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, episodes, steps, embeddings", _v1),
@@ -233,5 +245,6 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (6, "ask_policies", _v6),
     (7, "places: where things of each kind were found", _v7),
     (8, "readings: how each episode read its goal", _v8),
+    (9, "action_models: learned action models, versioned per family", _v9),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

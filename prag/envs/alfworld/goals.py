@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from prag.envs.goals import GoalSchema
+from prag.envs.facts import AT, HOLDS, PLACED, Fact, GoalFacts, state_predicate
+from prag.envs.goals import FormalGoal, GoalSchema
 
 LAMPS = ("desklamp", "floorlamp")
 
@@ -78,3 +79,24 @@ def schema() -> GoalSchema:
                       examples=EXAMPLES, unsaid=frozenset({"toggle"}),
                       finishing={"look_at_obj_in_light": ("toggle", "obj")},
                       cues=((r"\b(?:lamps?|lights?|lit)\b", "look_at_obj_in_light"),))
+
+
+def as_facts(goal: FormalGoal) -> GoalFacts | None:
+    """A formal goal in the shared vocabulary of learned models (prag.envs.facts), as ALFWorld's
+    own goal formulas (`alfworld.gen.goal_library`) state it: the thing of the goal's kind in or
+    on a receptacle of its kind, in the state the task asks; for a look, the thing held and a lamp
+    of its kind on, at the receptacle where the agent stands."""
+    slots = dict(goal.slots)
+    obj, recep, toggle = slots.get("obj", ""), slots.get("recep", ""), slots.get("toggle", "")
+    if goal.task == "look_at_obj_in_light":
+        return GoalFacts((("o", obj), ("l", toggle), ("r", "")),
+                         ((HOLDS, "o"), (state_predicate("on"), "l"), (PLACED, "l", "r"), (AT, "r")))
+    if goal.task == "pick_two_obj_and_place":
+        return GoalFacts((("o", obj), ("p", obj), ("r", recep)), ((PLACED, "o", "r"), (PLACED, "p", "r")),
+                         distinct=(("o", "p"),))
+    state = {"pick_clean_then_place_in_recep": "clean", "pick_heat_then_place_in_recep": "hot",
+             "pick_cool_then_place_in_recep": "cool"}.get(goal.task)
+    if goal.task != "pick_and_place_simple" and state is None:
+        return None
+    facts: tuple[Fact, ...] = ((PLACED, "o", "r"),) + (((state_predicate(state), "o"),) if state else ())
+    return GoalFacts((("o", obj), ("r", recep)), facts)

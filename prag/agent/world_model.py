@@ -1,0 +1,110 @@
+"""Action models learned from the experience store: every stored episode's transitions, as the
+agent observed them, fed to the safe learner (prag.envs.sam).
+
+An episode is replayed through `Observed` step by step from its stored scene graphs, so the
+learner sees what the agent knew before and after each action (a thing seen three places ago is
+still known), never the game's hidden state. Episodes of every source teach (the LLM's, search's,
+a person's corrections), won or lost: a lost game's actions did what they did.
+
+`WorldModels` keeps one model per family and visibility, learned incrementally: a run's round r
+sees its rounds < r and the runs it includes (`--train`), the progressive rule of retrieval, and
+what round r - 1 learned is extended by the episodes round r - 1 added.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from prag.agent.agent import AgentConfig, plans_with_learned
+from prag.agent.observed import Observed
+from prag.envs import registry
+from prag.envs.base import Observation
+from prag.envs.domain import Domain
+from prag.envs.facts import fluents, kinds
+from prag.envs.sam import ActionModel, lift
+from prag.retrieval.index import Visibility
+from prag.store import Store
+from prag.store.records import EpisodeRecord, StepRecord
+
+NOWHERE = "nowhere"  # where the agent is when its observations do not say
+
+
+def _observation(goal: str, step: StepRecord) -> Observation:
+    return Observation(goal, step.observation, [], list(step.triples), step.scene, location=step.location)
+
+
+def learn_episode(model: ActionModel, episode: EpisodeRecord, domain: Domain) -> int:
+    """Learn from one episode's transitions; returns how many taught something."""
+    if not episode.steps:
+        return 0
+    observed = Observed.start(_observation(episode.goal, episode.steps[0]), domain)
+    learned = 0
+    for step in episode.steps[1:]:
+        before, here = fluents(observed), observed.location or NOWHERE
+        if step.action is None:
+            continue
+        observed.update(step.action, _observation(episode.goal, step))
+        lifted = lift(step.action, domain.entities)
+        if lifted is None:
+            continue
+        template, arguments = lifted
+        static = kinds([*arguments, here], domain.kind)
+        learned += model.learn(template, arguments, here, before, fluents(observed), static)
+    model.episodes += 1
+    return learned
+
+
+def learn(episodes: Iterable[EpisodeRecord], domain: Domain) -> ActionModel:
+    """A model learned from `episodes` (those of other families are passed over)."""
+    model = ActionModel(domain.name)
+    for episode in episodes:
+        if family_domain(episode) == domain.name:
+            learn_episode(model, episode, domain)
+    return model
+
+
+def family_domain(episode: EpisodeRecord) -> str | None:
+    """The action vocabulary (Domain name) an episode was played with, None when unknown."""
+    env = episode.extra.get("env")
+    return registry.domain(env).name if isinstance(env, str) and env in registry.DOMAINS else None
+
+
+@dataclass
+class _Learning:
+    model: ActionModel
+    episodes: set[int] = field(default_factory=set)  # ids learned from
+
+
+class WorldModels:
+    """The learned action models of a store's visible episodes, per family (`model`)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._learning: dict[tuple[str | None, tuple[str, ...], str], _Learning] = {}
+        self._lock = threading.Lock()
+
+    def for_agent(self, config: AgentConfig, visibility: Visibility, domain: Domain) -> ActionModel | None:
+        """The model an agent of `config` plans with, None where it plans with none learned."""
+        return self.model(visibility, domain) if plans_with_learned(config, domain) else None
+
+    def model(self, visibility: Visibility, domain: Domain) -> ActionModel:
+        """The model learned from the episodes `visibility` sees; later rounds of a run extend
+        what earlier ones learned."""
+        key = (visibility.run_id, tuple(visibility.include_runs), domain.name)
+        with self._lock:
+            learning = self._learning.setdefault(key, _Learning(ActionModel(domain.name)))
+            for episode in self._visible(visibility, learning.episodes):
+                learning.episodes.add(int(episode.id or 0))
+                if family_domain(episode) == domain.name:
+                    learn_episode(learning.model, episode, domain)
+            return learning.model
+
+    def _visible(self, visibility: Visibility, learned: set[int]) -> Iterator[EpisodeRecord]:
+        """The visible episodes not learned from yet, read one at a time."""
+        runs = None if visibility.run_id is None else [*visibility.include_runs, visibility.run_id]
+        for episode_id, run_id, round_ in self.store.episode_keys(runs):
+            own = run_id == visibility.run_id and run_id not in visibility.include_runs
+            if episode_id in learned or (own and round_ >= visibility.before_round):
+                continue
+            yield self.store.episode(episode_id)

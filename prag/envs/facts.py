@@ -1,0 +1,92 @@
+"""What the agent observed, as ground facts of one vocabulary shared by every family: the state
+that action models are learned over (prag.envs.sam) and that learned models plan from
+(prag.envs.learned).
+
+The vocabulary is the agent's, not a family's: where the agent is (`at`), what it holds (`holds`,
+and `handempty` when nothing), where a thing was seen (`placed`, in or on alike), the states seen
+of things and places (`is-hot`, `is-open`, ...), and each name's kind (`kind-apple`), which never
+changes. It is read from `Seen` alone, so it holds only what the agent was shown: a fact absent
+is unknown or false, never known false.
+
+A family says what its goals mean in this vocabulary (`GoalFacts`, from its Domain's
+`goal_facts`): kinds of things and the facts that must hold of them.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from prag.envs.model import Seen
+
+Fact = tuple[str, ...]  # (predicate, argument names...), e.g. ("placed", "apple 1", "countertop 1")
+
+AT, HOLDS, PLACED, HANDEMPTY = "at", "holds", "placed", "handempty"
+KIND, STATE = "kind-", "is-"
+
+
+def kind_predicate(kind: str) -> str:
+    """The predicate saying a name is of `kind` ("alarm clock" -> "kind-alarm-clock")."""
+    return KIND + _word(kind)
+
+
+def state_predicate(state: str) -> str:
+    """The predicate saying a thing or place is in `state` ("hot" -> "is-hot")."""
+    return STATE + _word(state)
+
+
+def _word(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+def fluents(seen: Seen) -> frozenset[Fact]:
+    """The facts of `seen` that actions change."""
+    facts: set[Fact] = set()
+    if seen.location is not None:
+        facts.add((AT, seen.location))
+    facts.update((HOLDS, thing) for thing in seen.held)
+    if not seen.held:
+        facts.add((HANDEMPTY,))
+    facts.update((PLACED, thing, place) for thing, place in seen.seen.items() if thing not in seen.held)
+    for name, states in seen.states.items():
+        facts.update((state_predicate(state), name) for state in states)
+    return frozenset(facts)
+
+
+def kinds(names: Iterable[str], kind: Callable[[str], str]) -> frozenset[Fact]:
+    """The static facts saying what kind each name is."""
+    return frozenset((kind_predicate(kind(name)), name) for name in names)
+
+
+def names_in(facts: Iterable[Fact]) -> set[str]:
+    """Every name the facts mention."""
+    return {name for fact in facts for name in fact[1:]}
+
+
+@dataclass(frozen=True)
+class GoalFacts:
+    """A goal in the shared vocabulary: there are things of these kinds (`things`: variable ->
+    kind) of which `facts` hold (over the variables), the variables in `distinct` pairs being
+    different things. "Put a hot apple in a fridge": {o: apple, r: fridge}, is-hot(o), placed(o, r)."""
+
+    things: tuple[tuple[str, str], ...]  # a kind "" is any kind
+    facts: tuple[Fact, ...]
+    distinct: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def kinds(self) -> list[str]:
+        return [kind for _, kind in self.things if kind]
+
+    def predicates(self) -> dict[str, int]:
+        """The predicates the goal names, with their arities (kinds included)."""
+        named = {fact[0]: len(fact) - 1 for fact in self.facts}
+        named.update({kind_predicate(kind): 1 for kind in self.kinds})
+        return named
+
+    def pddl(self, variable: Callable[[str], str] = lambda v: f"?{v}") -> str:
+        """The goal as a PDDL condition."""
+        parts = [f"({kind_predicate(kind)} {variable(v)})" for v, kind in self.things if kind]
+        parts += ["(" + " ".join([fact[0], *map(variable, fact[1:])]) + ")" for fact in self.facts]
+        parts += [f"(not (= {variable(a)} {variable(b)}))" for a, b in self.distinct]
+        variables = " ".join(variable(v) for v, _ in self.things)
+        return f"(exists ({variables}) (and {' '.join(parts)}))"

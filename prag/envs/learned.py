@@ -100,7 +100,7 @@ def problem(model: ActionModel, goal: GoalFacts, seen: Seen, kind: Callable[[str
         return None
     facts = fluents(seen)
     wanted = set(goal.kinds) | {p[len(KIND):] for op in model.operators.values() for p, _ in op.pre if p.startswith(KIND)}
-    known = names_in(facts)
+    known = names_in(facts) | set(seen.places)
     relevant = {n for n in known if _kind_word(kind(n)) in wanted} | set(seen.held)
     relevant |= {seen.seen[t] for t in relevant if t in seen.seen}
     if seen.location is not None:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from prag.agent.actor import Actor, candidates
-from prag.agent.explore import find_plan, missing
+from prag.agent.explore import find_plan, missing, seek_plan
 from prag.agent.hints import Situation, hints_for
 from prag.agent.mediator import (
     POLICIES,
@@ -369,6 +369,12 @@ class PragAgent:
         step = self.subgoals.step(observation) if self.subgoals is not None else None
         if step is not None:  # the goal spells its route: its next sub-goal, or what readies it
             self.actor.follow_search(Plan((step,), "subgoal", goal=self.goal), observation.admissible)
+            return
+        current = self.subgoals.current if self.subgoals is not None else None
+        if current is not None and self.domain.relative_moves:
+            # Its command cannot be taken here and nothing here readies it: the map finds where it can.
+            assert self.subgoals is not None
+            self.actor.follow_search(seek_plan(current.command, self.subgoals.at, self.observed), observation.admissible)
             return
         targets = missing(self.observed)
         unsaid = self.readings.unsaid(self._seen_kinds())

@@ -370,11 +370,11 @@ class PragAgent:
         if step is not None:  # the goal spells its route: its next sub-goal, or what readies it
             self.actor.follow_search(Plan((step,), "subgoal", goal=self.goal), observation.admissible)
             return
-        current = self.subgoals.current if self.subgoals is not None else None
-        if current is not None and self.domain.relative_moves:
+        subgoals = self.subgoals
+        if subgoals is not None and subgoals.current is not None and self.domain.relative_moves:
             # Its command cannot be taken here and nothing here readies it: the map finds where it can.
-            assert self.subgoals is not None
-            self.actor.follow_search(seek_plan(current.command, self.subgoals.at, self.observed), observation.admissible)
+            plan = seek_plan(subgoals.current.command, subgoals.at, self.observed)
+            self.actor.follow_search(plan, observation.admissible)
             return
         targets = missing(self.observed)
         unsaid = self.readings.unsaid(self._seen_kinds())

@@ -109,12 +109,13 @@ def _room(observed: Observed) -> str | None:
 def seek_plan(command: str, route_at: str | None, observed: Observed) -> Plan | None:
     """Steps towards a sub-goal whose `command` cannot be taken where the agent is: for a move of
     the route, back to where the route is (`route_at`); for another command, to the room where the
-    game admitted it, else to the things it names (`find_plan`). None when the map knows no way."""
+    game admitted it, else to the things it names, looked for as find-X does. None when the map
+    knows no way."""
     rooms, here = observed.rooms, observed.location
     if observed.domain.movement(command) is not None:
         return _as_plan(_walk(observed, lambda room: room == route_at), observed)
     steps = _walk(observed, lambda room: room != here and any(meets(command, a) for a in rooms.admitted.get(room, ())))
-    return _as_plan(steps, observed) if steps else find_plan(things(command), observed, Places(observed.domain, ()))
+    return _as_plan(steps or _look_for(things(command), observed), observed)
 
 
 def _as_plan(steps: list[str] | None, observed: Observed) -> Plan | None:

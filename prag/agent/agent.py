@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from prag.agent.actor import Actor, candidates
-from prag.agent.explore import find_plan, missing
+from prag.agent.explore import find_plan, missing, seek_plan
 from prag.agent.hints import Situation, hints_for
 from prag.agent.mediator import (
     POLICIES,
@@ -387,6 +387,12 @@ class PragAgent:
         step = self.subgoals.step(observation) if self.subgoals is not None else None
         if step is not None:  # the goal spells its route: its next sub-goal, or what readies it
             self.actor.follow_search(Plan((step,), "subgoal", goal=self.goal), observation.admissible)
+            return
+        subgoals = self.subgoals
+        if subgoals is not None and subgoals.current is not None and self.domain.relative_moves:
+            # Its command cannot be taken here and nothing here readies it: the map finds where it can.
+            plan = seek_plan(subgoals.current.command, subgoals.at, self.observed)
+            self.actor.follow_search(plan, observation.admissible)
             return
         targets = missing(self.observed)
         unsaid = self.readings.unsaid(self._seen_kinds())

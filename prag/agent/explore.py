@@ -6,14 +6,23 @@ the sources of where things are give (`prag.agent.places`: the semantic memory, 
 the family's placement rules, as `--places` names them); among equals, the place in the agent's
 room first, then the one learnt of first. The plan is made again each step from what was
 observed, and there is none once every thing sought is seen: the next source then takes over.
+
+Where moves are relative (TextWorld's "go east"), no move names a place: the map of rooms
+(`Observed.rooms`, `prag.agent.roommap`) leads instead. A thing seen in another room is gone back
+to by the map; one never seen is looked for by opening what is closed in the room the agent is
+in, then by going through the nearest exit not yet taken (opening the door in it when the game
+admits that), breadth-first over the exits taken. A sub-goal whose command cannot be taken where
+the agent is (`seek_plan`) is sought the same way: a move of its route by going back to where the
+route is, another command in the room where the game admitted it, else by the things it names.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from prag.agent.observed import Observed
 from prag.agent.places import Places
 from prag.agent.plans import Plan
+from prag.agent.subgoals import meets, object_of, things
 from prag.envs.domain import Domain
 
 
@@ -50,8 +59,10 @@ def find_plan(targets: Sequence[str], observed: Observed, places: Places) -> Pla
     """Steps to search the best place for `targets` that can be reached now, or None when
     nothing is sought or no unsearched place can be reached."""
     domain = observed.domain
-    if not targets or domain.relative_moves:  # moves naming directions lead to no named place
+    if not targets:
         return None
+    if domain.relative_moves:  # moves naming directions lead to no named place: the map leads
+        return _as_plan(_look_for(targets, observed), observed)
     for place in search_order(targets, observed, places):
         steps = route(place, observed, domain)
         if steps:
@@ -90,3 +101,103 @@ def _room(observed: Observed) -> str | None:
     if location is None or not observed.room_of:
         return None
     return observed.room_of.get(location, location)
+
+
+# --- where moves are relative: by the map of rooms ---------------------------------------------
+
+
+def seek_plan(command: str, route_at: str | None, observed: Observed) -> Plan | None:
+    """Steps towards a sub-goal whose `command` cannot be taken where the agent is: for a move of
+    the route, back to where the route is (`route_at`); for another command, to the room where the
+    game admitted it, else to the things it names, looked for as find-X does. None when the map
+    knows no way."""
+    rooms, here = observed.rooms, observed.location
+    if observed.domain.movement(command) is not None:
+        return _as_plan(_walk(observed, lambda room: room == route_at), observed)
+    steps = _walk(observed, lambda room: room != here and any(meets(command, a) for a in rooms.admitted.get(room, ())))
+    return _as_plan(steps or _look_for(things(command), observed), observed)
+
+
+def _as_plan(steps: list[str] | None, observed: Observed) -> Plan | None:
+    return Plan(tuple(steps), "find", goal=observed.goal) if steps else None
+
+
+def _look_for(targets: Sequence[str], observed: Observed) -> list[str] | None:
+    """Steps towards things not held and not in the agent's room: to the room one was seen in,
+    else to open what is closed here, else through an exit not yet taken, here or in the nearest
+    room that has one (or something closed)."""
+    rooms, here = observed.rooms, observed.location
+    sought = [t for t in targets if t not in observed.held and rooms.where.get(t) != here]
+    if not sought or here is None:
+        return None
+    seen_in = {rooms.where[t] for t in sought if t in rooms.where}
+    steps = _walk(observed, lambda room: room in seen_in) if seen_in else None
+    if steps:
+        return steps
+    for thing in _closed_in(here, observed):
+        steps = _opening(thing, observed.admissible, observed)
+        if steps:
+            return steps
+    for direction in _open_exits(here, observed):
+        steps = _through(here, direction, observed)
+        if steps:
+            return steps
+    return _walk(observed, lambda room: room != here and bool(_closed_in(room, observed) or _open_exits(room, observed)))
+
+
+def _closed_in(room: str, observed: Observed) -> list[str]:
+    """The things seen closed in `room`, no way out of it, that the game admitted opening there:
+    the containers still to look in."""
+    rooms = observed.rooms
+    ways = set(rooms.exits.get(room, {}).values())
+    admitted = rooms.admitted.get(room, set())
+    return [thing for thing, seen_in in rooms.where.items()
+            if seen_in == room and thing in observed.closed and thing not in ways and _opening(thing, admitted, observed)]
+
+
+def _open_exits(room: str, observed: Observed) -> list[str]:
+    """The directions of `room`'s exits not yet taken that the game admitted going through, or
+    opening the door of, there (a locked door whose key is not held is neither)."""
+    rooms = observed.rooms
+    admitted = rooms.admitted.get(room, set())
+    exits = rooms.exits.get(room, {})
+    go = observed.domain.go_action.format
+    return [d for d in rooms.unexplored(room) if go(d) in admitted or _opening(exits[d], admitted, observed)]
+
+
+def _opening(thing: str, admissible: Iterable[str], observed: Observed) -> list[str]:
+    """The action among `admissible` that opens `thing`, as a one-step list ([] when none does):
+    one of the family's readying verbs up to its opening verb (`Domain.readies`: unlock, open;
+    not take, which readies what is to be put, not a door)."""
+    domain = observed.domain
+    opener = domain.open_action.split(" ", 1)[0]
+    verbs = domain.readies[: domain.readies.index(opener) + 1] if opener in domain.readies else (opener,)
+    admissible = list(admissible)
+    for verb in verbs:
+        for action in admissible:
+            if object_of(action, verb) == thing:
+                return [action]
+    return []
+
+
+def _through(room: str, direction: str, observed: Observed) -> list[str]:
+    """The steps through `room`'s exit in `direction`, taken from `room`: its door opened first
+    when it is closed. [] when the move cannot be made or readied now."""
+    go = observed.domain.go_action.format(direction)
+    if go in observed.admissible:
+        return [go]
+    way = observed.rooms.exits.get(room, {}).get(direction)
+    opening = _opening(way, observed.admissible, observed) if way is not None and way in observed.closed else []
+    return [*opening, go] if opening else []
+
+
+def _walk(observed: Observed, arrived: Callable[[str], bool]) -> list[str] | None:
+    """The moves to the nearest room where `arrived` holds, by the exits taken: [] when the agent
+    is in one, None when none is known to be reachable or the first move cannot be made now."""
+    here = observed.location
+    path = observed.rooms.path(here, arrived) if here is not None else None
+    if not path:
+        return path
+    first = _through(*path[0], observed)
+    go = observed.domain.go_action.format
+    return [*first, *(go(direction) for _, direction in path[1:])] if first else None

@@ -4,7 +4,8 @@ Built step by step from what the agent is shown, each `Observation`'s scene-grap
 its location and its admissible actions, read through the family's `Domain`, and from the
 actions the agent took. Never from the environment's hidden state: a thing in a closed place
 the agent never opened is not known here. The find skill (`prag.agent.explore`) and
-means-ends search (`prag.agent.search`) plan on it.
+means-ends search (`prag.agent.search`) plan on it. Where moves are relative, the rooms, their
+exits and where the exits taken lead are its map (`rooms`, `prag.agent.roommap`).
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from prag.agent.roommap import RoomMap
 from prag.envs.base import Observation, Triple
 from prag.envs.domain import Domain
 
@@ -38,6 +40,10 @@ class Observed:
     held: set[str] = field(default_factory=set)
     admissible: tuple[str, ...] = ()
     actions: list[str] = field(default_factory=list)  # the actions taken, in order
+    rooms: RoomMap = field(init=False)  # the map of rooms (families whose moves are relative)
+
+    def __post_init__(self) -> None:
+        self.rooms = RoomMap(self.domain)
 
     @classmethod
     def start(cls, observation: Observation, domain: Domain, goal: str | None = None) -> Observed:
@@ -50,6 +56,9 @@ class Observed:
     def update(self, action: str, observation: Observation) -> None:
         """What `action` led to."""
         self.actions.append(action)
+        direction = self.domain.movement(action) if self.domain.relative_moves else None
+        if direction is not None:
+            self.rooms.moved(self.location, direction, observation.location)
         self._read(observation)
 
     # --- questions ----------------------------------------------------------------------------
@@ -73,6 +82,8 @@ class Observed:
         if not domain.relative_moves:  # else moves name directions, not places
             for action in observation.admissible:
                 self._learn(domain.movement(action))
+        else:
+            self.rooms.read(observation.location, triples, observation.admissible)
         self._read_states(triples)
         if domain.in_view is not None:
             self._read_room(triples, domain.in_view)

@@ -44,10 +44,16 @@ def meets(command: str, action: str) -> bool:
     return action == command or action.startswith(command + " ") or command.startswith(action + " ")
 
 
-def _object(action: str, verb: str) -> str | None:
+def object_of(action: str, verb: str) -> str | None:
     """The thing an action of `verb` acts on ("unlock gate with key" -> "gate"), None for another verb."""
     match = re.fullmatch(rf"{re.escape(verb)} (.+?)(?: (?:with|from|into|on|in) .+)?", action)
     return match[1] if match else None
+
+
+def things(command: str) -> list[str]:
+    """The things a command names ("cook red potato with stove" -> red potato, stove)."""
+    match = re.fullmatch(r"\S+ (.+?)(?: (?:with|from|into|on|in) (.+))?", command)
+    return [name for name in match.groups() if name] if match else []
 
 
 def _names(text: str, name: str) -> bool:
@@ -96,7 +102,7 @@ class SubGoals:
         sentences = re.split(r"(?<=[.!?])\s+", self.room_text)
         for verb in self.domain.readies:
             for action in admissible:
-                thing = _object(action, verb)
+                thing = object_of(action, verb)
                 if thing is None or action in self.taken or verb == command.split(" ", 1)[0]:
                     continue
                 named = _names(command, thing) if direction is None else any(

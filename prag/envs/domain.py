@@ -109,6 +109,13 @@ class Domain:
     # Verbs of actions that make another possible (unlock a door, open it, take what is to be put),
     # in the order tried when a sub-goal's command is not admissible (prag.agent.subgoals).
     readies: tuple[str, ...] = ()
+    # Families whose moves are relative (a map of rooms, prag.agent.roommap): the scene-graph
+    # relation (way, it, room) saying a way out of the room lies in a direction (group `to`), the
+    # pairs of opposite directions (the way back), and the relation (thing, it, room) of what
+    # stands in the room.
+    exit_relation: str | None = None
+    opposites: tuple[tuple[str, str], ...] = ()
+    located: str | None = None
 
     def schema(self) -> GoalSchema | None:
         """The family's goal schema, None when it has none."""
@@ -142,6 +149,19 @@ class Domain:
         """Where a movement action goes (a place, or a direction), None for other actions."""
         match = re.fullmatch(self.move, action)
         return match["to"] if match else None
+
+    def exit_direction(self, relation: str) -> str | None:
+        """The direction a scene-graph relation says an exit lies in ("north of" -> "north"), None
+        for other relations."""
+        match = re.fullmatch(self.exit_relation, relation) if self.exit_relation is not None else None
+        return match["to"] if match else None
+
+    def opposite(self, direction: str) -> str | None:
+        """The direction leading back ("east" -> "west"), None when the family does not say."""
+        for one, other in self.opposites:
+            if direction in (one, other):
+                return other if direction == one else one
+        return None
 
     def entities(self, text: str) -> list[str]:
         """The names of things and places in a text, in order (ALFWorld: "apple 1")."""
@@ -275,8 +295,12 @@ TEXTWORLD = Domain(
     placement={"in": "in", "on": "on"},
     held_by="inventory",
     relative_moves=True,
+    go_action="go {}",
     goal_schema="prag.envs.textworld.goals:schema",
     readies=("unlock", "open", "take"),
+    exit_relation=r"(?P<to>north|south|east|west) of",  # the env's (door or "exit", "north of", room)
+    opposites=(("north", "south"), ("east", "west")),
+    located="at",
 )
 
 

@@ -48,6 +48,7 @@ from prag.agent.mediator import (
     RandomAsk,
 )
 from prag.agent.observed import Observed
+from prag.agent.options import named
 from prag.agent.person import Effort, Person
 from prag.agent.places import DEFAULT_PLACES, LLMPlaces, Places, Ranking, no_ranking
 from prag.agent.plans import Plan
@@ -92,18 +93,13 @@ MAX_REVISIONS = 2  # readings dropped per episode before the agent plays on with
 
 def parse_readers(text: str) -> tuple[str, ...]:
     """The goal readers a comma-separated list names (`--readers template,experience,llm`), checked."""
-    readers = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
-    unknown = [reader for reader in readers if reader not in READERS]
-    if unknown:
-        raise PragError(f"--readers {text!r}: name some of {', '.join(READERS)}, comma-separated (or none: '')")
-    return readers
+    return named(text, READERS, "--readers", "goal reader", "comma-separated (or none: '')")
 
 
 def parse_sources(text: str) -> tuple[str, ...]:
     """The sources a comma-separated list names (`--sources experience,search,llm`), checked."""
-    sources = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
-    unknown = [source for source in sources if source not in SOURCES]
-    if unknown or not {"llm", "person"} & set(sources):
+    sources = named(text, SOURCES, "--sources", "source of steps", "comma-separated, with llm or person among them")
+    if not {"llm", "person"} & set(sources):
         raise PragError(
             f"--sources {text!r}: name some of {', '.join(SOURCES)}, comma-separated, with llm or person among them"
         )

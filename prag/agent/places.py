@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from prag.agent.protocol import Usage
 from prag.envs.domain import Domain
-from prag.errors import PragError
+from prag.agent.options import named
 from prag.llm.base import LLM, Message
 
 # The sources, in their order of precedence.
@@ -47,14 +47,9 @@ def no_ranking(kind: str) -> list[tuple[str, int]]:
 def parse_places(text: str) -> tuple[str, ...]:
     """The place sources a comma-separated list names (`--places memory,llm,rules`), checked, in
     their order of precedence."""
-    named = {part.strip() for part in text.split(",") if part.strip()}
-    unknown = sorted(named - set(PLACES))
-    if unknown:
-        raise PragError(
-            f"--places {text!r}: {', '.join(unknown)} is no source of where things are; name some of "
-            f"{', '.join(PLACES)}, comma-separated (they take precedence in that order), or none: ''"
-        )
-    return tuple(source for source in PLACES if source in named)
+    given = named(text, PLACES, "--places", "source of where things are",
+                  "comma-separated (they take precedence in that order), or none: ''")
+    return tuple(source for source in PLACES if source in given)
 
 
 @dataclass

@@ -128,6 +128,14 @@ def play_until_won(env, agent, limit: int) -> bool:
     return observation.won
 
 
+def alfworld_home(factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A folder for generated ALFWorld games, with ALFWORLD_DATA out of $HOME while they are made."""
+    out = factory.mktemp("generated")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ALFWORLD_DATA", str(factory.mktemp("alfworld_home")))
+        yield out
+
+
 def fresh_cache(factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A module's own empty user cache (PRAG_CACHE), so games are generated as on a new machine."""
     root = factory.mktemp("prag-cache")

@@ -28,7 +28,7 @@ from prag.store import Store
 from prag.store.action_models import ActionModelRecord
 from prag.store.exchange import import_file, write_export
 from prag.store.records import EpisodeRecord, StepRecord
-from tests.support import run
+from support import alfworld_home, run
 
 _register()
 
@@ -120,10 +120,7 @@ def test_the_model_round_trips_as_json_and_prints_as_pddl() -> None:
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    out = tmp_path_factory.mktemp("generated")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ALFWORLD_DATA", str(tmp_path_factory.mktemp("alfworld_home")))
-        yield out
+    yield from alfworld_home(tmp_path_factory)
 
 
 def played(game: Path, task_type: str, run_id: str = "train", round_: int = 0) -> EpisodeRecord:

@@ -19,6 +19,7 @@ from prag.envs.base import Environment, Observation, Task
 from prag.envs.domain import ALFWORLD, GRID, TEXTWORLD
 from prag.envs.grid.env import GridEnv
 from prag.envs.grid.tasks import TASKS
+from support import alfworld_home
 
 KITCHEN = ["countertop 1", "fridge 1", "microwave 1", "cabinet 1", "drawer 1", "sinkbasin 1", "diningtable 1"]
 BEDROOM = ["bed 1", "desk 1", "drawer 1", "shelf 1", "sidetable 1", "garbagecan 1"]
@@ -170,11 +171,7 @@ def test_goals_and_families_without_an_action_model_give_no_plan() -> None:
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A folder for generated games, with ALFWORLD_DATA out of $HOME while they are made."""
-    out = tmp_path_factory.mktemp("generated")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ALFWORLD_DATA", str(tmp_path_factory.mktemp("alfworld_home")))
-        yield out
+    yield from alfworld_home(tmp_path_factory)
 
 
 def explore(env: AlfworldEnv, skip: str = "") -> tuple[Observation, Observed]:

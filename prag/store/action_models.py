@@ -54,13 +54,8 @@ class ActionModels:
         row = asdict(record)
         row.pop("id")
         row["created_at"] = record.created_at or now()
-        with self.store.transaction() as conn:
-            (latest,) = conn.execute(
-                "select coalesce(max(version), 0) from action_models where family = ?", [record.family]
-            ).fetchone()
-            row["version"] = latest + 1
-            record.id = self.store.insert("action_models", row)
-        record.version, record.created_at = row["version"], row["created_at"]
+        record.id, record.version = self.store.insert_version("action_models", "family", row)
+        record.created_at = row["created_at"]
         return record
 
     def save_if_new(self, record: ActionModelRecord) -> ActionModelRecord | None:

@@ -73,14 +73,8 @@ class AskPolicies:
             extra=json.dumps(record.extra, sort_keys=True),
             created_at=record.created_at or now(),
         )
-        with self.store.transaction() as conn:
-            # Read and insert under the write lock: two trainings of one name get distinct versions.
-            (latest,) = conn.execute(
-                "select coalesce(max(version), 0) from ask_policies where name = ?", [record.name]
-            ).fetchone()
-            row["version"] = latest + 1
-            record.id = self.store.insert("ask_policies", row)
-        record.version, record.created_at = row["version"], row["created_at"]
+        record.id, record.version = self.store.insert_version("ask_policies", "name", row)
+        record.created_at = row["created_at"]
         return record
 
     def get(self, name: str = DEFAULT_NAME, version: int | None = None) -> AskPolicyRecord:

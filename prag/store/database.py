@@ -299,6 +299,14 @@ class Store:
         with self.transaction() as conn:
             return _insert(conn, table, row)
 
+    def insert_version(self, table: str, key: str, row: dict[str, Any]) -> tuple[int, int]:
+        """Insert `row` as the next version of its `key` column's value (1, 2, ...), reading and
+        inserting under the write lock so that two writers get distinct versions; (rowid, version)."""
+        with self.transaction() as conn:
+            (latest,) = conn.execute(f"select coalesce(max(version), 0) from {table} where {key} = ?", [row[key]]).fetchone()
+            version = latest + 1
+            return _insert(conn, table, {**row, "version": version}), version
+
     # --- runs -------------------------------------------------------------------------------
 
     def add_run(self, run: RunRecord, *, claim: bool = True) -> None:

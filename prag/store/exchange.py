@@ -252,18 +252,15 @@ def _write(store: Store, line: Line, known_runs: set[str], result: ImportResult)
             result.prior_loads += 1
         else:
             result.skipped += 1
-    elif isinstance(record, AskPolicyRecord):
-        if store.ask_policies.find(record) is not None:
+    elif isinstance(record, AskPolicyRecord | ActionModelRecord):
+        # Versioned by name (family): an import adds the next version, unless it is one already stored.
+        table = store.ask_policies if isinstance(record, AskPolicyRecord) else store.action_models
+        counted = "ask_policies" if isinstance(record, AskPolicyRecord) else "action_models"
+        if table.find(record) is not None:  # type: ignore[arg-type]
             result.skipped += 1
             return
-        store.ask_policies.add(record)
-        result.ask_policies += 1
-    elif isinstance(record, ActionModelRecord):
-        if store.action_models.find(record) is not None:
-            result.skipped += 1
-            return
-        store.action_models.add(record)
-        result.action_models += 1
+        table.add(record)  # type: ignore[arg-type]
+        setattr(result, counted, getattr(result, counted) + 1)
 
 
 def _stored_id(store: Store, key: EpisodeKey) -> int | None:

@@ -10,6 +10,13 @@ store, from the checkout at `--code`, pinned with taskset to `--cpus`. `none` is
 seen nothing yet. Prints, per variant and round, the success rate, steps and LLM calls per game
 from the run's results card (`prag compare --card --json`), the wall time and the command.
 
+    ALFWORLD_DATA=/tmp/alfdata/alfworld python benchmarks/places.py --after TRAIN.db --include train \
+        --variants memory memory,rules
+
+plays each variant after training: on a copy of TRAIN.db, whose run `--include` (a finished
+`alfworld-valid-train` run) the new run includes, so that the semantic memory starts from what
+that run saw (`prag run ... --include RUN`).
+
     python benchmarks/places.py --stores A.db B.db ...
 
 compares runs already played (one run a store, finished or stopped) over the games all of them
@@ -20,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,11 +41,15 @@ def play(code: Path, work: Path, places: str, args: argparse.Namespace) -> tuple
     """One variant's run on a new store: its command, wall seconds and results card."""
     name = f"places-{places.replace(',', '-') or 'none'}"
     store = work / f"{name}.db"
+    if args.after is not None:
+        shutil.copy(args.after, store)
     prag = ["taskset", "-c", args.cpus, sys.executable, str(code / "cli.py")]
     command = [*prag, "run", "alfworld-valid-seen", "--store", str(store), "--name", name, "--rounds", str(args.rounds),
                "--workers", str(args.workers), "--llm", args.llm, "--places", places]
     if args.limit is not None:
         command += ["--limit", str(args.limit)]
+    if args.after is not None:
+        command += ["--include", args.include]
     env = {**os.environ, "PYTHONPATH": str(code), "OMP_WAIT_POLICY": "PASSIVE"}
     start = time.perf_counter()
     played = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
@@ -85,6 +97,8 @@ def main() -> None:
     parser.add_argument("--cpus", default="1", help="taskset's CPU list")
     parser.add_argument("--llm", default="local", help="prag run's --llm (a run without the llm places source "
                         "makes no call: any installed model gives the same figures)")
+    parser.add_argument("--after", type=Path, help="play on a copy of this store, including its run --include")
+    parser.add_argument("--include", default="train", help="with --after: the training run to include")
     parser.add_argument("--stores", nargs="+", type=Path, help="compare these stores' runs instead of playing")
     args = parser.parse_args()
     if args.stores:

@@ -21,7 +21,7 @@ from prag.agent.observed import Observed
 from prag.envs import registry
 from prag.envs.base import Observation
 from prag.envs.domain import Domain
-from prag.envs.facts import fluents, kinds
+from prag.envs.facts import fluents, kinds, names_in
 from prag.envs.sam import ActionModel, lift
 from prag.retrieval.index import Visibility
 from prag.store import Store
@@ -44,13 +44,15 @@ def learn_episode(model: ActionModel, episode: EpisodeRecord, domain: Domain) ->
         before, here = fluents(observed), observed.location or NOWHERE
         if step.action is None:
             continue
+        known = [*names_in(before), *observed.places]
         observed.update(step.action, _observation(episode.goal, step))
-        lifted = lift(step.action, domain.entities)
+        after = fluents(observed)
+        lifted = lift(step.action, [*known, *names_in(after), *domain.entities(step.action)])
         if lifted is None:
             continue
         template, arguments = lifted
         static = kinds([*arguments, here], domain.kind)
-        learned += model.learn(template, arguments, here, before, fluents(observed), static)
+        learned += model.learn(template, arguments, here, before, after, static)
     model.episodes += 1
     return learned
 

@@ -42,18 +42,25 @@ Literal = tuple[str, tuple[int, ...]]  # (predicate, parameter indices), e.g. ("
 VERSION = 1  # of the JSON form below
 
 
-def lift(action: str, entities: Callable[[str], Sequence[str]]) -> tuple[str, tuple[str, ...]] | None:
-    """The operator template and arguments of a command ("take apple 1 from countertop 1" ->
-    ("take {0} from {1}", ("apple 1", "countertop 1"))); None when it names a name twice."""
-    names = tuple(dict.fromkeys(entities(action)))
-    if len(names) != len(entities(action)):
+def lift(action: str, names: Iterable[str]) -> tuple[str, tuple[str, ...]] | None:
+    """The operator template and arguments of a command, its arguments being the known `names` it
+    mentions in order ("take apple 1 from countertop 1" -> ("take {0} from {1}", ("apple 1",
+    "countertop 1"))); None when it names one name twice (no injective binding). Longer names
+    first: "wooden table" is one name, not "table" after a word."""
+    spans: list[tuple[int, int, str]] = []
+    for name in sorted(set(names) - {""}, key=len, reverse=True):
+        for match in re.finditer(rf"(?<![\w]){re.escape(name)}(?![\w])", action):
+            if all(match.end() <= start or match.start() >= end for start, end, _ in spans):
+                spans.append((match.start(), match.end(), name))
+    spans.sort()
+    arguments = tuple(name for _, _, name in spans)
+    if len(set(arguments)) < len(arguments):
         return None
-    template = action.replace("{", "{{").replace("}", "}}")
-    for index, name in sorted(enumerate(names), key=lambda item: -len(item[1])):
-        template = re.sub(rf"(?<![\w{{]){re.escape(name)}(?![\w}}])", f"{{{index}}}", template, count=1)
-    if any(f"{{{i}}}" not in template for i in range(len(names))):
-        return None
-    return template, names
+    template, last = "", 0
+    for index, (start, end, _) in enumerate(spans):
+        template += action[last:start].replace("{", "{{").replace("}", "}}") + f"{{{index}}}"
+        last = end
+    return template + action[last:].replace("{", "{{").replace("}", "}}"), arguments
 
 
 @dataclass

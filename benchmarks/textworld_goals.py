@@ -21,9 +21,8 @@ route is no longer spelled, so the agent must find the way itself.
 from __future__ import annotations
 
 import argparse
-import random
 import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,30 +31,12 @@ from prag.envs.registry import domain as domain_of
 from prag.envs.base import Observation
 from prag.envs.spec import load_spec
 from prag.envs.textworld.goals import subgoals
-from prag.llm.base import Completion, Message
+from prag.llm.scripted import RandomChoiceLLM
 from prag.retrieval.index import Visibility
 from prag.run.config import ExecutionConfig, ExperimentConfig, RunConfig
 from prag.run.episode import play_episode
 from prag.run.runner import Runner, start_run
 from prag.store import Store
-
-
-@dataclass
-class RandomChoiceLLM:
-    """Stand-in for an LLM: one of the offered choices, uniformly at random (no model is run)."""
-
-    seed: int = 0
-    name: str = "random-choice"
-    supports_choices: bool = True
-    calls: int = 0
-    _random: random.Random = field(init=False)
-
-    def __post_init__(self) -> None:
-        self._random = random.Random(self.seed)
-
-    def complete(self, messages: list[Message], *, choices: list[str] | None = None, **_: Any) -> Completion:
-        self.calls += 1
-        return Completion(self._random.choice(choices) if choices else "look", 0, 0, 0, 0.0)
 
 
 @dataclass

@@ -38,7 +38,7 @@ def test_specs_are_listed_by_name() -> None:
 @pytest.mark.parametrize(
     "text,fix",
     [
-        ('env = "alfred"\nmax_steps = 5\n', r"unknown env 'alfred'; use one of .*alfworld"),
+        ('env = "alfred"\nmax_steps = 5\n', r"unknown env 'alfred': use one of .*alfworld.*add your own family"),
         ('env = "alfworld"\nmax_steps = "ten"\n', r"'max_steps' must be a int, got 'ten'"),
         ('env = "alfworld"\nmax_steps = 0\n', r"max_steps must be at least 1"),
         ('env = "alfworld"\nmax_steps = 5\nsteps = 3\n', r"unknown keys \['steps'\]; allowed: name, env"),

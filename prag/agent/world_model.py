@@ -69,7 +69,7 @@ def learn(episodes: Iterable[EpisodeRecord], domain: Domain) -> ActionModel:
 def family_domain(episode: EpisodeRecord) -> str | None:
     """The action vocabulary (Domain name) an episode was played with, None when unknown."""
     env = episode.extra.get("env")
-    return registry.domain(env).name if isinstance(env, str) and env in registry.DOMAINS else None
+    return registry.domain(env).name if isinstance(env, str) and registry.known(env) else None
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Task-set specs: TOML files under envs/ that say which environment, which tasks, what step cap.
 
     name = "alfworld-mini"
-    env = "alfworld-gen"          # a family from prag.envs.registry.FAMILIES
+    env = "alfworld-gen"          # a family of prag.envs.registry
     max_steps = 30
     description = "..."
     hide_actions = ["help"]       # admissible actions the planner is never offered (prefixes)
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from prag.envs.base import TaskSource
-from prag.envs.registry import FAMILIES, factory
+from prag.envs import registry
 from prag.envs.wrappers import WrappedSource
 from prag.errors import SpecError
 from prag.files import checked_file, read_text
@@ -46,7 +46,7 @@ class TaskSetSpec:
     def open_unwrapped(self) -> TaskSource:
         """The family's task source as it is: no step limit, no action filter. For replaying a
         transcript, which checks the transcript itself, not an agent's budget."""
-        return factory(self.env)(dict(self.params), self.path.parent)
+        return registry.factory(self.env)(dict(self.params), self.path.parent)
 
 
 def find_spec(name_or_path: str) -> Path:
@@ -98,8 +98,10 @@ def parse_spec(raw: dict[str, Any], path: Path) -> TaskSetSpec:
     if not isinstance(hide, list) or not all(isinstance(h, str) and h for h in hide):
         raise SpecError(f"{path}: 'hide_actions' must be a list of action prefixes, got {hide!r}")
     env = need("env", str)
-    if env not in FAMILIES:
-        raise SpecError(f"{path}: unknown env {env!r}; use one of {', '.join(sorted(FAMILIES))}")
+    try:
+        registry.family(env)
+    except SpecError as unknown:
+        raise SpecError(f"{path}: {unknown}") from None
     max_steps = need("max_steps", int)
     if max_steps < 1:
         raise SpecError(f"{path}: max_steps must be at least 1, got {max_steps}")

@@ -1,13 +1,15 @@
-"""A scripted stand-in for an LLM, for unit tests of agent and runner logic only.
+"""Stand-ins for an LLM, for tests of agent and runner logic and for benchmarks of the other sources.
 
-It answers from a list (in order) or from a function of the messages, records every call, and
-accounts tokens as whitespace-separated words, with the prefix shared with the previous call
-counted as cached, so prompt-layout logic can be tested without a model.
+`ScriptedLLM` answers from a list (in order) or from a function of the messages, records every
+call, and accounts tokens as whitespace-separated words, with the prefix shared with the previous
+call counted as cached, so prompt-layout logic can be tested without a model. `RandomChoiceLLM`
+picks uniformly among the choices it is offered: what the agent wins with no model at all.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,3 +63,22 @@ class ScriptedLLM:
             completion_tokens=len(text.split()),
             seconds=0.0,
         )
+
+
+@dataclass
+class RandomChoiceLLM:
+    """Stand-in LLM: one of the offered choices (the admissible actions), uniformly at random,
+    seeded; "look" when offered none. `calls` counts its calls."""
+
+    seed: int = 0
+    name: str = "random-choice"
+    supports_choices: bool = True
+    calls: int = 0
+    _random: random.Random = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._random = random.Random(self.seed)
+
+    def complete(self, messages: list[Message], *, choices: list[str] | None = None, **_: Any) -> Completion:
+        self.calls += 1
+        return Completion(self._random.choice(choices) if choices else "look", 0, 0, 0, 0.0)

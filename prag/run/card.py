@@ -170,7 +170,7 @@ def results_card(store: Store, run_id: str) -> Card:
 
 def _action_model(agent: AgentConfig, family: str) -> str:
     """What the run's means-ends search planned with, in words."""
-    domain = registry.DOMAINS.get(family)
+    domain = registry.domain(family) if registry.known(family) else None
     if "search" not in agent.sources:
         return "none (search is not among the sources)"
     if domain is not None and plans_with_learned(agent, domain):

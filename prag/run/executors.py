@@ -6,7 +6,7 @@ see the runner only as a `RoundHost` (prag.run.host) and never import it (an imp
 
 Threads share one process: fine for engines that are thread-safe (the grid world), not for
 textworld's (its tatsu grammar parser keeps its state per class: two games parsing at once fail
-with `IndexError: pop from empty list`). Families listed in `registry.THREAD_UNSAFE` get processes
+with `IndexError: pop from empty list`). Families not `registry.thread_safe` get processes
 when `--workers` is above 1 and the executor is `threads`.
 """
 from __future__ import annotations
@@ -73,7 +73,7 @@ def executor_name(config: RunConfig, family: str) -> str:
         return execution.executor
     if execution.workers == 1:
         return "serial"
-    return "processes" if family in registry.THREAD_UNSAFE else "threads"
+    return "threads" if registry.thread_safe(family) else "processes"
 
 
 def choose(host: RoundHost, name: str) -> RoundExecutor:

@@ -23,7 +23,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from prag.envs.base import Triple, scene_from_text
-from prag.envs.registry import DOMAINS
+from prag.envs import registry
 from prag.envs.spec import load_spec
 from prag.errors import SpecError
 from prag.store.values import stored_json
@@ -38,9 +38,9 @@ def found(family: str | None, graphs: Iterable[Iterable[Triple]]) -> set[tuple[s
     show, read through the family's Domain; nothing for an unknown family. A thing counts only
     until the agent first holds it: where the agent put it (the potato it heated in the microwave)
     is not where such things are found."""
-    domain = DOMAINS.get(family or "")
-    if domain is None:
+    if not registry.known(family or ""):
         return set()
+    domain = registry.domain(str(family))
     taken: set[str] = set()
     pairs: set[tuple[str, str]] = set()
     for graph in graphs:
@@ -104,7 +104,7 @@ def backfill(conn: sqlite3.Connection) -> None:
     for episode_id, run_id, round_, source, extra in episodes:
         family = family_of(stored_json(conn, f"episodes.extra of episode {episode_id}", extra, dict, empty="{}"),
                            configs.get(run_id, {}))
-        if family not in DOMAINS:
+        if not registry.known(family or ""):
             continue
         steps = conn.execute("select graph, scene from steps where episode_id = ? order by t", [episode_id])
         graphs = (

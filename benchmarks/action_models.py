@@ -5,8 +5,8 @@ run's episodes, then `valid_seen` played with it, against the given model on the
         --episodes 1 2 6 12 24 60 200 --workers 1 --cpus 1
 
 TRAIN.db holds a finished run `--run` of `alfworld-valid-train` (any sources; prag's defaults win
-every game with search). For each count N of `--episodes`, a copy of the store keeps N of that run's
-episodes, taken in turn from each task type (so that a small N still shows every type, as a
+every game with search), or several runs that together played it (`--run train train-b`). For each
+count N of `--episodes`, a copy of the store keeps N of those runs' episodes, taken in turn from each task type (so that a small N still shows every type, as a
 round-robin over the six), and `prag run alfworld-valid-seen --include RUN --action-model learned`
 plays the 140 games with the model learned from those N episodes. `--sources search,llm`: no plans
 from retrieved experience, so that every plan is the search's; find-X orders places by the store's
@@ -30,11 +30,11 @@ from pathlib import Path
 from prag.store import Store
 
 
-def keep(path: Path, run_id: str, count: int) -> int:
-    """Delete all but `count` of the run's episodes, chosen in turn from each task type; returns how many stay."""
+def keep(path: Path, run_ids: list[str], count: int) -> int:
+    """Delete all but `count` of the runs' episodes, chosen in turn from each task type; returns how many stay."""
     with Store(path, create=False) as store:
         by_type: dict[str, list[int]] = {}
-        for episode in store.outcomes([run_id]):
+        for episode in store.outcomes(run_ids):
             by_type.setdefault(episode.task_type, []).append(int(episode.id or 0))
         order = [i for row in zip_longest(*by_type.values()) for i in row if i is not None]
         for episode_id in order[count:]:
@@ -46,7 +46,7 @@ def play(code: Path, store: Path, name: str, model: str, args: argparse.Namespac
     """One variant's run: its command, wall seconds, results card and the stored learned model's sizes."""
     prag = ["taskset", "-c", args.cpus, sys.executable, str(code / "cli.py")]
     command = [*prag, "run", "alfworld-valid-seen", "--store", str(store), "--name", name, "--rounds", "1",
-               "--workers", str(args.workers), "--include", args.run, "--sources", "search,llm",
+               "--workers", str(args.workers), *[f"--include={run}" for run in args.run], "--sources", "search,llm",
                "--action-model", model, "--llm", args.llm]
     if args.limit is not None:
         command += ["--limit", str(args.limit)]
@@ -67,7 +67,7 @@ def play(code: Path, store: Path, name: str, model: str, args: argparse.Namespac
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("train", type=Path, help="the store holding the valid_train run")
-    parser.add_argument("--run", default="train", help="the valid_train run's name in it")
+    parser.add_argument("--run", nargs="+", default=["train"], help="the valid_train run's name in it (or runs')")
     parser.add_argument("--episodes", nargs="+", type=int, default=[1, 2, 6, 12, 24, 60, 200])
     parser.add_argument("--no-given", action="store_true", help="skip the given model's run")
     parser.add_argument("--code", default=".", help="the checkout whose prag is measured")

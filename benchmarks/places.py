@@ -13,8 +13,8 @@ from the run's results card (`prag compare --card --json`), the wall time and th
     ALFWORLD_DATA=/tmp/alfdata/alfworld python benchmarks/places.py --after TRAIN.db --include train \
         --variants memory memory,rules
 
-plays each variant after training: on a copy of TRAIN.db, whose run `--include` (a finished
-`alfworld-valid-train` run) the new run includes, so that the semantic memory starts from what
+plays each variant after training: on a copy of TRAIN.db, whose runs `--include` (a finished
+`alfworld-valid-train` run, or runs that together played it) the new run includes, so that the semantic memory starts from what
 that run saw (`prag run ... --include RUN`).
 
     python benchmarks/places.py --stores A.db B.db ...
@@ -49,7 +49,7 @@ def play(code: Path, work: Path, places: str, args: argparse.Namespace) -> tuple
     if args.limit is not None:
         command += ["--limit", str(args.limit)]
     if args.after is not None:
-        command += ["--include", args.include]
+        command += [f"--include={run}" for run in args.include]
     env = {**os.environ, "PYTHONPATH": str(code), "OMP_WAIT_POLICY": "PASSIVE"}
     start = time.perf_counter()
     played = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
@@ -98,7 +98,7 @@ def main() -> None:
     parser.add_argument("--llm", default="local", help="prag run's --llm (a run without the llm places source "
                         "makes no call: any installed model gives the same figures)")
     parser.add_argument("--after", type=Path, help="play on a copy of this store, including its run --include")
-    parser.add_argument("--include", default="train", help="with --after: the training run to include")
+    parser.add_argument("--include", nargs="+", default=["train"], help="with --after: the training runs to include")
     parser.add_argument("--stores", nargs="+", type=Path, help="compare these stores' runs instead of playing")
     args = parser.parse_args()
     if args.stores:

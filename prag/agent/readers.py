@@ -99,7 +99,9 @@ class GoalReader(Protocol):
 @dataclass
 class TemplateReader:
     """The family's own goal sentences, read exactly. The sentence acted on is the instruction
-    itself: every later reader of goals reads the family's sentences as they are."""
+    itself where the family reads it as the canonical sentence (every later reader of goals reads
+    the family's sentences as they are); else, for words only the schema reads (the grid's "stick
+    the milk and eggs in the fridge and shut it", a plural, a kind in words), the canonical one."""
 
     name: str = "template"
 
@@ -107,7 +109,11 @@ class TemplateReader:
         schema = context.schema
         if schema is not None:
             goal = schema.read(context.instruction)  # the family's own sentence names what its room has
-            return [] if goal is None else [Reading(context.instruction, self.name, 1.0, goal)]
+            if goal is None:
+                return []
+            needs = context.domain.needs
+            as_given = needs(context.instruction) == needs(goal.sentence)
+            return [Reading(context.instruction if as_given else goal.sentence, self.name, 1.0, goal)]
         if context.domain.needs(context.instruction):
             return [Reading(context.instruction, self.name, 1.0)]
         return []
@@ -159,7 +165,7 @@ class LLMReader:
         values = _allowed(schema, context)
         if not all(values.get(slot) for slot in _slots_of(schema.templates)):
             return []
-        grammar = goal_grammar(_forms(schema, context), values, schema.spoken())
+        grammar = goal_grammar(_forms(schema, context), values, schema.spoken(), frozenset(schema.lists))
         examples = [hit for hit in self.recall(context.instruction) if hit.similarity >= self.example_similarity][:EXAMPLES]
         prompt = reading_prompt(schema, context, values, examples)
         completion = self.llm.complete(
@@ -364,12 +370,14 @@ def _fitting(context: Context, sentence: str) -> FormalGoal | None:
 
 
 def goal_grammar(
-    templates: Mapping[str, str], values: Mapping[str, Sequence[str]], spoken: Mapping[str, Sequence[str]] | None = None
+    templates: Mapping[str, str], values: Mapping[str, Sequence[str]], spoken: Mapping[str, Sequence[str]] | None = None,
+    lists: frozenset[str] = frozenset(),
 ) -> str:
     """A GBNF grammar whose sentences are the templates with each slot one of its values, or the
     words people write for it (`spoken`: "alarm clock" for alarmclock, read back as the kind),
     singular or plural ("put two soap bars": without the plural the model went on to "soap
-    bottle"). A sentence may begin with a capital, as models write one."""
+    bottle"); a slot in `lists` is one or more of them, "a, b and c" (the grid's groceries),
+    read back item by item. A sentence may begin with a capital, as models write one."""
     spoken = spoken or {}
     alternatives = []
     for template in templates.values():
@@ -385,7 +393,12 @@ def goal_grammar(
     articles = " | ".join(json.dumps(f"{a} ") for a in ARTICLES)
     for slot in _slots_of(templates):
         forms = dict.fromkeys(form for v in values[slot] for form in (v, *spoken.get(v, ())))
-        rules.append(f"{slot} ::= ({articles})? ({' | '.join(json.dumps(f) for f in forms)}) (\"s\" | \"es\")?")
+        one = f"({articles})? ({' | '.join(json.dumps(f) for f in forms)}) (\"s\" | \"es\")?"
+        if slot in lists:
+            rules.append(f'{slot} ::= {slot}-item ((", " {slot}-item)* " and " {slot}-item)?')
+            rules.append(f"{slot}-item ::= {one}")
+        else:
+            rules.append(f"{slot} ::= {one}")
     return "\n".join(rules) + "\n"
 
 
@@ -399,20 +412,12 @@ def reading_prompt(
     """The LLM reader's prompt: the goal forms, this room's places, examples, the instruction.
     The system part is the same for every instruction, so a backend reuses its prefix."""
     forms = "\n".join(f"- {t}" for t in schema.templates.values())
-    system = (
-        "You read a person's household instruction into exactly one goal sentence of these forms, "
-        "with {obj} a kind of object, {recep} a kind of place in the room and {toggle} a kind of lamp:\n"
-        f"{forms}\n"
-        "Use 'clean' when the instruction asks to wash, rinse or clean the object or calls it clean, washed "
-        "or wet; 'hot' when it asks to heat, warm or cook it or calls it hot, heated or warm; 'cool' when "
-        "it asks to chill, cool or freeze it or calls it cold, chilled, cool or frozen. "
-        "Use 'two' when it asks for two objects. Use 'look at' when it asks to look at or examine an "
-        "object by the light of a lamp, or to hold, carry or pick up an object and turn or switch on a lamp or "
-        "light. Otherwise use 'put a'."
-    )
+    slot_words = f", {schema.slot_words}" if schema.slot_words else ""
+    rules = f"\n{schema.reading_rules}" if schema.reading_rules else ""
+    system = f"You read a person's household instruction into exactly one goal sentence of these forms{slot_words}:\n{forms}{rules}"
     system += "".join(f"\n\nInstruction: {words}\nGoal: {sentence}" for words, sentence in schema.examples)
-    lines = [f"Places in this room: {', '.join(values.get('recep', []))}."]
-    if context.seen_kinds:
+    lines = [f"Places in this room: {', '.join(values.get(slot, []))}." for slot in sorted(schema.room_slots)]
+    if context.seen_kinds and "obj" in values:
         lines.append(f"Objects seen in this room: {', '.join(values.get('obj', []))}.")
     if context.dropped:
         lines.append("Not these (shown wrong): " + "; ".join(context.dropped) + ".")

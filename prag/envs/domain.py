@@ -271,6 +271,7 @@ GRID = Domain(
         ),
     ),
     action_model="prag.envs.grid.model:problem",
+    goal_schema="prag.envs.grid.goals:schema",
 )
 
 TEXTWORLD = Domain(

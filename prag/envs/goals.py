@@ -11,6 +11,11 @@ Some families' goals are no fixed sentence but a route: TextWorld's objectives s
 steps ("head south, then east, then pick up the teaspoon"). Such a schema reads the words into
 ordered sub-goals itself (`ordered`): the formal goal's task is `SUBGOALS` and its slots are the
 commands meeting each sub-goal, in order ("1": "go south", "2": "go east", ...).
+
+Some families' goals name several things at once: the grid's "put away the groceries: put the
+milk, the butter and the eggs in the fridge, ...". Such a slot is a list (`lists`): its value is
+the family's own writing of the list ("the milk, the butter and the eggs"), each thing in it one of
+the slot's kinds, as people's words name them ("milk and eggs" reads as "the milk and the eggs").
 """
 from __future__ import annotations
 
@@ -78,6 +83,13 @@ class GoalSchema:
     # observed text -> sub-goals it spells out (tw-cooking's recipe, shown by the cookbook), to be
     # met before the current one; None: the family's observations add none.
     revealed: Callable[[str], Sequence[str]] | None = None
+    # Slots whose value is a list of the slot's kinds -> how the family writes such a list (the
+    # grid: "the milk, the butter and the eggs"); words list things with commas and "and".
+    lists: Mapping[str, Callable[[Sequence[str]], str]] = field(default_factory=dict)
+    # What the LLM reader is told of the slots ("with {obj} a kind of object, ...") and how to
+    # choose among the forms (ALFWorld: "Use 'clean' when ..."), around the list of forms.
+    slot_words: str = ""
+    reading_rules: str = ""
 
     def cued(self, words: str) -> list[str]:
         """The task types the words' cues name (none: any type)."""
@@ -85,14 +97,16 @@ class GoalSchema:
 
     def finishing_values(self, goal: FormalGoal) -> list[str]:
         """The values one of which the action winning `goal` names: the last sub-goal's command,
-        or the kinds in its finishing slots."""
+        or the kinds in its finishing slots (a name there that is no slot of the task is a kind
+        its sentence fixes: the grid's groceries are won by closing the fridge)."""
         if goal.subgoals:
             return goal.subgoals[-1:]
         named = dict(goal.slots)
-        return [named[slot] for slot in self.finishing_slots(goal.task) if slot in named]
+        return [named.get(slot, slot) for slot in self.finishing_slots(goal.task)]
 
     def finishing_slots(self, task: str) -> list[str]:
-        """The slots whose kind the action winning a goal of `task` names (one of them)."""
+        """The slots (or kinds the sentence fixes) whose kind the action winning a goal of `task`
+        names (one of them)."""
         return list(self.finishing.get(task, self.slots_of(task)[-1:]))
 
     def slots_of(self, task: str) -> list[str]:
@@ -122,10 +136,23 @@ class GoalSchema:
         by_form = {form: kind for kind, forms in self.spoken().items() for form in forms}
         known = {kind for kinds in self.kinds().values() for kind in kinds}
         for form in (words, *(words[: -len(end)] for end in ("es", "s") if words.endswith(end))):
-            kind = by_form.get(form, form.replace(" ", ""))
-            if kind in known:
-                return kind
+            # a kind of two words keeps its space where the family spells it so (the grid's "soda can")
+            for kind in (by_form.get(form, form.replace(" ", "")), form):
+                if kind in known:
+                    return kind
         return words.replace(" ", "")
+
+    def listed(self, slot: str, words: str, allowed: Sequence[str]) -> str | None:
+        """A list slot's value as the family writes it, read from words listing its things ("milk,
+        butter and eggs"; articles and plurals as people write them), None when a thing is not
+        among the `allowed` kinds."""
+        kinds = []
+        for item in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*", words):
+            kind = self.kind_of(re.sub(r"^(?:a|an|the|some) ", "", item.strip()))
+            if kind not in allowed:
+                return None
+            kinds.append(kind)
+        return self.lists[slot](list(dict.fromkeys(kinds)))
 
     def read(self, text: str, room_kinds: Sequence[str] = ()) -> FormalGoal | None:
         """The formal goal a canonical sentence (any case, a final full stop) states, or None when
@@ -141,11 +168,14 @@ class GoalSchema:
                 names = _SLOT.findall(form)
                 pattern = re.sub(r"\\ (?:in|on)\\ ", r" (?:in|on) ", re.escape(form))
                 for name in names:
-                    pattern = pattern.replace(
-                        re.escape("{" + name + "}"), f"(?:(?:a|an|the|some) )?(?P<{name}>[a-z]+(?: [a-z]+)*?)", 1
-                    )
+                    value = r"[a-z][a-z,&' ]*?" if name in self.lists else r"[a-z0-9]+(?: [a-z0-9]+)*?"
+                    pattern = pattern.replace(re.escape("{" + name + "}"), f"(?:(?:a|an|the|some) )?(?P<{name}>{value})", 1)
                 match = re.fullmatch(pattern, words)
-                slots = {name: self.kind_of(value) for name, value in (match.groupdict() if match else {}).items()}
-                if match and all(slots[name] in values.get(name, ()) for name in names):
-                    return self.goal(task, slots)
+                slots = {
+                    name: self.listed(name, value, values.get(name, ())) if name in self.lists else self.kind_of(value)
+                    for name, value in (match.groupdict() if match else {}).items()
+                }
+                if match and all(slots[name] is not None and (name in self.lists or slots[name] in values.get(name, ()))
+                                 for name in names):
+                    return self.goal(task, {name: str(slots[name]) for name in names})
         return None

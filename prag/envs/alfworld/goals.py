@@ -49,6 +49,18 @@ EXAMPLES = (
 )
 
 
+# What the LLM reader is told of the slots, and how to choose among the six forms.
+SLOT_WORDS = "with {obj} a kind of object, {recep} a kind of place in the room and {toggle} a kind of lamp"
+READING_RULES = (
+    "Use 'clean' when the instruction asks to wash, rinse or clean the object or calls it clean, washed "
+    "or wet; 'hot' when it asks to heat, warm or cook it or calls it hot, heated or warm; 'cool' when "
+    "it asks to chill, cool or freeze it or calls it cold, chilled, cool or frozen. "
+    "Use 'two' when it asks for two objects. Use 'look at' when it asks to look at or examine an "
+    "object by the light of a lamp, or to hold, carry or pick up an object and turn or switch on a lamp or "
+    "light. Otherwise use 'put a'."
+)
+
+
 @cache
 def _spoken() -> dict[str, tuple[str, ...]]:
     """Kinds as words: ALFRED's type names split at their capitals ("AlarmClock" -> "alarm clock"),
@@ -78,7 +90,8 @@ def schema() -> GoalSchema:
     return GoalSchema(TEMPLATES, _kinds, room_slots=frozenset({"recep"}), aliases=aliases, spoken=_spoken,
                       examples=EXAMPLES, unsaid=frozenset({"toggle"}),
                       finishing={"look_at_obj_in_light": ("toggle", "obj")},
-                      cues=((r"\b(?:lamps?|lights?|lit)\b", "look_at_obj_in_light"),))
+                      cues=((r"\b(?:lamps?|lights?|lit)\b", "look_at_obj_in_light"),),
+                      slot_words=SLOT_WORDS, reading_rules=READING_RULES)
 
 
 def as_facts(goal: FormalGoal) -> GoalFacts | None:

@@ -14,6 +14,7 @@ random comes from minigrid's `np_random`, so `reset(seed=s)` always builds the s
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -230,7 +231,7 @@ def around(cell: Cell) -> list[Cell]:
     return [(cell[0] + dx, cell[1] + dy) for dx, dy in fmm.DIR_TO_STEP]
 
 
-def listing(kinds: list[str]) -> str:
+def listing(kinds: Sequence[str]) -> str:
     """'the apple, the milk and the cheese'"""
     named = [f"the {k}" for k in kinds]
     return named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}"

@@ -11,7 +11,9 @@ round-robin over the six), and `prag run alfworld-valid-seen --include RUN --act
 plays the 140 games with the model learned from those N episodes. `--sources search,llm`: no plans
 from retrieved experience, so that every plan is the search's; find-X orders places by the store's
 memory and the placement rules (the default `--places`), the same in every variant. `given` is the
-same run with `--action-model given` on the full store. Prints per variant: SR, steps and LLM calls
+same run with `--action-model given` on the full store. Where search has no plan the LLM source
+plays: `--llm random` by default (a uniform choice among the admissible actions), so that the
+figures measure the model rather than an LLM's play. Prints per variant: SR, steps and LLM calls
 per game (from the results card), the model's episodes and transitions, the wall time, the command.
 """
 from __future__ import annotations
@@ -50,6 +52,8 @@ def play(code: Path, store: Path, name: str, model: str, args: argparse.Namespac
                "--action-model", model, "--llm", args.llm]
     if args.limit is not None:
         command += ["--limit", str(args.limit)]
+    if args.llm.startswith("random"):
+        command.append("--no-answer-cache")  # a random pick is no answer to keep
     env = {**os.environ, "PYTHONPATH": str(code), "OMP_WAIT_POLICY": "PASSIVE"}
     start = time.perf_counter()
     played = subprocess.run(command, cwd=store.parent, env=env, capture_output=True, text=True)
@@ -74,7 +78,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--limit", type=int, help="the first N valid_seen games only (default: all 140)")
     parser.add_argument("--cpus", default="1", help="taskset's CPU list")
-    parser.add_argument("--llm", default="local", help="prag run's --llm (called only where search has no plan)")
+    parser.add_argument("--llm", default="random", help="prag run's --llm, called only where search has no plan "
+                        "(default random: a uniform choice among the admissible actions, so that what is measured "
+                        "is the model, not the LLM's play; local for the 1.5B)")
     args = parser.parse_args()
     code = Path(args.code).resolve()
     work = Path(tempfile.mkdtemp(prefix="prag-models-"))

@@ -21,7 +21,8 @@ __all__ = [
     "make_llm",
 ]
 
-SPEC_HELP = "local (Qwen2.5-Coder 1.5B), local:0.5b, local:/path/model.gguf or openai:MODEL"
+SPEC_HELP = ("local (Qwen2.5-Coder 1.5B), local:0.5b, local:/path/model.gguf, openai:MODEL, or random[:SEED] "
+             "(no model: a uniform choice among the admissible actions, the baseline of the other sources)")
 
 
 def make_llm(
@@ -48,6 +49,12 @@ def make_llm(
 
         path, name = _local_model(arg)
         return LocalLLM(path, name=name, **options)
+    if kind == "random":
+        from prag.llm.scripted import RandomChoiceLLM
+
+        if arg and not arg.isdigit():
+            raise LLMError(f"--llm {spec!r}: random takes a seed, a whole number (random:7)")
+        return RandomChoiceLLM(int(arg or 0), name=f"random:{int(arg or 0)}")
     if kind == "openai":
         from prag.llm.openai_backend import OpenAILLM
 

@@ -139,7 +139,7 @@ def test_skip_bad_imports_the_good_lines_and_lists_the_bad(store_path, tmp_path)
     (tmp_path / "bad.jsonl").write_text("\n".join(lines) + "\n")
     result = invoke("import", tmp_path / "new.db", tmp_path / "bad.jsonl", "--skip-bad")
     assert result.exit_code == 0, result.output
-    assert "imported 3 episodes (1 new runs), 0 corrections, 0 prior loads, 0 ask policies; skipped 0 already stored" in result.output
+    assert "imported 3 episodes (1 new runs), 0 corrections, 0 prior loads, 0 ask policies, 0 action models; skipped 0 already stored" in result.output
     assert "skipped 1 bad lines:" in result.output and 'bad.jsonl:5: steps[1].t: input should be a valid integer, got "x"' in result.output
 
 

@@ -183,6 +183,35 @@ def test_an_empty_model_plans_nothing() -> None:
     assert fluents(state) >= {(AT, "middle of room"), (HANDEMPTY,), (PLACED, "mug 1", "desk 1")}
 
 
+def test_a_place_not_yet_visited_is_taken_as_every_first_sight_of_its_kind_was() -> None:
+    # Heating was only ever seen with the microwave closed: a closed microwave is a precondition,
+    # which a plan made before the agent stood at the microwave could not meet without a default.
+    model = ActionModel("alfworld")
+    model.first_seen("microwave", {"closed"})
+    model.first_seen("drawer", {"closed"})
+    model.first_seen("drawer", {"open"})  # some drawers are found open: no default for drawers
+    at_microwave = frozenset({(AT, "microwave 1"), ("is-closed", "microwave 1"), (HOLDS, "potato 1")})
+    at_counter = frozenset({(AT, "countertop 1"), ("is-closed", "microwave 1"), (HOLDS, "potato 1")})
+    model.learn("go to {0}", ["microwave 1"], "countertop 1", at_counter, at_microwave, kinds("microwave 1", "countertop 1"))
+    model.learn("go to {0}", ["countertop 1"], "microwave 1", at_microwave, at_counter, kinds("microwave 1", "countertop 1"))
+    model.learn("heat {0} with {1}", ["potato 1", "microwave 1"], "microwave 1", at_microwave,
+                at_microwave | {("is-hot", "potato 1")}, kinds("potato 1", "microwave 1"))
+    hot = at_counter | {("is-hot", "potato 1")}
+    model.learn("put {0} in/on {1}", ["potato 1", "countertop 1"], "countertop 1", hot,
+                (hot - {(HOLDS, "potato 1")}) | {(HANDEMPTY,), (PLACED, "potato 1", "countertop 1")},
+                kinds("potato 1", "countertop 1"))
+    assert ("is-closed", (1,)) in model.operators["heat {0} with {1}"].pre
+    state = Observed(ALFWORLD, "put a hot potato in countertop.", location="countertop 1",
+                     places=["countertop 1", "microwave 1", "drawer 1"], held={"potato 1"})
+    found = means_ends(state.goal, state, [], ALFWORLD, learned=model)
+    assert found is not None and list(found.steps) == [
+        "go to microwave 1", "heat potato 1 with microwave 1", "go to countertop 1", "put potato 1 in/on countertop 1"]
+    model.first_states.clear()  # without the default, the closed microwave is never known: no plan
+    assert means_ends(state.goal, state, [], ALFWORLD, learned=model) is None
+    model.first_seen("microwave", {"closed"})
+    assert ActionModel.from_json(model.to_json()).first_states == {"microwave": {"closed"}}
+
+
 # --- the store --------------------------------------------------------------------------------------
 
 

@@ -39,6 +39,8 @@ def learn_episode(model: ActionModel, episode: EpisodeRecord, domain: Domain) ->
     if not episode.steps:
         return 0
     observed = Observed.start(_observation(episode.goal, episode.steps[0]), domain)
+    shown: set[str] = set()  # names seen so far
+    _first_states(model, observed, shown)
     learned = 0
     for step in episode.steps[1:]:
         before, here = fluents(observed), observed.location or NOWHERE
@@ -47,6 +49,7 @@ def learn_episode(model: ActionModel, episode: EpisodeRecord, domain: Domain) ->
         known = [*names_in(before), *observed.places]
         observed.update(step.action, _observation(episode.goal, step))
         after = fluents(observed)
+        _first_states(model, observed, shown)
         lifted = lift(step.action, [*known, *names_in(after), *domain.entities(step.action)])
         if lifted is None:
             continue
@@ -55,6 +58,14 @@ def learn_episode(model: ActionModel, episode: EpisodeRecord, domain: Domain) ->
         learned += model.learn(template, arguments, here, before, after, static)
     model.episodes += 1
     return learned
+
+
+def _first_states(model: ActionModel, observed: Observed, shown: set[str]) -> None:
+    """Tell the model the states (maybe none) of the names the agent sees for the first time in
+    the episode: what they were before the agent did anything to them."""
+    for name in (names_in(fluents(observed)) | set(observed.states)) - shown:
+        shown.add(name)
+        model.first_seen(observed.domain.kind(name), set(observed.states.get(name, ())))
 
 
 def learn(episodes: Iterable[EpisodeRecord], domain: Domain) -> ActionModel:

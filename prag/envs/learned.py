@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from prag.envs.facts import KIND, Fact, GoalFacts, fluents, kind_predicate, kinds, names_in
+from prag.envs.facts import KIND, Fact, GoalFacts, fluents, kind_predicate, kinds, names_in, state_predicate
 from prag.envs.model import Problem, Seen
 from prag.envs.sam import ActionModel, Literal, Operator
 
@@ -106,12 +106,15 @@ def problem(model: ActionModel, goal: GoalFacts, seen: Seen, kind: Callable[[str
     if seen.location is not None:
         relevant.add(seen.location)
     static = kinds(relevant, kind)
+    # A name never seen in any state is taken to be as every first sight of its kind was.
+    facts = facts | {(state_predicate(state), name) for name in relevant if not seen.states.get(name)
+                     for state in model.first_states.get(kind(name), ())}
     if not all(any(fact[0] == kind_predicate(k) for fact in static) for k in goal.kinds):
         return None  # exploration finds what the goal needs first
     init = sorted(f for f in facts | static if set(f[1:]) <= relevant)
     ids = {name: f"o{i}" for i, name in enumerate(sorted(relevant))}
     names = {v: k for k, v in ids.items()}
-    declared = {**goal.predicates(), **{f[0]: len(f) - 1 for f in static}}
+    declared = {**goal.predicates(), **{f[0]: len(f) - 1 for f in init}}
     text = (
         "(define (problem observed) (:domain learned)\n  (:objects " + " ".join(ids.values()) + ")\n  (:init "
         + " ".join(_fact(f, ids) for f in init) + ")\n  (:goal " + goal.pddl() + "))\n"

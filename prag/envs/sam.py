@@ -160,6 +160,11 @@ class ActionModel:
     # Predicates seen holding of one name twice ("placed x x"); for the others, a literal repeating
     # a parameter never held, and its negation is no condition worth writing.
     reflexive: set[str] = field(default_factory=set)
+    # kind -> the states every thing or place of that kind showed when first seen (a microwave is
+    # closed until opened; a lamp shows none): what a place not yet visited is taken to be when planning.
+    # Without it a learned precondition such as "the microwave is closed", which held every time
+    # the agent heated, could not be planned for before the agent had stood at the microwave.
+    first_states: dict[str, set[str]] = field(default_factory=dict)
 
     def learn(self, template: str, arguments: Sequence[str], here: str, before: frozenset[Fact],
               after: frozenset[Fact], static: frozenset[Fact]) -> bool:
@@ -177,6 +182,10 @@ class ActionModel:
         self.transitions += 1
         return True
 
+    def first_seen(self, kind: str, states: set[str]) -> None:
+        """A thing or place of `kind` was first seen in `states`: keep what every first sight showed."""
+        self.first_states[kind] = self.first_states.get(kind, states) & states
+
     def usable(self) -> list[Operator]:
         """The operators that change something, by template."""
         return [op for _, op in sorted(self.operators.items()) if op.add or op.delete]
@@ -185,6 +194,7 @@ class ActionModel:
         return json.dumps({"version": VERSION, "family": self.family, "episodes": self.episodes,
                            "transitions": self.transitions, "arities": self.arities,
                            "reflexive": sorted(self.reflexive),
+                           "first_states": {kind: sorted(states) for kind, states in self.first_states.items()},
                            "operators": [op.to_dict() for _, op in sorted(self.operators.items())]},
                           sort_keys=True)
 
@@ -197,4 +207,5 @@ class ActionModel:
         operators = [Operator.from_dict(op) for op in data["operators"]]
         return cls(str(data["family"]), {op.template: op for op in operators},
                    {str(k): int(v) for k, v in data["arities"].items()}, int(data["episodes"]),
-                   int(data["transitions"]), {str(p) for p in data["reflexive"]})
+                   int(data["transitions"]), {str(p) for p in data["reflexive"]},
+                   {str(k): {str(s) for s in v} for k, v in data.get("first_states", {}).items()})

@@ -41,6 +41,7 @@ from prag.agent.readers import (  # noqa: E402
     ExperienceReader,
     LLMReader,
     TemplateReader,
+    WordsReader,
     read,
 )
 from prag.envs.alfworld.env import find_games  # noqa: E402
@@ -117,6 +118,9 @@ def play_pass(cases_: list[Case], readers, memory: ReadingMemory, store: Store, 
         hypotheses = read(readers(Visibility(run_id, round_)), Context(case.instruction, ALFWORLD, case.room))
         best = hypotheses[0] if hypotheses else None
         right = best is not None and best.goal is not None and best.goal.sentence == case.truth
+        place = next((n for n, h in enumerate(hypotheses) if h.goal is not None and settled(h.goal, case.truth)), None)
+        tally["among hypotheses"] += place is not None
+        tally["hypotheses needed"] += (place + 1) if place is not None else 0
         tally["games"] += 1
         tally["right"] += right
         tally["settled"] += right or (best is not None and best.goal is not None and settled(best.goal, case.truth))
@@ -136,6 +140,7 @@ def main() -> None:
     parser.add_argument("--commands", type=Path, default=SHARED / "refined_valid_seen_commands.json")
     parser.add_argument("--train-split", help="read this split (turk wording) first and keep what was verified")
     parser.add_argument("--llm", default="local")
+    parser.add_argument("--readers", default="template,experience,words,llm", help="the goal readers, in order")
     parser.add_argument("--limit", type=int)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--show-wrong", type=int, default=15)
@@ -155,7 +160,9 @@ def main() -> None:
 
         def readers(visibility: Visibility):
             recall = memory.recaller(visibility)
-            return [TemplateReader(), ExperienceReader(recall), LLMReader(llm, recall, usage, args.seed, example_similarity=args.example_similarity)]
+            made = {"template": TemplateReader(), "experience": ExperienceReader(recall), "words": WordsReader(),
+                    "llm": LLMReader(llm, recall, usage, args.seed, example_similarity=args.example_similarity)}
+            return [made[name] for name in args.readers.split(",")]
 
         round_ = 0
         if args.train_split:
@@ -174,7 +181,9 @@ def main() -> None:
             sources = ", ".join(f"{k[3:]} {v}" for k, v in sorted(tally.items()) if k.startswith("by "))
             print(f"pass {pass_}: {tally['right']}/{n} read right ({100 * tally['right'] / n:.1f}%; "
                   f"{tally['settled']}/{n} ({100 * tally['settled'] / n:.1f}%) right but for the lamp, which play settles), "
-                  f"LLM calls {tally['llm calls'] / n:.2f} per game, readings by {sources}, "
+                  f"LLM calls {tally['llm calls'] / n:.2f} per game, readings by {sources}; "
+                  f"{tally['among hypotheses']}/{n} right but for the lamp among the hypotheses, "
+                  f"{tally['hypotheses needed'] / max(tally['among hypotheses'], 1):.2f} tried on average; "
                   f"{time.perf_counter() - start:.0f} s")
             for case, got, source in wrong[: args.show_wrong]:
                 print(f"    {case.instruction!r}: read {got!r} ({source}), truth {case.truth!r}")

@@ -20,20 +20,21 @@ dropped and the kinds seen in the room, when none is left.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from prag.agent.person import Effort, Person
 from prag.agent.protocol import Usage
 from prag.envs.domain import Domain
-from prag.envs.goals import FormalGoal, GoalSchema
+from prag.envs.goals import FormalGoal, GoalSchema, Mention
 from prag.llm.base import LLM, Message
 from prag.retrieval.readings import ReadingHit
 
-READERS = ("template", "experience", "llm", "person")
+READERS = ("template", "experience", "words", "llm", "person")
 ACT_ON = 0.9  # a reading this confident ends the chain: the template, a near-identical wording, a person
 ARTICLES = ("a", "an", "the", "some")
 EXAMPLES = 3  # verified readings shown to the LLM reader
@@ -42,6 +43,8 @@ EXAMPLES = 3  # verified readings shown to the LLM reader
 # valid_train (71 against 80; docs/goals_in_words.md). A floor stays settable to measure it again.
 EXAMPLE_SIMILARITY = 0.0
 LLM_CONFIDENCE = 0.6
+WORDS_CONFIDENCE = 0.5  # below the LLM's: the words reader knows no grammar of the sentence
+WORD_READINGS = 4  # the most readings the words reader offers
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,72 @@ class ExperienceReader:
         return readings
 
 
+@dataclass
+class WordsReader:
+    """The kinds the instruction's words name (the schema's lexicon, `GoalSchema.mentions`) put
+    into the forms its cue words ask for, with no model: the thing is the first kind of thing
+    named, the place the last place named that nothing is taken from ("from the sink") nor
+    named to say where another is ("the cabinet under the sink"); a slot
+    people leave unsaid (the lamp) takes each of the kinds allowed. Words naming several kinds
+    ("table") give a reading for each kind this room has, likeliest first."""
+
+    name: str = "words"
+
+    def offer(self, context: Context, so_far: Sequence[Reading]) -> list[Reading]:
+        schema = context.schema
+        if schema is None or schema.lists or schema.ordered is not None:
+            return []
+        mentions = schema.mentions(context.instruction)
+        values = _allowed(schema, context)
+        tasks = schema.cued(context.instruction) or list(schema.templates)[:1]
+        things = [m for m in mentions if not m.leaving]
+        # "put the knives in a drawer" asks for more than one; "books go on the shelf: put the book there", one
+        if (schema.plural_task and things and schema.plural_task not in tasks
+                and all(m.plural for m in things if m.kinds == things[0].kinds)):
+            tasks = [*tasks, schema.plural_task] if schema.cued(context.instruction) else [schema.plural_task]
+        readings: list[Reading] = []
+        named = ", ".join(m.words for m in mentions)
+        for task in tasks:
+            slots = schema.slots_of(task)
+            choices = _choices(slots, mentions, values, schema.unsaid)
+            if choices is None:
+                continue
+            # One task, and one kind for every slot but those play settles (the lamp): acted on
+            # with no LLM call.
+            sure = len(tasks) == 1 and all(len(kinds) == 1 for slot, kinds in zip(slots, choices) if slot not in schema.unsaid)
+            for combination in itertools.product(*choices):
+                goal = _fitting(context, schema.sentence(task, dict(zip(slots, combination))))
+                if goal is not None and len(readings) < WORD_READINGS:
+                    confidence = ACT_ON if sure and not readings else WORDS_CONFIDENCE * 0.9 ** len(readings)
+                    readings.append(Reading(goal.sentence, self.name, confidence, goal, f"the words name {named}"))
+        return readings
+
+
+def _choices(slots: Sequence[str], mentions: Sequence[Mention], values: Mapping[str, Sequence[str]],
+             unsaid: frozenset[str]) -> list[list[str]] | None:
+    """The kinds each of a task's slots may take from the kinds mentioned: the first slot (the
+    thing) from the first mention naming a kind it allows, each later one (the place) from the
+    last other mention not left; a slot no mention fills takes every value where people leave it
+    unsaid, else None: the words fill no goal of the task."""
+    used: set[int] = set()
+    choices: list[list[str]] = []
+    for n, slot in enumerate(slots):
+        allowed = set(values.get(slot, ()))
+        # the place: one named for itself, else one named beside another ("put it by the toilet")
+        order = list(enumerate(mentions)) if n == 0 else sorted(
+            reversed(list(enumerate(mentions))), key=lambda pair: pair[1].near)
+        found = next(((i, [k for k in m.kinds if k in allowed]) for i, m in order
+                      if i not in used and (n == 0 or not m.leaving) and any(k in allowed for k in m.kinds)), None)
+        if found is not None:
+            used.add(found[0])
+            choices.append(found[1])
+        elif slot in unsaid:
+            choices.append(list(values.get(slot, ())))
+        else:
+            return None
+    return choices
+
+
 def words(text: str) -> list[str]:
     """A wording's words as compared for reuse: lower case, no punctuation, no articles."""
     return [w for w in re.findall(r"[^\W_]+", text.lower()) if w not in ARTICLES]
@@ -162,12 +231,13 @@ class LLMReader:
         schema = context.schema
         if schema is None:
             return []
-        values = _allowed(schema, context)
+        mentions = schema.mentions(context.instruction)
+        values = _allowed(schema, context, mentions)
         if not all(values.get(slot) for slot in _slots_of(schema.templates)):
             return []
         grammar = goal_grammar(_forms(schema, context), values, schema.spoken(), frozenset(schema.lists))
         examples = [hit for hit in self.recall(context.instruction) if hit.similarity >= self.example_similarity][:EXAMPLES]
-        prompt = reading_prompt(schema, context, values, examples)
+        prompt = reading_prompt(schema, context, values, examples, mentions)
         completion = self.llm.complete(
             prompt, max_tokens=32, grammar=grammar if self.llm.supports_choices else None, stop=["\n"], seed=self.seed
         )
@@ -213,14 +283,29 @@ def read(readers: Sequence[GoalReader], context: Context) -> list[Reading]:
     then in the chain's order."""
     offered: list[Reading] = []
     for reader in readers:
-        offered += [r for r in reader.offer(context, offered) if r.sentence not in context.dropped]
+        offered += [r for r in reader.offer(context, _ranked(offered, context)) if r.sentence not in context.dropped]
         if any(r.confidence >= ACT_ON for r in offered):
             break
+    return _ranked(offered, context)
+
+
+def _ranked(offered: Sequence[Reading], context: Context) -> list[Reading]:
+    """Readings offered, one per sentence, best first, without those dropped."""
     unique: dict[str, Reading] = {}
-    for reading in sorted(offered, key=lambda r: -r.confidence):
-        if reading.sentence not in context.dropped:  # a later reader (the person) may drop one
-            unique.setdefault(reading.sentence, reading)
-    return list(unique.values())
+    for reading in offered:
+        if reading.sentence in context.dropped:  # a later reader (the person) may drop one
+            continue
+        other = unique.get(reading.sentence)
+        if other is None:
+            unique[reading.sentence] = reading
+            continue
+        # Readers that agree make a reading surer than either, as independent evidence would; it
+        # is the surer reader's.
+        base, second = (other, reading) if other.confidence >= reading.confidence else (reading, other)
+        unique[reading.sentence] = replace(
+            base, confidence=1 - (1 - base.confidence) * (1 - second.confidence),
+            why=f"{base.why}; {second.source} agrees" if base.source != second.source else base.why)
+    return sorted(unique.values(), key=lambda r: -r.confidence)
 
 
 @dataclass
@@ -347,13 +432,20 @@ def _forms(schema: GoalSchema, context: Context) -> dict[str, str]:
     return {task: form for task, form in schema.templates.items() if task in cued}
 
 
-def _allowed(schema: GoalSchema, context: Context) -> dict[str, list[str]]:
-    """Slot -> the values a reading may give it here: the room's (for room slots), less those
-    shown wrong; in a revision after a thing was nowhere, the kinds of thing the room showed."""
+def _allowed(schema: GoalSchema, context: Context, mentions: Sequence[Mention] = ()) -> dict[str, list[str]]:
+    """Slot -> the values a reading may give it here: the room's (for room slots), those the
+    words name where they name any (`mentions`: "the night stand" leaves a side table, not the
+    drawer a 1.5B model guessed), less those shown wrong; in a revision after a thing was
+    nowhere, the kinds of thing the room showed."""
     values = schema.values(context.room_kinds)
     if context.seen_kinds and "obj" in context.excluded:
         values["obj"] = [k for k in context.seen_kinds if k in set(values["obj"])]
-    return {slot: [v for v in vs if v not in context.excluded.get(slot, set())] or vs for slot, vs in values.items()}
+    allowed = {}
+    for slot, vs in values.items():
+        kept = [v for v in vs if v not in context.excluded.get(slot, set())] or vs
+        named = list(dict.fromkeys(k for m in mentions for k in m.kinds if k in set(kept)))
+        allowed[slot] = named or kept
+    return allowed
 
 
 def _fitting(context: Context, sentence: str) -> FormalGoal | None:
@@ -407,7 +499,8 @@ def _slots_of(templates: Mapping[str, str]) -> list[str]:
 
 
 def reading_prompt(
-    schema: GoalSchema, context: Context, values: dict[str, list[str]], examples: Sequence[ReadingHit]
+    schema: GoalSchema, context: Context, values: dict[str, list[str]], examples: Sequence[ReadingHit],
+    mentions: Sequence[Mention] = (),
 ) -> list[Message]:
     """The LLM reader's prompt: the goal forms, this room's places, examples, the instruction.
     The system part is the same for every instruction, so a backend reuses its prefix."""
@@ -423,5 +516,7 @@ def reading_prompt(
         lines.append("Not these (shown wrong): " + "; ".join(context.dropped) + ".")
     for hit in examples:
         lines.append(f"Instruction: {hit.wording}\nGoal: {hit.sentence}")
+    if mentions:  # what the words can mean, for words a small model may not know ("국자": ladle)
+        lines.append("Words naming kinds: " + "; ".join(f"{m.words!r}: {' or '.join(m.kinds)}" for m in mentions) + ".")
     lines.append(f"Instruction: {context.instruction}\nGoal:")
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(lines)}]

@@ -22,9 +22,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 _SLOT = re.compile(r"\{(\w+)\}")
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 SUBGOALS = "subgoals"  # the task type of a goal read as ordered sub-goals
 
 
@@ -48,6 +50,21 @@ class FormalGoal:
 def ordered_goal(commands: Sequence[str]) -> FormalGoal:
     """The formal goal of ordered sub-goals: one slot per command, its sentence "a, then b"."""
     return FormalGoal(SUBGOALS, tuple((str(i), c) for i, c in enumerate(commands, 1)), ", then ".join(commands))
+
+
+@dataclass(frozen=True)
+class Mention:
+    """Words of an instruction that name kinds: where they are, the kinds they may name (likeliest
+    first), whether they name a place something is taken from ("from the shelf") or one beside
+    the place meant, and whether they are plural."""
+
+    start: int
+    end: int
+    words: str
+    kinds: tuple[str, ...]
+    leaving: bool = False
+    near: bool = False  # named to say where another place is ("the cabinet under the sink")
+    plural: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,6 +107,77 @@ class GoalSchema:
     # choose among the forms (ALFWorld: "Use 'clean' when ..."), around the list of forms.
     slot_words: str = ""
     reading_rules: str = ""
+    # kind -> more words people use for it, in any language ("nightstand" for a side table, "국자"
+    # for a ladle); a word may name several kinds (`mentions`)
+    lexicon: Callable[[], Mapping[str, Sequence[str]]] = dict
+    # Patterns of words marking a place something is taken from, with `{mention}` where the
+    # place's words go ("from the {mention}", "{mention}에서").
+    leaving: Sequence[str] = ()
+    # ... and of words naming a place only to say where another is ("by the {mention}")
+    near: Sequence[str] = ()
+    # The task type of goals asking for several things of a kind (words naming a kind in the
+    # plural ask for it: "put the knives in a drawer")
+    plural_task: str | None = None
+
+    @cached_property
+    def _forms(self) -> dict[str, tuple[str, ...]]:
+        """Words -> the kinds they may name: a kind's own name and spoken words first, then the
+        lexicon's, a kind whose word comes earlier in its list before one where it comes later."""
+        ranked: dict[str, list[tuple[int, int, str]]] = {}
+        known = [kind for kinds in self.kinds().values() for kind in kinds]
+        order = {kind: n for n, kind in enumerate(dict.fromkeys([*known, *self.lexicon()]))}
+        for kind in order:  # a spoken word alone ("top" of countertop) is no mention; the lexicon says which are
+            own = (kind, *(form for form in self.spoken().get(kind, ()) if " " in form))
+            for n, form in enumerate(own):
+                ranked.setdefault(form.lower(), []).append((0, n, kind))
+        for kind, forms in self.lexicon().items():
+            for n, form in enumerate(forms):
+                ranked.setdefault(form.lower(), []).append((1, n, kind))
+        return {form: tuple(dict.fromkeys(kind for *_, kind in sorted(entries, key=lambda e: (e[0], e[1], order[e[2]]))))
+                for form, entries in ranked.items()}
+
+    @cached_property
+    def _plurals(self) -> dict[str, str]:
+        """Plurals that adding -s or -es misses -> their singular word: "knives", "boxes of tissue"."""
+        plurals = {}
+        for form in self._forms:
+            head, of, tail = form.partition(" of ")
+            for singular, plural in (("fe", "ves"), ("f", "ves"), ("y", "ies"), ("x", "xes"), ("", "s")):
+                if head.endswith(singular) and not (singular == "y" and head[-2:-1] in "aeiou") and head.isascii():
+                    if of or singular:
+                        plurals.setdefault(head[: len(head) - len(singular)] + plural + of + tail, form)
+                    break
+        return {p: f for p, f in plurals.items() if p not in self._forms}
+
+    @cached_property
+    def _mention_pattern(self) -> re.Pattern[str] | None:
+        if not self._forms:
+            return None
+        forms = sorted([*self._forms, *self._plurals], key=len, reverse=True)  # the longest first: "coffee table", not "table"
+        # Korean words carry their particles after them ("국자를"), so only the start is bounded.
+        alternatives = [rf"(?<![\uac00-\ud7a3]){re.escape(f)}" if _HANGUL.search(f)
+                        else rf"(?<![a-z0-9]){re.escape(f)}(?:e?s)?(?![a-z0-9])" for f in forms]
+        return re.compile("|".join(alternatives), re.IGNORECASE)
+
+    def mentions(self, text: str) -> list[Mention]:
+        """The words in `text` that name kinds, in order, the longest where they overlap; a plural
+        is read as its singular; Korean words carry their particles after them."""
+        pattern = self._mention_pattern
+        if pattern is None:
+            return []
+        found = []
+        for match in pattern.finditer(text):
+            words = match.group(0).lower()
+            form = words if words in self._forms else self._plurals.get(words) or next(
+                words[: -len(end)] for end in ("es", "s") if words[: -len(end)] in self._forms)
+
+            def marked(patterns: Sequence[str]) -> bool:
+                return any(m.start() <= match.start() and match.end() <= m.end() for p in patterns
+                           for m in re.finditer(p.format(mention=re.escape(match.group(0))), text, re.IGNORECASE))
+
+            found.append(Mention(match.start(), match.end(), words, self._forms[form], marked(self.leaving),
+                                 marked(self.near), form != words))
+        return found
 
     def cued(self, words: str) -> list[str]:
         """The task types the words' cues name (none: any type)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from prag.envs.alfworld import lexicon
 from prag.envs.facts import AT, HOLDS, PLACED, Fact, GoalFacts, state_predicate
 from prag.envs.goals import FormalGoal, GoalSchema
 
@@ -90,8 +91,14 @@ def schema() -> GoalSchema:
     return GoalSchema(TEMPLATES, _kinds, room_slots=frozenset({"recep"}), aliases=aliases, spoken=_spoken,
                       examples=EXAMPLES, unsaid=frozenset({"toggle"}),
                       finishing={"look_at_obj_in_light": ("toggle", "obj")},
-                      cues=((r"\b(?:lamps?|lights?|lit)\b", "look_at_obj_in_light"),),
-                      slot_words=SLOT_WORDS, reading_rules=READING_RULES)
+                      cues=lexicon.CUES, slot_words=SLOT_WORDS, reading_rules=READING_RULES,
+                      lexicon=_lexicon, leaving=lexicon.LEAVING, near=lexicon.NEAR,
+                      plural_task="pick_two_obj_and_place")
+
+
+def _lexicon() -> dict[str, tuple[str, ...]]:
+    return {kind: (*lexicon.ENGLISH.get(kind, ()), *lexicon.KOREAN.get(kind, ()))
+            for kind in dict.fromkeys([*lexicon.ENGLISH, *lexicon.KOREAN])}
 
 
 def as_facts(goal: FormalGoal) -> GoalFacts | None:

@@ -1,0 +1,109 @@
+"""The words reader: kinds named in an instruction, in English or Korean, read into goals with no
+model, and what it tells the LLM reader when the words leave a doubt."""
+from __future__ import annotations
+
+import pytest
+
+from prag.agent.protocol import Usage
+from prag.agent.readers import ACT_ON, Context, LLMReader, TemplateReader, WordsReader, read
+from prag.envs.alfworld.goals import schema
+from prag.envs.domain import ALFWORLD
+from prag.llm.scripted import ScriptedLLM
+
+ROOM = ["cabinet", "countertop", "sinkbasin", "fridge", "diningtable", "drawer", "sidetable", "shelf"]
+
+
+def context(words: str, room: list[str] = ROOM) -> Context:
+    return Context(words, ALFWORLD, list(room))
+
+
+def chain(llm: ScriptedLLM) -> list:
+    return [TemplateReader(), WordsReader(), LLMReader(llm, lambda words: [], Usage())]
+
+
+def named(words: str) -> list[tuple[str, tuple[str, ...], bool, bool, bool]]:
+    return [(m.words, m.kinds, m.leaving, m.near, m.plural) for m in schema().mentions(words)]
+
+
+def test_words_name_kinds_as_people_say_them_the_longest_words_first():
+    assert named("to pick up a coffee mug and put it on the night stand") == [
+        ("coffee mug", ("mug",), False, False, False), ("night stand", ("sidetable",), False, False, False)]
+    # "table" names several kinds, likeliest first; "knife" its own kind before the butter knife
+    assert named("Put the knife on the table")[0][1] == ("knife", "butterknife")
+    assert set(named("Put the knife on the table")[1][1]) >= {"diningtable", "coffeetable", "sidetable"}
+
+
+def test_a_place_things_are_taken_from_or_named_beside_another_is_marked():
+    take, put, beside = schema().mentions("Take the cup from the sink and put it in the cabinet under the sink")[1:]
+    assert (take.words, take.leaving) == ("sink", True)
+    assert (put.words, put.leaving, put.near) == ("cabinet", False, False)
+    assert (beside.words, beside.near) == ("sink", True)
+
+
+def test_plurals_are_read_as_their_kind_and_marked():
+    assert named("Put two knives in a drawer.")[0] == ("knives", ("knife", "butterknife"), False, False, True)
+    assert named("place two glass bottles")[0][:2] == ("glass bottles", ("glassbottle",))
+    assert named("Put the boxes of tissues on the toilet")[0][:2] == ("boxes of tissues", ("tissuebox",))
+
+
+def test_korean_words_are_found_with_their_particles():
+    assert named("깨끗하게 씻은 국자를 조리대에 놓으세요.") == [
+        ("국자", ("ladle",), False, False, False), ("조리대", ("countertop",), False, False, False)]
+    assert named("선반에서 책을 꺼내 침대에 놓으세요.")[0][:3] == ("선반", ("shelf", "cart"), True)  # taken from
+    assert named("책상 램프 불빛에 CD를 확인하세요.")[1][:2] == ("cd", ("cd",))  # a Latin word before a particle
+
+
+@pytest.mark.parametrize("words, sentence", [
+    ("to pick up a coffee mug and put it on the night stand", "put a mug in sidetable"),
+    ("Take the apple from the sink and put it in the cabinet under the sink", "put a apple in cabinet"),
+    ("Rinse off the ladle and set it on the counter.", "put a clean ladle in countertop"),
+    ("Place a microwaved potato on the dining table.", "put a hot potato in diningtable"),
+    ("Put a chilled tomato on the shelf.", "put a cool tomato in shelf"),
+    ("Put the pillows on the shelf.", "put two pillow in shelf"),  # plural: more than one
+    ("깨끗하게 씻은 국자를 조리대에 놓으세요.", "put a clean ladle in countertop"),
+    ("데운 감자를 식탁 위에 놓으세요.", "put a hot potato in diningtable"),
+    ("사과 두 개를 냉장고에 넣으세요.", "put two apple in fridge"),
+])
+def test_words_naming_one_kind_each_are_read_and_acted_on_with_no_llm_call(words, sentence):
+    llm = ScriptedLLM([])  # any call fails
+    best = read(chain(llm), context(words))[0]
+    assert (best.sentence, best.source, best.confidence) == (sentence, "words", ACT_ON)
+    assert llm.calls == []
+
+
+def test_a_kind_named_in_a_general_plural_and_then_one_is_one():
+    words = ("In our living room, books are often placed on the shelf for easy access. "
+             "After you have finished with the book, please put it where we usually keep it.")
+    assert read([WordsReader()], context(words))[0].sentence == "put a book in shelf"
+
+
+def test_words_that_name_several_kinds_leave_the_llm_only_those():
+    llm = ScriptedLLM(["put a clean butterknife in drawer"], supports_choices=True)
+    readings = read(chain(llm), context("Put a washed knife in the drawer."))
+    # the LLM's reading first, the words' other reading kept as the next hypothesis
+    assert [(r.sentence, r.source) for r in readings] == [
+        ("put a clean butterknife in drawer", "llm"), ("put a clean knife in drawer", "words")]
+    call = llm.calls[0]
+    obj = next(line for line in call["grammar"].splitlines() if line.startswith("obj ::="))
+    assert '"knife"' in obj and '"butterknife"' in obj and '"apple"' not in obj
+    assert "Words naming kinds: 'knife': knife or butterknife" in call["messages"][-1]["content"]
+
+
+def test_readers_that_agree_make_a_reading_surer_than_either():
+    llm = ScriptedLLM(["put a clean knife in drawer"], supports_choices=True)
+    best = read(chain(llm), context("Put a washed knife in the drawer."))[0]
+    assert best.sentence == "put a clean knife in drawer" and best.confidence > 0.6
+    assert best.source == "llm" and "words agrees" in best.why
+
+
+def test_a_lamp_left_unsaid_does_not_keep_the_words_from_acting():
+    llm = ScriptedLLM([])
+    best = read(chain(llm), context("Pick up the CD and turn on the lamp."))[0]
+    assert best.goal is not None and best.goal.task == "look_at_obj_in_light" and best.confidence == ACT_ON
+    assert dict(best.goal.slots)["obj"] == "cd"  # the lamp's kind is play's to settle (readers' unsaid)
+
+
+def test_words_that_fill_no_goal_leave_it_to_the_llm():
+    llm = ScriptedLLM(["put a clean fork in drawer"], supports_choices=True)
+    (reading,) = read(chain(llm), context("Wash the fork."))  # no place named
+    assert (reading.sentence, reading.source) == ("put a clean fork in drawer", "llm")

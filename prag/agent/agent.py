@@ -64,6 +64,7 @@ from prag.agent.readers import (
     Readings,
     Recall,
     TemplateReader,
+    WordsReader,
     no_recall,
     read,
 )
@@ -259,6 +260,7 @@ class PragAgent:
         made: dict[str, GoalReader] = {
             "template": TemplateReader(),
             "experience": ExperienceReader(self.recall),
+            "words": WordsReader(),
             "llm": LLMReader(self.llm, self.recall, self.usage, self.seed),
         }
         if self.person is not None:

@@ -8,7 +8,7 @@ steps, ALFWorld's grammar with its action filter) whose `goals` is that wording,
 rounds from an empty store (or, with `--after STORE --include RUN...`, on a copy of a training
 store whose runs the new run includes: prag's `--train`), with the run's defaults (readers
 template,experience,words,llm; sources experience,search,llm), the local LLM unless `--llm` says
-otherwise, from the checkout at `--code`, pinned with taskset to `--cpus`. Prints per wording and
+otherwise, at most `--llm-budget` LLM calls a game if given (past them, steps at random), from the checkout at `--code`, pinned with taskset to `--cpus`. Prints per wording and
 round: success rate, steps, LLM calls and tokens per game (the results card), the readings acted on
 first by source and how many hypotheses each won game needed (the episodes' `reading`), the wall
 time and the command.
@@ -50,6 +50,7 @@ def play(code: Path, work: Path, wording: str, args: argparse.Namespace) -> tupl
     command = [*prag, "run", str(spec(work, wording, args)), "--store", str(store), "--name", name,
                "--rounds", str(args.rounds), "--workers", "1", "--llm", args.llm]
     command += ["--limit", str(args.limit)] if args.limit is not None else []
+    command += ["--llm-budget", str(args.llm_budget)] if args.llm_budget is not None else []
     command += [f"--include={run}" for run in args.include] if args.after is not None else []
     env = {**os.environ, "PYTHONPATH": str(code), "OMP_WAIT_POLICY": "PASSIVE"}
     start = time.perf_counter()
@@ -91,6 +92,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="the first N games only")
     parser.add_argument("--cpus", default="1", help="taskset's CPU list")
     parser.add_argument("--llm", default="local")
+    parser.add_argument("--llm-budget", type=int, help="prag run's --llm-budget: the most LLM calls a game makes")
     parser.add_argument("--after", type=Path, help="play on a copy of this store, including its runs --include")
     parser.add_argument("--include", nargs="+", default=["train"])
     args = parser.parse_args()

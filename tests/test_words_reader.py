@@ -2,13 +2,21 @@
 model, and what it tells the LLM reader when the words leave a doubt."""
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
+from support import play_until_won
+
+from prag.agent.agent import AgentConfig, PragAgent
 from prag.agent.protocol import Usage
 from prag.agent.readers import ACT_ON, Context, LLMReader, TemplateReader, WordsReader, read
+from prag.envs.alfworld.env import AlfworldEnv
+from prag.envs.alfworld.gen import DIFFICULTIES, generate_game
 from prag.envs.alfworld.goals import schema
+from prag.envs.base import Task
 from prag.envs.domain import ALFWORLD
 from prag.llm.scripted import ScriptedLLM
+from prag.retrieval.index import Visibility
 
 ROOM = ["cabinet", "countertop", "sinkbasin", "fridge", "diningtable", "drawer", "sidetable", "shelf"]
 
@@ -103,7 +111,29 @@ def test_a_lamp_left_unsaid_does_not_keep_the_words_from_acting():
     assert dict(best.goal.slots)["obj"] == "cd"  # the lamp's kind is play's to settle (readers' unsaid)
 
 
-def test_words_that_fill_no_goal_leave_it_to_the_llm():
+def test_a_place_left_unsaid_is_the_llms_guess_then_each_place_the_world_keeps_such_things_in():
     llm = ScriptedLLM(["put a clean fork in drawer"], supports_choices=True)
-    (reading,) = read(chain(llm), context("Wash the fork."))  # no place named
-    assert (reading.sentence, reading.source) == ("put a clean fork in drawer", "llm")
+    readings = read(chain(llm), context("Wash the fork."))  # no place named: the LLM is asked
+    assert (readings[0].sentence, readings[0].source) == ("put a clean fork in drawer", "llm")
+    places = [dict(r.goal.slots)["recep"] for r in readings[1:]]
+    assert places and all(r.source == "words" for r in readings[1:])
+    assert set(places) <= set(ROOM) and "fridge" not in places  # a fork is never kept in the fridge
+    assert len(llm.calls) == 1
+
+
+@pytest.fixture(scope="module")
+def cool_plate_game(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated medium ALFWorld game: cool a plate and put it on the shelf."""
+    return generate_game("pick_cool_then_place_in_recep", 3, tmp_path_factory.mktemp("games"), DIFFICULTIES["medium"])
+
+
+@pytest.mark.parametrize("words", ["Cool the dish down, then leave it on the shelf.", "차가운 접시를 선반 위에 놓으세요."])
+def test_words_read_on_a_real_game_are_played_by_search_with_no_llm_call(cool_plate_game, words):
+    env = AlfworldEnv(Task("worded", "", 0, str(cool_plate_game)), cool_plate_game, words)
+    llm = ScriptedLLM([])  # any call fails
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("experience", "search", "llm")),
+                      domain=ALFWORLD)
+    assert play_until_won(env, agent, 50)
+    reading = agent.finish().extra["reading"]
+    assert (reading["sentence"], reading["source"]) == ("put a cool plate in shelf", "words")
+    assert llm.calls == []

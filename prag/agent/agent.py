@@ -30,6 +30,7 @@ experience that still has steps: those are proven, an LLM's guess is not.
 """
 from __future__ import annotations
 
+import random
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -145,6 +146,10 @@ class AgentConfig:
     # Which action model means-ends search plans with (of ACTION_MODELS): the family's given one
     # where it has one, else the one learned from the store; or the learned one always.
     action_model: str = "given"
+    # The most LLM calls an episode makes (its readings' included); past them, a step only the
+    # LLM would choose is drawn at random from the admissible actions, with no call. None: no
+    # limit. A 1.5B model choosing step after step wins few games and takes minutes each.
+    llm_budget: int | None = None
 
 
 def plans_with_learned(config: AgentConfig, domain: Domain) -> bool:
@@ -228,6 +233,7 @@ class PragAgent:
         reading = self.readings.start()
         self.goal = reading.sentence if reading is not None else observation.goal
         self.revisions = 0
+        self.past_budget = 0  # steps drawn at random once the LLM budget was spent
         self.history: list[tuple[str | None, str]] = [(None, observation.text)]
         self.scenes = [observation.scene_text]
         self.locations = [observation.location]
@@ -497,7 +503,13 @@ class PragAgent:
     def _ask_llm(self, observation: Observation, rejected: frozenset[str] = frozenset()) -> tuple[Decision, list[str]]:
         """P-RAG's step: retrieve, prompt, ask, check the answer. Also the actions the answer
         plans after this one (none unless `plan_length` > 1). Actions the person `rejected` at
-        this step are not offered."""
+        this step are not offered. Past the LLM budget, an admissible action drawn at random."""
+        budget = self.config.llm_budget
+        if budget is not None and self.usage.calls >= budget:
+            self.past_budget += 1
+            choices = [a for a in observation.admissible if a not in rejected] or list(observation.admissible)
+            drawn = random.Random(f"{self.seed}:{observation.text}:{len(self.history)}").choice(choices)
+            return Decision(drawn, source="random"), []
         self._retrieve(observation.scene_text)
         self._retrieve_corrections(observation.scene_text)
         choices = list(observation.admissible)
@@ -548,6 +560,7 @@ class PragAgent:
                 "effort": self.effort.as_dict(),
                 "reading": self.readings.as_dict(self.history[-1][0]),
                 "subgoals": self.subgoals.as_list() if self.subgoals is not None else [],
+                "steps_past_llm_budget": self.past_budget,
             },
         )
 

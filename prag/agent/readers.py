@@ -171,7 +171,7 @@ class WordsReader:
         named = ", ".join(m.words for m in mentions)
         for task in tasks:
             slots = schema.slots_of(task)
-            choices = _choices(slots, mentions, values, schema.unsaid)
+            choices = _choices(slots, mentions, values, lambda slot, chosen: self._unnamed(context, values, slot, chosen))
             if choices is None:
                 continue
             # One task, and one kind for every slot but those play settles (the lamp): acted on
@@ -184,13 +184,26 @@ class WordsReader:
                     readings.append(Reading(goal.sentence, self.name, confidence, goal, f"the words name {named}"))
         return readings
 
+    @staticmethod
+    def _unnamed(context: Context, values: Mapping[str, Sequence[str]], slot: str, chosen: list[list[str]]) -> list[str]:
+        """The values of a slot the words leave unnamed: every one, for a slot people leave
+        unsaid (the lamp); for a place ("put the mug away"), the room's places the world may keep
+        such a thing in (the family's placement rules), which play tries in turn."""
+        schema = context.schema
+        if schema is not None and slot in schema.unsaid:
+            return list(values.get(slot, ()))
+        if schema is None or slot not in schema.room_slots or not chosen:
+            return []
+        thing = chosen[0][0]
+        return [place for place in values.get(slot, ()) if context.domain.search_cost(place, thing) != 2]
+
 
 def _choices(slots: Sequence[str], mentions: Sequence[Mention], values: Mapping[str, Sequence[str]],
-             unsaid: frozenset[str]) -> list[list[str]] | None:
+             unnamed: Callable[[str, list[list[str]]], list[str]]) -> list[list[str]] | None:
     """The kinds each of a task's slots may take from the kinds mentioned: the first slot (the
     thing) from the first mention naming a kind it allows, each later one (the place) from the
-    last other mention not left; a slot no mention fills takes every value where people leave it
-    unsaid, else None: the words fill no goal of the task."""
+    last other mention not left; a slot no mention fills takes the `unnamed` values, and when
+    there are none the words fill no goal of the task (None)."""
     used: set[int] = set()
     choices: list[list[str]] = []
     for n, slot in enumerate(slots):
@@ -203,8 +216,8 @@ def _choices(slots: Sequence[str], mentions: Sequence[Mention], values: Mapping[
         if found is not None:
             used.add(found[0])
             choices.append(found[1])
-        elif slot in unsaid:
-            choices.append(list(values.get(slot, ())))
+        elif kinds := unnamed(slot, choices):
+            choices.append(kinds)
         else:
             return None
     return choices

@@ -96,6 +96,7 @@ def run(
     sources: Annotated[str, typer.Option("--sources", help="Where steps come from, comma-separated, tried in this order each step: experience (plans from retrieved successes and corrections), search (find what the goal needs, then means-ends search; or the goal's sub-goals in order where it spells a route, as TextWorld's do; followed unless --ask always), llm. A person takes part in `prag console`.")] = ",".join(DEFAULT.agent.sources),
     readers: Annotated[str, typer.Option("--readers", help="Who reads the goal into a formal one, in order: template (the family's own sentences), experience (readings verified before), llm (under a grammar of the family's goals), person (yes/no when in doubt; `prag console`).")] = ",".join(AgentConfig.readers),
     places: Annotated[str, typer.Option("--places", help="Where the search for a thing the goal needs looks first (with search among --sources), comma-separated: memory (where the store saw such things, in earlier rounds), llm (the LLM's guess, for kinds the memory never saw: one call per kind), rules (the family's placement table); they take precedence in that order, whatever the order given. '' for none: places as listed.")] = ",".join(DEFAULT.agent.places),
+    llm_budget: Annotated[Optional[int], typer.Option("--llm-budget", min=0, help="The most LLM calls a game makes, its goal readings' included; past them a step only the LLM would choose is drawn at random from the admissible actions (default: no limit).")] = None,
     action_model: Annotated[str, typer.Option("--action-model", help="What means-ends search (with search among --sources) plans with: given (the family's written model; the one learned from the store where it has none) or learned (the model learned from the episodes this round may see: SAM, `prag model`).")] = DEFAULT.agent.action_model,
 ) -> None:
     """Run P-RAG's progressive rounds: round r retrieves the episodes of rounds < r.
@@ -120,7 +121,7 @@ def run(
                         corrections_k=corrections_k, prior=prior),
         replace(DEFAULT.agent, think=think, constrained=constrain, ask=ask, ask_probability=ask_p, asker=asker,
                 plan_length=plan_length, sources=_run_sources(sources), readers=parse_readers(readers),
-                places=parse_places(places), action_model=action_model),
+                places=parse_places(places), action_model=action_model, llm_budget=llm_budget),
         ExecutionConfig(workers=workers, llm_timeout=llm_timeout, llm_retries=llm_retries, answer_cache=answer_cache,
                         executor=executor, ray_address=ray_address, llm_urls=tuple(llm_url or ())),
     )

@@ -49,6 +49,7 @@ class Protocol:
     sources: list[str]
     places: list[str]  # what orders the find-X search (prag.agent.places)
     action_model: str  # what means-ends search plans with: given or learned
+    llm_budget: int | None  # the most LLM calls a game makes (None: no limit)
     ask_policy: str
     model: str
     model_sha256: str | None
@@ -94,6 +95,7 @@ class Card:
             f"| sources | {', '.join(p.sources)} |",
             f"| where things are | {', '.join(p.places) or 'no source (places searched as listed)'} |",
             f"| action model | {p.action_model} |",
+            f"| LLM budget | {'none' if p.llm_budget is None else f'{p.llm_budget} calls a game, then steps at random'} |",
             f"| retrieval | {p.retrieval} |",
             f"| ask policy | {p.ask_policy} |",
             f"| model | {p.model}" + (f" (sha256 {p.model_sha256[:16]}…)" if p.model_sha256 else "") + " |",
@@ -155,6 +157,7 @@ def results_card(store: Store, run_id: str) -> Card:
         sources=list(agent.sources),
         places=list(agent.places),
         action_model=_action_model(agent, family),
+        llm_budget=agent.llm_budget,
         ask_policy=agent.ask + (f" ({agent.asker})" if agent.asker else ""),
         model=model,
         model_sha256=_model_sha256(model),
@@ -208,6 +211,8 @@ def rerun_command(run: RunRecord) -> str:
         argv += ["--places", ",".join(a.places)]
     if a.action_model != defaults.action_model:
         argv += ["--action-model", a.action_model]
+    if a.llm_budget is not None:
+        argv += ["--llm-budget", str(a.llm_budget)]
     if a.think != defaults.think:
         argv.append("--think" if a.think else "--no-think")
     if a.constrained != defaults.constrained:

@@ -32,6 +32,8 @@ FIELDS = ("refined", "paraphras1_command", "paraphras2_command", "contextual_com
 NAMED = ("template", "turk", "people")
 
 # prag's crowd-style phrasings, a few per task type, written for prag (no text of ALFRED's splits).
+# The last of each leaves the place unsaid, as people do ("put the mug away"): only the room and
+# experience can say where it goes.
 # {obj}/{objs}/{recep}/{lamp} are filled with everyday words for the game's kinds.
 PHRASINGS: dict[str, tuple[str, ...]] = {
     "pick_and_place_simple": (
@@ -39,36 +41,42 @@ PHRASINGS: dict[str, tuple[str, ...]] = {
         "Move the {obj} to the {recep}.",
         "Take a {obj} and leave it in the {recep}.",
         "Place the {obj} in the {recep}.",
+        "Put the {obj} away.",
     ),
     "look_at_obj_in_light": (
         "Look at the {obj} under the {lamp}.",
         "Pick up the {obj} and turn on the {lamp}.",
         "Examine a {obj} by the light of the {lamp}.",
         "Hold the {obj} and switch on the lamp.",
+        "Check the {obj} under a lamp.",
     ),
     "pick_clean_then_place_in_recep": (
         "Rinse a {obj} and put it on the {recep}.",
         "Put a washed {obj} in the {recep}.",
         "Clean the {obj}, then place it in the {recep}.",
         "Wash off the {obj} and leave it on the {recep}.",
+        "Wash the {obj} and put it away.",
     ),
     "pick_heat_then_place_in_recep": (
         "Heat up a {obj} and put it in the {recep}.",
         "Put a warm {obj} on the {recep}.",
         "Microwave the {obj}, then set it on the {recep}.",
         "Place a heated {obj} in the {recep}.",
+        "Warm the {obj} up and put it back.",
     ),
     "pick_cool_then_place_in_recep": (
         "Chill a {obj} and put it on the {recep}.",
         "Put a cold {obj} in the {recep}.",
         "Cool down the {obj}, then place it in the {recep}.",
         "Leave a chilled {obj} on the {recep}.",
+        "Chill the {obj} and put it away.",
     ),
     "pick_two_obj_and_place": (
         "Put two {objs} in the {recep}.",
         "Move both {objs} to the {recep}.",
         "Place a pair of {objs} on the {recep}.",
         "Gather two {objs} and put them in the {recep}.",
+        "Put both {objs} away.",
     ),
 }
 

@@ -1,0 +1,35 @@
+"""The LLM budget: past N calls in a game, steps only the LLM would choose are drawn at random,
+with no call, so that a game a small model cannot win ends in seconds, not minutes."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from support import play_until_won
+
+from prag.agent.agent import AgentConfig, PragAgent
+from prag.envs.alfworld.env import AlfworldEnv
+from prag.envs.alfworld.gen import DIFFICULTIES, generate_game
+from prag.envs.base import Task
+from prag.envs.domain import ALFWORLD
+from prag.llm.scripted import ScriptedLLM
+from prag.retrieval.index import Visibility
+
+
+@pytest.fixture(scope="module")
+def game(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return generate_game("pick_and_place_simple", 1, tmp_path_factory.mktemp("games"), DIFFICULTIES["medium"])
+
+
+def test_past_the_budget_steps_are_drawn_at_random_without_a_call(game):
+    env = AlfworldEnv(Task("budget", "", 0, str(game)), game)
+    # the LLM alone chooses steps, and never well: the first place it may go to
+    llm = ScriptedLLM(lambda messages: "go to " + re.search(r"go to: ([^,;\n]+)", messages[-1]["content"]).group(1))
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="always", sources=("llm",), llm_budget=3),
+                      domain=ALFWORLD)
+    play_until_won(env, agent, 10)
+    trace = agent.finish()
+    assert len(llm.calls) == 3 and trace.usage.calls == 3
+    assert trace.extra["steps_past_llm_budget"] == 7
+    assert [source for source, *_ in trace.extra["decisions"]][3:] == ["random"] * 7

@@ -137,3 +137,15 @@ def test_words_read_on_a_real_game_are_played_by_search_with_no_llm_call(cool_pl
     reading = agent.finish().extra["reading"]
     assert (reading["sentence"], reading["source"]) == ("put a cool plate in shelf", "words")
     assert llm.calls == []
+
+
+def test_a_reading_search_finds_no_way_to_is_dropped_once_all_it_needs_was_seen(cool_plate_game):
+    env = AlfworldEnv(Task("worded", "", 0, str(cool_plate_game)), cool_plate_game, "take care of it and put it on the shelf")
+    # The world cannot clean a wine bottle: the first reading names what is there but cannot be done.
+    llm = ScriptedLLM(["put a clean winebottle in shelf", "put a cool plate in shelf"])
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("experience", "search", "llm")),
+                      domain=ALFWORLD)
+    assert play_until_won(env, agent, 50)
+    reading = agent.finish().extra["reading"]
+    assert reading["sentence"] == "put a cool plate in shelf" and len(llm.calls) == 2
+    assert reading["hypotheses"][0]["dropped"] == "search finds no plan for it from what was seen"

@@ -414,6 +414,16 @@ class PragAgent:
             plan = find_plan(targets, self.observed, self.places) if targets else None
         if plan is None:
             plan = means_ends(self.goal, self.observed, observation.admissible, self.domain, learned=self.world_model)
+        if plan is None and not targets and self.readings.current is not None:
+            # All the reading needs was seen and search finds no way to its goal ("clean" a soap
+            # bottle the world cannot clean): the reading cannot be right.
+            goal = self.goal
+            self._revise("search finds no plan for it from what was seen", {})
+            if self.goal != goal:
+                targets = missing(self.observed)
+                plan = find_plan(targets, self.observed, self.places) if targets else None
+                plan = plan or means_ends(self.goal, self.observed, observation.admissible, self.domain,
+                                          learned=self.world_model)
         self.actor.follow_search(plan, observation.admissible)
 
     def _state(self, observation: Observation) -> MediatorState:

@@ -172,6 +172,7 @@ def test_finish_reports_what_the_store_keeps():
         # no sentence of the grid's schema, and no LLM reader: nothing read it
         "reading": {"instruction": GOAL, "sentence": None, "fits": True, "hypotheses": []},
         "subgoals": [],  # no route read: no sub-goals to follow
+        "steps_past_llm_budget": 0,  # no budget: every step the LLM chose, it was asked
     }
 
 

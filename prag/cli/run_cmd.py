@@ -48,6 +48,7 @@ from prag.store.records import RunRecord
 from prag.store.stats import store_stats
 
 DEFAULT_SPEC = "alfworld-medium"
+READERS_HELP = "Who reads the goal into a formal one, in order: template (the family's own sentences), experience (readings verified before), words (the kinds the words name, in English or Korean, and their cue words), llm (under a grammar of the family's goals), person (yes/no when in doubt; `prag console`)."
 DEFAULT_STORE = Path("stores/default.db")
 # The options' defaults are the configs' own, but for who acts: a command-line run draws on every
 # source without a person (experience, search, then the LLM) and asks the LLM only when none of
@@ -94,7 +95,7 @@ def run(
     ray_address: Annotated[Optional[str], typer.Option("--ray-address", help="With --executor ray: the cluster to join (HEAD:6379, or auto); default: start a local one.")] = None,
     llm_url: Annotated[Optional[list[str]], typer.Option("--llm-url", help="With --llm openai:MODEL: a server's base URL (repeatable; default OPENAI_BASE_URL, a comma list there too). An episode stays on one server; new ones go to the least loaded.")] = None,
     sources: Annotated[str, typer.Option("--sources", help="Where steps come from, comma-separated, tried in this order each step: experience (plans from retrieved successes and corrections), search (find what the goal needs, then means-ends search; or the goal's sub-goals in order where it spells a route, as TextWorld's do; followed unless --ask always), llm. A person takes part in `prag console`.")] = ",".join(DEFAULT.agent.sources),
-    readers: Annotated[str, typer.Option("--readers", help="Who reads the goal into a formal one, in order: template (the family's own sentences), experience (readings verified before), llm (under a grammar of the family's goals), person (yes/no when in doubt; `prag console`).")] = ",".join(AgentConfig.readers),
+    readers: Annotated[str, typer.Option("--readers", help=READERS_HELP)] = ",".join(AgentConfig.readers),
     places: Annotated[str, typer.Option("--places", help="Where the search for a thing the goal needs looks first (with search among --sources), comma-separated: memory (where the store saw such things, in earlier rounds), llm (the LLM's guess, for kinds the memory never saw: one call per kind), rules (the family's placement table); they take precedence in that order, whatever the order given. '' for none: places as listed.")] = ",".join(DEFAULT.agent.places),
     llm_budget: Annotated[Optional[int], typer.Option("--llm-budget", min=0, help="The most LLM calls a game makes, its goal readings' included; past them a step only the LLM would choose is drawn at random from the admissible actions (default: no limit).")] = None,
     action_model: Annotated[str, typer.Option("--action-model", help="What means-ends search (with search among --sources) plans with: given (the family's written model; the one learned from the store where it has none) or learned (the model learned from the episodes this round may see: SAM, `prag model`).")] = DEFAULT.agent.action_model,

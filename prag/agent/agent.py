@@ -90,7 +90,9 @@ SOURCES = ("experience", "search", "llm", "person")
 ACTION_MODELS = ("given", "learned")  # what means-ends search plans with (`--action-model`)
 
 
-MAX_REVISIONS = 2  # readings dropped per episode before the agent plays on with the last one
+# Readings dropped per episode before the agent plays on with the last one: enough to walk the
+# places a "put the mug away" leaves open, each tried in a few steps.
+MAX_REVISIONS = 5
 
 
 def parse_readers(text: str) -> tuple[str, ...]:

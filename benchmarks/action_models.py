@@ -19,17 +19,14 @@ per game (from the results card), the model's episodes and transitions, the wall
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from itertools import zip_longest
 from pathlib import Path
 
 from prag.store import Store
+from prag_runs import played
 
 
 def keep(path: Path, run_ids: list[str], count: int) -> int:
@@ -54,18 +51,11 @@ def play(code: Path, store: Path, name: str, model: str, args: argparse.Namespac
         command += ["--limit", str(args.limit)]
     if args.llm.startswith("random"):
         command.append("--no-answer-cache")  # a random pick is no answer to keep
-    env = {**os.environ, "PYTHONPATH": str(code), "OMP_WAIT_POLICY": "PASSIVE"}
-    start = time.perf_counter()
-    played = subprocess.run(command, cwd=store.parent, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    if played.returncode:
-        sys.exit(f"{' '.join(command)}\nexited with {played.returncode}:\n{(played.stdout + played.stderr)[-3000:]}")
-    card = subprocess.run([*prag, "compare", str(store), name, "--card", "--json"], cwd=store.parent, env=env,
-                          capture_output=True, text=True, check=True)
+    wall, card = played(prag, command, store, name, code)
     with Store(store, create=False) as opened:
         learned = [r for r in opened.action_models.list() if r.run_id == name]
     sizes = {"episodes": learned[-1].episodes, "transitions": learned[-1].transitions} if learned else {}
-    return command, wall, json.loads(card.stdout), sizes
+    return command, wall, card, sizes
 
 
 def main() -> None:

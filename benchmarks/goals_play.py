@@ -16,18 +16,15 @@ time and the command.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 
 from prag.envs.alfworld.wording import FIELDS
 from prag.store import Store
+from prag_runs import played
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfworld"
 
@@ -52,15 +49,8 @@ def play(code: Path, work: Path, wording: str, args: argparse.Namespace) -> tupl
     command += ["--limit", str(args.limit)] if args.limit is not None else []
     command += ["--llm-budget", str(args.llm_budget)] if args.llm_budget is not None else []
     command += [f"--include={run}" for run in args.include] if args.after is not None else []
-    env = {**os.environ, "PYTHONPATH": str(code), "OMP_WAIT_POLICY": "PASSIVE"}
-    start = time.perf_counter()
-    played = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    if played.returncode:
-        sys.exit(f"{' '.join(command)}\nexited with {played.returncode}:\n{(played.stdout + played.stderr)[-3000:]}")
-    card = subprocess.run([*prag, "compare", str(store), name, "--card", "--json"], cwd=work, env=env,
-                          capture_output=True, text=True, check=True)
-    return command, wall, json.loads(card.stdout), store
+    wall, card = played(prag, command, store, name, code)
+    return command, wall, card, store
 
 
 def readings(store_path: Path, run: str, round_: int) -> tuple[Counter, float]:

@@ -25,16 +25,13 @@ played: a run with the llm source on a busy machine may be stopped before its 14
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from prag.store import Store
+from prag_runs import played
 
 
 def play(code: Path, work: Path, places: str, args: argparse.Namespace) -> tuple[list[str], float, dict]:
@@ -50,15 +47,8 @@ def play(code: Path, work: Path, places: str, args: argparse.Namespace) -> tuple
         command += ["--limit", str(args.limit)]
     if args.after is not None:
         command += [f"--include={run}" for run in args.include]
-    env = {**os.environ, "PYTHONPATH": str(code), "OMP_WAIT_POLICY": "PASSIVE"}
-    start = time.perf_counter()
-    played = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    if played.returncode:
-        sys.exit(f"{' '.join(command)}\nexited with {played.returncode}:\n{(played.stdout + played.stderr)[-3000:]}")
-    card = subprocess.run([*prag, "compare", str(store), name, "--card", "--json"], cwd=work, env=env,
-                          capture_output=True, text=True, check=True)
-    return command, wall, json.loads(card.stdout)
+    wall, card = played(prag, command, store, name, code)
+    return command, wall, card
 
 
 def common_games(paths: list[Path]) -> None:

@@ -148,9 +148,10 @@ class AgentConfig:
     # Which action model means-ends search plans with (of ACTION_MODELS): the family's given one
     # where it has one, else the one learned from the store; or the learned one always.
     action_model: str = "given"
-    # The most LLM calls an episode makes (its readings' included); past them, a step only the
-    # LLM would choose is drawn at random from the admissible actions, with no call. None: no
-    # limit. A 1.5B model choosing step after step wins few games and takes minutes each.
+    # The LLM calls past which an episode's steps cost none (its readings counted): a step only
+    # the LLM would choose is then drawn at random from the admissible actions; a revised goal is
+    # still read. None: no limit. A 1.5B model choosing step after step wins few games and takes
+    # minutes each.
     llm_budget: int | None = None
 
 

@@ -242,3 +242,12 @@ def test_stats_shows_a_run_whose_process_is_gone_as_stale(store_path, tmp_path):
         "demo": "running", "live": "running", "killed": "running (stale)",  # demo: this process's
     }
     assert "running (stale)" in invoke("stats", path).output
+
+
+def test_query_reading_shows_what_the_words_name_in_a_room(store_path):
+    result = invoke("query", store_path, "--reading", "Take the apple from the sink and put it in the cupboard.",
+                    "--room", "cabinet,sinkbasin,countertop", "--json")
+    assert result.exit_code == 0, result.output
+    best = json.loads(result.output)["readings"][0]
+    assert (best["sentence"], best["source"]) == ("put a apple in cabinet", "words")
+    assert "cupboard" in best["why"]

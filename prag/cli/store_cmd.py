@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from prag.agent.protocol import Usage
-from prag.agent.readers import Context, ExperienceReader, GoalReader, LLMReader, TemplateReader, read
+from prag.agent.readers import Context, ExperienceReader, GoalReader, LLMReader, TemplateReader, WordsReader, read
 from prag.cli import app
 from prag.cli.common import console, err_console, guarded
 from prag.cli.layout import show
@@ -175,14 +175,14 @@ class ReadingQuery:
 
 def _reading(store_path: Path, words: str, asked: ReadingQuery, as_json: bool) -> None:
     """`prag query --reading WORDS`: the readings the chain gives the words (template, verified
-    readings from the store, the LLM when asked), best first, with why; and every stored reading
-    of these very words."""
+    readings from the store, the kinds the words name, the LLM when asked), best first, with why;
+    and every stored reading of these very words."""
     domain = registry.domain(asked.family)
     room = [kind.strip() for kind in (asked.room or "").split(",") if kind.strip()]
     with Store(store_path, create=False) as store:
         visibility = Visibility() if asked.run is None else _seen_by(store, asked.run, asked.before_round)
         recall = ReadingMemory(store, EmbeddingCache(store, Encoder(asked.model), read_only=True)).recaller(visibility)
-        readers: list[GoalReader] = [TemplateReader(), ExperienceReader(recall)]
+        readers: list[GoalReader] = [TemplateReader(), ExperienceReader(recall), WordsReader()]
         if asked.llm is not None:
             readers.append(LLMReader(make_llm(asked.llm), recall, Usage()))
         readings = read(readers, Context(words, domain, room))
@@ -192,7 +192,7 @@ def _reading(store_path: Path, words: str, asked: ReadingQuery, as_json: bool) -
         return
     if not readings:
         how = "" if asked.llm else "; add --llm local to let the LLM read them"
-        err_console.print(f"no reading of {words!r} from the template or verified readings{how}",
+        err_console.print(f"no reading of {words!r} from the template, verified readings or the words{how}",
                           markup=False, highlight=False, soft_wrap=True)
     else:
         table = Table(title=escape(f"how prag reads {words!r}, best first"))

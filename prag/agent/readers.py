@@ -161,12 +161,13 @@ class WordsReader:
             return []
         mentions = schema.mentions(context.instruction)
         values = _allowed(schema, context)
-        tasks = schema.cued(context.instruction) or list(schema.templates)[:1]
+        cued = schema.cued(context.instruction)
+        tasks = cued or list(schema.templates)[:1]
         things = [m for m in mentions if not m.leaving]
         # "put the knives in a drawer" asks for more than one; "books go on the shelf: put the book there", one
         if (schema.plural_task and things and schema.plural_task not in tasks
                 and all(m.plural for m in things if m.kinds == things[0].kinds)):
-            tasks = [*tasks, schema.plural_task] if schema.cued(context.instruction) else [schema.plural_task]
+            tasks = [*tasks, schema.plural_task] if cued else [schema.plural_task]
         readings: list[Reading] = []
         named = ", ".join(m.words for m in mentions)
         for task in tasks:

@@ -163,6 +163,7 @@ class WordsReader:
         values = _allowed(schema, context)
         cued = schema.cued(context.instruction)
         tasks = cued or list(schema.templates)[:1]
+        tasks += [task for task in _on_the_way(schema, mentions) if task not in tasks]
         things = [m for m in mentions if not m.leaving]
         # "put the knives in a drawer" asks for more than one; "books go on the shelf: put the book there", one
         if (schema.plural_task and things and schema.plural_task not in tasks
@@ -197,6 +198,14 @@ class WordsReader:
             return []
         thing = chosen[0][0]
         return [place for place in values.get(slot, ()) if context.domain.search_cost(place, thing) != 2]
+
+
+def _on_the_way(schema: GoalSchema, mentions: Sequence[Mention]) -> list[str]:
+    """The task types asked for by places that change things (`GoalSchema.changers`) named on the
+    way to the last place, neither taken from nor named beside another: "put it in the fridge,
+    then back in the microwave" cools."""
+    kept = [m for m in mentions if not m.leaving and not m.near]
+    return list(dict.fromkeys(schema.changers[m.kinds[0]] for m in kept[:-1] if m.kinds[0] in schema.changers))
 
 
 def _choices(slots: Sequence[str], mentions: Sequence[Mention], values: Mapping[str, Sequence[str]],

@@ -118,6 +118,10 @@ class GoalSchema:
     # The task type of goals asking for several things of a kind (words naming a kind in the
     # plural ask for it: "put the knives in a drawer")
     plural_task: str | None = None
+    # Place kinds that change a thing left in them -> the task type asking for that change (a
+    # fridge cools): named on the way to another place, they ask for it ("put it in the fridge,
+    # then back in the microwave")
+    changers: Mapping[str, str] = field(default_factory=dict)
 
     @cached_property
     def _forms(self) -> dict[str, tuple[str, ...]]:

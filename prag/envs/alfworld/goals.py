@@ -93,7 +93,7 @@ def schema() -> GoalSchema:
                       finishing={"look_at_obj_in_light": ("toggle", "obj")},
                       cues=lexicon.CUES, slot_words=SLOT_WORDS, reading_rules=READING_RULES,
                       lexicon=_lexicon, leaving=lexicon.LEAVING, near=lexicon.NEAR,
-                      plural_task="pick_two_obj_and_place")
+                      plural_task="pick_two_obj_and_place", changers=lexicon.CHANGERS)
 
 
 def _lexicon() -> dict[str, tuple[str, ...]]:

@@ -19,7 +19,7 @@ ENGLISH: dict[str, tuple[str, ...]] = {
     "butterknife": ("butter knife", "knife"),
     "cd": ("disc", "disk", "compact disc"),
     "cellphone": ("phone", "cellphone", "mobile", "smartphone", "smart phone", "iphone"),
-    "cloth": ("rag", "washcloth", "wash cloth", "cleaning cloth"),
+    "cloth": ("rag", "washcloth", "wash cloth", "cleaning cloth", "towel"),
     "creditcard": ("card", "debit card"),
     "cup": ("glass", "drinking glass"),
     "dishsponge": ("sponge", "scrubber"),
@@ -28,7 +28,7 @@ ENGLISH: dict[str, tuple[str, ...]] = {
     "kettle": ("teapot", "tea kettle", "tea pot"),
     "keychain": ("keys", "key", "key ring", "keyring"),
     "knife": ("butter knife", "bread knife", "kitchen knife", "blade"),
-    "ladle": ("scoop", "soup spoon", "serving spoon"),
+    "ladle": ("scoop", "soup spoon", "serving spoon", "spoon"),
     "laptop": ("computer", "notebook computer"),
     "lettuce": ("cabbage", "head of lettuce", "salad"),
     "mug": ("coffee cup", "coffee mug", "cup"),
@@ -41,10 +41,10 @@ ENGLISH: dict[str, tuple[str, ...]] = {
     "remotecontrol": ("remote", "controller", "tv remote", "clicker"),
     "saltshaker": ("salt", "shaker", "pepper shaker"),
     "soapbar": ("soap", "bar of soap"),
-    "soapbottle": ("soap bottle", "soap container", "lotion", "shampoo", "soap dispenser", "bottle of soap", "dispenser", "soap"),
+    "soapbottle": ("soap bottle", "soap container", "lotion", "shampoo", "soap dispenser", "bottle of soap", "dispenser", "soap", "bottle"),
     "spatula": ("turner", "flipper"),
     "spoon": ("teaspoon", "tablespoon"),
-    "spraybottle": ("spray", "spray bottle", "sprayer", "cleaner"),
+    "spraybottle": ("spray", "spray bottle", "sprayer", "cleaner", "bottle"),
     "statue": ("figurine", "sculpture", "figure", "statuette"),
     "tennisracket": ("racket", "racquet", "tennis racquet"),
     "tissuebox": ("tissue", "tissues", "box of tissues", "tissue box", "kleenex"),
@@ -185,6 +185,11 @@ CUES: tuple[tuple[str, str], ...] = (
      r"|차갑|차가운|차게|식힌|식혀|냉각|시원|얼린|냉장된|냉장한", "pick_cool_then_place_in_recep"),
     (r"\b(?:two|both|pair|2)\b|두 ?(?:개|가지|권|자루|장|병|켤레|대|그릇|잔)|둘 ?다|둘을|2 ?개|한 ?쌍", "pick_two_obj_and_place"),
 )
+
+# Places that change what is left in them, and the task type asking for that change.
+CHANGERS = {"fridge": "pick_cool_then_place_in_recep", "microwave": "pick_heat_then_place_in_recep",
+            "stoveburner": "pick_heat_then_place_in_recep", "sinkbasin": "pick_clean_then_place_in_recep",
+            "bathtubbasin": "pick_clean_then_place_in_recep"}
 
 # Words marking a place something is taken from, not put: "from the shelf", "선반에서".
 LEAVING = (r"\b(?:from|off|off of|out of)\s+(?:the\s+|a\s+|an\s+|that\s+|this\s+)?"

@@ -97,6 +97,28 @@ def test_words_that_name_several_kinds_leave_the_llm_only_those():
     assert "Words naming kinds: 'knife': knife or butterknife" in call["messages"][-1]["content"]
 
 
+def test_a_word_for_several_kinds_gives_each_as_a_hypothesis_its_own_kind_first():
+    things = [dict(r.goal.slots)["obj"] for r in read([WordsReader()], context("Put a spoon in the drawer."))]
+    assert things == ["spoon", "ladle"]  # a ladle is a spoon too, when no spoon is found
+    assert named("Put two bottles in a cabinet under the sink.")[0][1] == (
+        "glassbottle", "winebottle", "spraybottle", "soapbottle")
+
+
+@pytest.mark.parametrize("words, also", [
+    ("Take the cup out of the microwave, put it in the fridge, back in the microwave.", "put a cool cup in microwave"),
+    ("Put the potato in the microwave and then on the counter.", "put a hot potato in countertop"),
+])
+def test_a_place_that_changes_things_named_on_the_way_asks_for_its_change_as_a_hypothesis(words, also):
+    readings = [r.sentence for r in read([WordsReader()], context(words, [*ROOM, "microwave"]))]
+    assert readings[0].startswith("put a ") and also in readings
+
+
+def test_a_place_that_changes_things_asks_nothing_when_the_thing_is_taken_from_it_or_left_in_it():
+    for words in ("Take the apple from the fridge and put it on the counter.", "Put the apple in the fridge.",
+                  "Put the apple on the counter by the fridge."):
+        assert [r.goal.task for r in read([WordsReader()], context(words))] == ["pick_and_place_simple"], words
+
+
 def test_readers_that_agree_make_a_reading_surer_than_either():
     llm = ScriptedLLM(["put a clean knife in drawer"], supports_choices=True)
     best = read(chain(llm), context("Put a washed knife in the drawer."))[0]

@@ -160,7 +160,7 @@ def main() -> None:
 
         def readers(visibility: Visibility):
             recall = memory.recaller(visibility)
-            made = {"template": TemplateReader(), "experience": ExperienceReader(recall), "words": WordsReader(),
+            made = {"template": TemplateReader(), "experience": ExperienceReader(recall), "words": WordsReader(recall),
                     "llm": LLMReader(llm, recall, usage, args.seed, example_similarity=args.example_similarity)}
             return [made[name] for name in args.readers.split(",")]
 

@@ -171,13 +171,19 @@ def test_a_verified_reading_is_reused_for_the_same_words_with_no_llm_call(store)
 def test_a_near_wording_is_an_example_for_the_llm_not_a_reading_to_act_on(store):
     stored_reading(store, "r", 0, "a", "Look at the bowl in the light of the desk lamp.",
                    "look at bowl under the desklamp", won=True)
+    stored_reading(store, "r", 0, "b", "Look at the yellow thing under the light.", "look at vase under the desklamp", won=True)
     recall = memory_of(store).recaller(Visibility("r", 1))
-    llm = ScriptedLLM(["look at bowl under the floorlamp"])
+    llm = ScriptedLLM(["look at bowl under the floorlamp", "look at cd under the desklamp"])
     chain = [TemplateReader(), ExperienceReader(recall), LLMReader(llm, recall, Usage())]
     readings = read(chain, context("Examine the bowl in the light of the desk lamp."))
-    assert [r.sentence for r in readings] == ["look at bowl under the floorlamp", "look at bowl under the desklamp"]
+    # the words name kinds: what they meant before is the words reader's to weigh, and the LLM's example
+    assert [r.sentence for r in readings] == ["look at bowl under the floorlamp"]
     prompt = llm.calls[0]["messages"][-1]["content"]
     assert "Instruction: Look at the bowl in the light of the desk lamp.\nGoal: look at bowl under the desklamp" in prompt
+    # words naming no kind: the near wording's reading is a hypothesis below the LLM's
+    readings = read(chain, context("Look at the yellow thing in the light."))
+    assert [(r.sentence, r.source) for r in readings][:2] == [
+        ("look at cd under the desklamp", "llm"), ("look at vase under the desklamp", "experience")]
 
 
 @pytest.mark.parametrize("floor, shown", [(EXAMPLE_SIMILARITY, True), (0.8, False)])

@@ -17,6 +17,7 @@ from prag.envs.base import Task
 from prag.envs.domain import ALFWORLD
 from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.index import Visibility
+from prag.retrieval.readings import ReadingHit
 
 ROOM = ["cabinet", "countertop", "sinkbasin", "fridge", "diningtable", "drawer", "sidetable", "shelf"]
 
@@ -117,6 +118,46 @@ def test_a_place_that_changes_things_asks_nothing_when_the_thing_is_taken_from_i
     for words in ("Take the apple from the fridge and put it on the counter.", "Put the apple in the fridge.",
                   "Put the apple on the counter by the fridge."):
         assert [r.goal.task for r in read([WordsReader()], context(words))] == ["pick_and_place_simple"], words
+
+
+def verified(*pairs: tuple[str, str]):
+    return lambda instruction: [ReadingHit(wording, sentence, 0.5, 1) for wording, sentence in pairs]
+
+
+def test_words_naming_several_kinds_take_the_kind_verified_readings_gave_them_acted_on_when_always_that():
+    llm = ScriptedLLM([])  # any call fails
+    words = "Leave the apple on the table."  # "table": a dining table first, where a room has one
+    recall = verified(("Place a potato on the table", "put a potato in sidetable"),
+                      ("move the book to the table", "put a book in sidetable"))
+    readings = read([TemplateReader(), WordsReader(recall), LLMReader(llm, recall, Usage())], context(words))
+    assert [(r.sentence, r.source) for r in readings[:2]] == [
+        ("put a apple in sidetable", "words"), ("put a apple in diningtable", "words")]
+    assert readings[0].confidence == ACT_ON and "'table' sidetable" in readings[0].why
+    assert llm.calls == []
+
+
+def test_a_kinds_own_name_keeps_that_kind_first_whatever_else_people_meant_by_it():
+    recall = verified(("Put the knife in the sink.", "put a butterknife in sinkbasin"),
+                      ("Slice bread with the knife, then put the knife down", "put a butterknife in countertop"))
+    offered = WordsReader(recall).offer(context("Leave a knife in the drawer."), [])
+    assert [r.sentence for r in offered] == ["put a knife in drawer", "put a butterknife in drawer"]
+    assert offered[0].confidence < ACT_ON
+
+
+@pytest.mark.parametrize("pairs", [
+    [("Put the mug on the table.", "put a mug in sidetable")],  # once only
+    [("Put the mug on the table.", "put a mug in sidetable"), ("move the cup to the table", "put a cup in diningtable"),
+     ("a pen goes on the table", "put a pen in sidetable")],  # not always that kind
+])
+def test_words_meaning_a_kind_once_or_not_always_are_ordered_by_it_but_left_to_the_llm(pairs):
+    llm = ScriptedLLM(["put a apple in diningtable"], supports_choices=True)
+    recall = verified(*pairs)
+    instruction = context("Leave the apple on the table.")
+    offered = WordsReader(recall).offer(instruction, [])
+    assert [r.sentence for r in offered] == ["put a apple in sidetable", "put a apple in diningtable"]
+    assert offered[0].confidence < ACT_ON
+    read([TemplateReader(), WordsReader(recall), LLMReader(llm, recall, Usage())], instruction)
+    assert len(llm.calls) == 1
 
 
 def test_readers_that_agree_make_a_reading_surer_than_either():

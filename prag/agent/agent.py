@@ -269,7 +269,7 @@ class PragAgent:
         made: dict[str, GoalReader] = {
             "template": TemplateReader(),
             "experience": ExperienceReader(self.recall),
-            "words": WordsReader(),
+            "words": WordsReader(self.recall),
             "llm": LLMReader(self.llm, self.recall, self.usage, self.seed),
         }
         if self.person is not None:

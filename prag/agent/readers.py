@@ -20,9 +20,11 @@ dropped and the kinds seen in the room, when none is left.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -44,7 +46,9 @@ EXAMPLES = 3  # verified readings shown to the LLM reader
 EXAMPLE_SIMILARITY = 0.0
 LLM_CONFIDENCE = 0.6
 WORDS_CONFIDENCE = 0.5  # below the LLM's: the words reader knows no grammar of the sentence
+SIMILAR_CONFIDENCE = 0.45  # another wording's verified reading, where these words name no kind
 WORD_READINGS = 4  # the most readings the words reader offers
+MEANT = 2  # verified readings in which words naming several kinds meant one, for that one to be read with no LLM call
 
 
 @dataclass(frozen=True)
@@ -126,21 +130,26 @@ class TemplateReader:
 class ExperienceReader:
     """Verified readings of wordings like this one: reused as they are for a near-identical wording
     (the same words but for case, punctuation and articles) whose values fit this room. Others are
-    hypotheses as sure as the wordings are similar, below what is acted on: wordings that differ
-    in one noun ("the bowl" / "the box") are near in any sentence embedding."""
+    hypotheses as sure as the wordings are similar where the words name no kind (else what such
+    words meant orders the words reader's readings): wordings that differ in one noun ("the bowl"
+    / "the box") are near in any sentence embedding."""
 
     recall: Recall
     name: str = "experience"
 
     def offer(self, context: Context, so_far: Sequence[Reading]) -> list[Reading]:
         readings = []
+        schema = context.schema
+        named = schema is not None and bool(schema.mentions(context.instruction))
         for hit in self.recall(context.instruction):
             goal = _fitting(context, hit.sentence)
-            if goal is None and context.schema is not None:
+            if goal is None and schema is not None:
                 continue  # a receptacle this room does not have, or a reading shown wrong here
             why = f"verified for {hit.wording!r} (similarity {hit.similarity:.2f})"
-            same = words(hit.wording) == words(context.instruction)
-            readings.append(Reading(hit.sentence, self.name, 1.0 if same else hit.similarity * LLM_CONFIDENCE, goal, why))
+            if words(hit.wording) == words(context.instruction):
+                readings.append(Reading(hit.sentence, self.name, 1.0, goal, why))
+            elif not named:  # where the words name kinds, what they meant before orders the words reader's readings
+                readings.append(Reading(hit.sentence, self.name, hit.similarity * SIMILAR_CONFIDENCE, goal, why))
         return readings
 
 
@@ -151,16 +160,22 @@ class WordsReader:
     named, the place the last place named that nothing is taken from ("from the sink") nor
     named to say where another is ("the cabinet under the sink"); a slot
     people leave unsaid (the lamp) takes each of the kinds allowed. Words naming several kinds
-    ("table") give a reading for each kind this room has, likeliest first."""
+    ("table") give a reading for each kind this room has, likeliest first: first the kind such
+    words meant in the verified readings of the nearest wordings (`recall`; KIT's learning from
+    its dialogues), and where they always meant one kind, that one as read."""
 
+    recall: Recall = no_recall
     name: str = "words"
 
     def offer(self, context: Context, so_far: Sequence[Reading]) -> list[Reading]:
         schema = context.schema
         if schema is None or schema.lists or schema.ordered is not None:
             return []
-        mentions = schema.mentions(context.instruction)
         values = _allowed(schema, context)
+        named_here = {kind for kinds in values.values() for kind in kinds}
+        found = schema.mentions(context.instruction)
+        hits = self.recall(context.instruction) if any(len(m.kinds) > 1 for m in found) else []
+        mentions, decided = _as_verified(schema, found, hits, named_here)
         cued = schema.cued(context.instruction)
         tasks = cued or list(schema.templates)[:1]
         tasks += [task for task in _on_the_way(schema, mentions) if task not in tasks]
@@ -171,19 +186,24 @@ class WordsReader:
             tasks = [*tasks, schema.plural_task] if cued else [schema.plural_task]
         readings: list[Reading] = []
         named = ", ".join(m.words for m in mentions)
+        meant = [f"{m.words!r} {m.kinds[0]}" for m, d, f in zip(mentions, decided, found) if d.kinds != f.kinds]
+        learned = f"; in verified readings of the nearest wordings {', '.join(meant)}" if meant else ""
         for task in tasks:
             slots = schema.slots_of(task)
-            choices = _choices(slots, mentions, values, lambda slot, chosen: self._unnamed(context, values, slot, chosen))
+            unnamed = functools.partial(self._unnamed, context, values)
+            choices = _choices(slots, mentions, values, unnamed)
             if choices is None:
                 continue
-            # One task, and one kind for every slot but those play settles (the lamp): acted on
-            # with no LLM call.
-            sure = len(tasks) == 1 and all(len(kinds) == 1 for slot, kinds in zip(slots, choices) if slot not in schema.unsaid)
+            # One task, and one kind for every slot but those play settles (the lamp), or the kind
+            # verified readings always gave the words: acted on with no LLM call.
+            as_read = _choices(slots, decided, values, unnamed)
+            sure = len(tasks) == 1 and as_read is not None and all(
+                len(kinds) == 1 for slot, kinds in zip(slots, as_read) if slot not in schema.unsaid)
             for combination in itertools.product(*choices):
                 goal = _fitting(context, schema.sentence(task, dict(zip(slots, combination))))
                 if goal is not None and len(readings) < WORD_READINGS:
                     confidence = ACT_ON if sure and not readings else WORDS_CONFIDENCE * 0.9 ** len(readings)
-                    readings.append(Reading(goal.sentence, self.name, confidence, goal, f"the words name {named}"))
+                    readings.append(Reading(goal.sentence, self.name, confidence, goal, f"the words name {named}{learned}"))
         return readings
 
     @staticmethod
@@ -198,6 +218,30 @@ class WordsReader:
             return []
         thing = chosen[0][0]
         return [place for place in values.get(slot, ()) if context.domain.search_cost(place, thing) != 2]
+
+
+def _as_verified(schema: GoalSchema, mentions: list[Mention], hits: Sequence[ReadingHit],
+                 allowed: set[str]) -> tuple[list[Mention], list[Mention]]:
+    """The mentions with the kinds of words naming several ordered by how often the same words
+    meant each in verified readings (`hits`), the most first, but for a kind whose own name the
+    words are; and the mentions as read where the words meant their first kind, allowed here, in
+    at least `MEANT` of them and never another."""
+    verified = [(schema.mentions(hit.wording), schema.read(hit.sentence)) for hit in hits]
+    ordered, decided = list(mentions), list(mentions)
+    for n, mention in enumerate(mentions):
+        meant: Counter[str] = Counter()
+        for theirs, goal in verified:
+            if goal is not None and any(m.kinds == mention.kinds for m in theirs):
+                meant.update({value for _, value in goal.slots} & set(mention.kinds))
+        if len(mention.kinds) < 2 or not meant:
+            continue
+        # a kind's own name ("pot") keeps that kind first, whatever else people meant by it
+        first = mention.kinds[:1] if mention.own else ()
+        ordered[n] = replace(mention, kinds=(*first, *sorted(mention.kinds[len(first):], key=lambda kind: -meant[kind])))
+        (kind, times), *others = meant.most_common()
+        decided[n] = (replace(mention, kinds=(kind,)) if times >= MEANT and not others and kind in allowed
+                      and kind == ordered[n].kinds[0] else ordered[n])
+    return ordered, decided
 
 
 def _on_the_way(schema: GoalSchema, mentions: Sequence[Mention]) -> list[str]:

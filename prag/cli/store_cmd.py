@@ -182,7 +182,7 @@ def _reading(store_path: Path, words: str, asked: ReadingQuery, as_json: bool) -
     with Store(store_path, create=False) as store:
         visibility = Visibility() if asked.run is None else _seen_by(store, asked.run, asked.before_round)
         recall = ReadingMemory(store, EmbeddingCache(store, Encoder(asked.model), read_only=True)).recaller(visibility)
-        readers: list[GoalReader] = [TemplateReader(), ExperienceReader(recall), WordsReader()]
+        readers: list[GoalReader] = [TemplateReader(), ExperienceReader(recall), WordsReader(recall)]
         if asked.llm is not None:
             readers.append(LLMReader(make_llm(asked.llm), recall, Usage()))
         readings = read(readers, Context(words, domain, room))

@@ -65,6 +65,7 @@ class Mention:
     leaving: bool = False
     near: bool = False  # named to say where another place is ("the cabinet under the sink")
     plural: bool = False
+    own: bool = False  # the words are the first kind's own name ("pot"), not only a word people use for it
 
 
 @dataclass(frozen=True)
@@ -124,16 +125,22 @@ class GoalSchema:
     changers: Mapping[str, str] = field(default_factory=dict)
 
     @cached_property
+    def _own(self) -> dict[str, tuple[str, ...]]:
+        """Kind -> its own names: the kind and its spoken words of more than one word (a spoken
+        word alone, "top" of countertop, is no mention; the lexicon says which are)."""
+        known = [kind for kinds in self.kinds().values() for kind in kinds]
+        return {kind: tuple(f.lower() for f in (kind, *(form for form in self.spoken().get(kind, ()) if " " in form)))
+                for kind in dict.fromkeys([*known, *self.lexicon()])}
+
+    @cached_property
     def _forms(self) -> dict[str, tuple[str, ...]]:
         """Words -> the kinds they may name: a kind's own name and spoken words first, then the
         lexicon's, a kind whose word comes earlier in its list before one where it comes later."""
         ranked: dict[str, list[tuple[int, int, str]]] = {}
-        known = [kind for kinds in self.kinds().values() for kind in kinds]
-        order = {kind: n for n, kind in enumerate(dict.fromkeys([*known, *self.lexicon()]))}
-        for kind in order:  # a spoken word alone ("top" of countertop) is no mention; the lexicon says which are
-            own = (kind, *(form for form in self.spoken().get(kind, ()) if " " in form))
+        order = {kind: n for n, kind in enumerate(self._own)}
+        for kind, own in self._own.items():
             for n, form in enumerate(own):
-                ranked.setdefault(form.lower(), []).append((0, n, kind))
+                ranked.setdefault(form, []).append((0, n, kind))
         for kind, forms in self.lexicon().items():
             for n, form in enumerate(forms):
                 ranked.setdefault(form.lower(), []).append((1, n, kind))
@@ -179,8 +186,9 @@ class GoalSchema:
                 return any(m.start() <= match.start() and match.end() <= m.end() for p in patterns
                            for m in re.finditer(p.format(mention=re.escape(match.group(0))), text, re.IGNORECASE))
 
-            found.append(Mention(match.start(), match.end(), words, self._forms[form], marked(self.leaving),
-                                 marked(self.near), form != words))
+            kinds = self._forms[form]
+            found.append(Mention(match.start(), match.end(), words, kinds, marked(self.leaving),
+                                 marked(self.near), form != words, form in self._own.get(kinds[0], ())))
         return found
 
     def cued(self, words: str) -> list[str]:

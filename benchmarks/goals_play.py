@@ -6,7 +6,8 @@
 Each wording is `prag run` on a spec of the split (`--split`, default valid_seen: 140 games, 50
 steps, ALFWorld's grammar with its action filter) whose `goals` is that wording, for `--rounds`
 rounds from an empty store (or, with `--after STORE --include RUN...`, on a copy of a training
-store whose runs the new run includes: prag's `--train`), with the run's defaults (readers
+store whose runs the new run includes: prag's `--train`; or, with `--round0-from DIR`, on a copy
+of an earlier benchmark's store of the wording, from its round 0: prag's `--round0-from`), with the run's defaults (readers
 template,experience,words,llm; sources experience,search,llm), the local LLM unless `--llm` says
 otherwise, at most `--llm-budget` LLM calls a game if given (past them, steps at random), from the checkout at `--code`, pinned with taskset to `--cpus`. Prints per wording and
 round: success rate, steps, LLM calls and tokens per game (the results card), the readings acted on
@@ -43,9 +44,17 @@ def play(code: Path, work: Path, wording: str, args: argparse.Namespace) -> tupl
     store = work / f"{name}.db"
     if args.after is not None:
         shutil.copy(args.after, store)
+    if args.round0_from is not None:  # its round 0 stands for this run's: rounds from 1 are played
+        shutil.copy(args.round0_from / f"{name}.db", store)
     prag = ["taskset", "-c", args.cpus, sys.executable, str(code / "cli.py")]
-    command = [*prag, "run", str(spec(work, wording, args)), "--store", str(store), "--name", name,
-               "--rounds", str(args.rounds), "--workers", "1", "--llm", args.llm]
+    # the same spec file as the round 0 played: its path is one of the run's settings
+    played_spec = args.round0_from / f"{name}.toml" if args.round0_from is not None else spec(work, wording, args)
+    command = [*prag, "run", str(played_spec), "--store", str(store), "--rounds", str(args.rounds),
+               "--workers", "1", "--llm", args.llm]
+    if args.round0_from is not None:
+        command += ["--round0-from", name]
+        name += "-from-round0"
+    command += ["--name", name]
     command += ["--limit", str(args.limit)] if args.limit is not None else []
     command += ["--llm-budget", str(args.llm_budget)] if args.llm_budget is not None else []
     command += [f"--include={run}" for run in args.include] if args.after is not None else []
@@ -85,6 +94,8 @@ def main() -> None:
     parser.add_argument("--llm-budget", type=int, help="prag run's --llm-budget: the most LLM calls a game makes")
     parser.add_argument("--after", type=Path, help="play on a copy of this store, including its runs --include")
     parser.add_argument("--include", nargs="+", default=["train"])
+    parser.add_argument("--round0-from", type=Path, metavar="DIR",
+                        help="a folder of an earlier run's stores (same options): each wording goes on from its round 0")
     args = parser.parse_args()
     args.commands = args.commands.resolve()
     code = Path(args.code).resolve()

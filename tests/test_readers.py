@@ -98,6 +98,16 @@ def test_the_template_reads_the_familys_sentence_with_no_llm_call():
     assert llm.calls == []
 
 
+def test_one_llm_call_gives_its_best_reading_then_the_next_it_could_mean_less_sure():
+    llm = ScriptedLLM(["put a clean bowl in cabinet\nOr: put a clean bowl in drawer"], supports_choices=True)
+    readings = LLMReader(llm, lambda words: [], Usage()).offer(context("Rinse the bowl, put it away"), [])
+    assert [r.sentence for r in readings] == ["put a clean bowl in cabinet", "put a clean bowl in drawer"]
+    assert readings[0].confidence > readings[1].confidence
+    assert '"\\nOr: " reading' in llm.calls[0]["grammar"].splitlines()[0] and llm.calls[0]["stop"] is None
+    same = ScriptedLLM(["put a clean bowl in cabinet\nOr: Put a clean bowl in the cabinet"], supports_choices=True)
+    assert len(LLMReader(same, lambda words: [], Usage()).offer(context("Rinse the bowl, put it away"), [])) == 1
+
+
 def test_the_llm_reads_words_under_a_grammar_of_the_rooms_kinds():
     llm = ScriptedLLM(["put a clean bowl in the cabinet"], supports_choices=True)
     usage = Usage()
@@ -113,14 +123,14 @@ def test_words_of_a_lamp_leave_the_llm_only_the_look_form_until_a_look_is_shown_
     llm = ScriptedLLM(["look at pen under the desklamp", "put a pen in desk"], supports_choices=True)
     words = context("Pick up the pen and turn on the lamp.")
     read([LLMReader(llm, lambda w: [], Usage())], words)
-    root = llm.calls[0]["grammar"].splitlines()[0]
+    root = llm.calls[0]["grammar"].splitlines()[1]
     assert '"ook at "' in root and '"ut a "' not in root and '"ut two "' not in root  # the look form alone
     words.dropped["look at pen under the desklamp"] = "the plan ran out and the game was not won"
     read([LLMReader(llm, lambda w: [], Usage())], words)
-    assert '"ut a "' in llm.calls[1]["grammar"].splitlines()[0]  # a look was shown wrong: every form again
+    assert '"ut a "' in llm.calls[1]["grammar"].splitlines()[1]  # a look was shown wrong: every form again
     unlit = ScriptedLLM(["put a pen in desk"], supports_choices=True)
     read([LLMReader(unlit, lambda w: [], Usage())], context("Put the pen on the desk."))
-    assert '"ook at "' in unlit.calls[0]["grammar"].splitlines()[0]  # no cue: every form
+    assert '"ook at "' in unlit.calls[0]["grammar"].splitlines()[1]  # no cue: every form
 
 
 @pytest.mark.parametrize("answer", ["I think you should wash it", "put a clean bowl in sofa", ""])
@@ -347,8 +357,9 @@ def test_the_real_small_model_reads_words_under_the_grammar(words, sentence):
     from prag.llm import make_llm
 
     llm = make_llm("local:0.5b")
-    (reading,) = read([TemplateReader(), LLMReader(llm, lambda w: [], Usage())], context(words))
+    reading, *others = read([TemplateReader(), LLMReader(llm, lambda w: [], Usage())], context(words))
     assert reading.sentence == sentence
+    assert all(other.sentence != sentence and other.confidence < reading.confidence for other in others)
 
 
 @pytest.fixture(scope="module")

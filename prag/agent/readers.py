@@ -45,6 +45,9 @@ EXAMPLES = 3  # verified readings shown to the LLM reader
 # valid_train (71 against 80; docs/goals_in_words.md). A floor stays settable to measure it again.
 EXAMPLE_SIMILARITY = 0.0
 LLM_CONFIDENCE = 0.6
+LLM_READINGS = 2  # the LLM reader's readings per call: its best, then the next it could mean
+NEXT_LLM_READING = 0.7  # each later reading of a call is this much less sure than the one before
+OR = "Or: "  # how the LLM reader's next reading begins its line
 WORDS_CONFIDENCE = 0.5  # below the LLM's: the words reader knows no grammar of the sentence
 SIMILAR_CONFIDENCE = 0.45  # another wording's verified reading, where these words name no kind
 WORD_READINGS = 4  # the most readings the words reader offers
@@ -302,17 +305,24 @@ class LLMReader:
         values = _allowed(schema, context, mentions)
         if not all(values.get(slot) for slot in _slots_of(schema.templates)):
             return []
-        grammar = goal_grammar(_forms(schema, context), values, schema.spoken(), frozenset(schema.lists))
         examples = [hit for hit in self.recall(context.instruction) if hit.similarity >= self.example_similarity][:EXAMPLES]
         prompt = reading_prompt(schema, context, values, examples, mentions)
-        completion = self.llm.complete(
-            prompt, max_tokens=32, grammar=grammar if self.llm.supports_choices else None, stop=["\n"], seed=self.seed
-        )
+        # Under the grammar the model writes its best reading, then the next it could mean ("Or: ...");
+        # a server that cannot enforce a grammar gives its best only.
+        grammar = goal_grammar(_forms(schema, context), values, schema.spoken(), frozenset(schema.lists), LLM_READINGS)
+        constrained = self.llm.supports_choices
+        completion = self.llm.complete(prompt, max_tokens=32 * (LLM_READINGS if constrained else 1),
+                                       grammar=grammar if constrained else None, stop=None if constrained else ["\n"],
+                                       seed=self.seed)
         self.usage.add(completion)
-        goal = _fitting(context, completion.text)
-        if goal is None or goal.sentence in context.dropped:
-            return []
-        return [Reading(goal.sentence, self.name, LLM_CONFIDENCE, goal, f"read by {self.llm.name}")]
+        first, *others = completion.text.split("\n")
+        readings: list[Reading] = []
+        for n, sentence in enumerate([first, *(line.removeprefix(OR) for line in others if line.startswith(OR))]):
+            goal = _fitting(context, sentence)
+            if goal is not None and all(goal.sentence != r.sentence for r in readings):
+                why = f"read by {self.llm.name}" + (f", its reading {n + 1}" if n else "")
+                readings.append(Reading(goal.sentence, self.name, LLM_CONFIDENCE * NEXT_LLM_READING ** n, goal, why))
+        return readings
 
 
 @dataclass
@@ -530,9 +540,10 @@ def _fitting(context: Context, sentence: str) -> FormalGoal | None:
 
 def goal_grammar(
     templates: Mapping[str, str], values: Mapping[str, Sequence[str]], spoken: Mapping[str, Sequence[str]] | None = None,
-    lists: frozenset[str] = frozenset(),
+    lists: frozenset[str] = frozenset(), readings: int = 1,
 ) -> str:
-    """A GBNF grammar whose sentences are the templates with each slot one of its values, or the
+    """A GBNF grammar of `readings` lines, the first a sentence, each other `OR` and one, whose
+    sentences are the templates with each slot one of its values, or the
     words people write for it (`spoken`: "alarm clock" for alarmclock, read back as the kind),
     singular or plural ("put two soap bars": without the plural the model went on to "soap
     bottle"); a slot in `lists` is one or more of them, "a, b and c" (the grid's groceries),
@@ -546,7 +557,8 @@ def goal_grammar(
         alternatives.append(" ".join(
             [opening] + [part[1:-1] if part.startswith("{") else json.dumps(part) for part in parts[1:]]
         ))
-    rules = ["root ::= " + " | ".join(f"({a})" for a in alternatives)]
+    rules = ["root ::= reading" + f" {json.dumps(chr(10) + OR)} reading" * (readings - 1),
+             "reading ::= " + " | ".join(f"({a})" for a in alternatives)]
     # Models write an article before a noun ("look at a bowl"): without room for it the grammar
     # turned the article's "a" into the first kind beginning with it (alarmclock).
     articles = " | ".join(json.dumps(f"{a} ") for a in ARTICLES)

@@ -160,6 +160,15 @@ def test_words_meaning_a_kind_once_or_not_always_are_ordered_by_it_but_left_to_t
     assert len(llm.calls) == 1
 
 
+def test_a_place_left_unsaid_is_first_where_verified_readings_put_such_a_thing():
+    unsaid = context("Put the mug away.")
+    before = [dict(r.goal.slots)["recep"] for r in WordsReader().offer(unsaid, [])]
+    recall = verified(("Put the mug back.", "put a mug in shelf"), ("a mug goes away", "put a mug in shelf"),
+                      ("Put the apple away.", "put a apple in fridge"))
+    after = [dict(r.goal.slots)["recep"] for r in WordsReader(recall).offer(unsaid, [])]
+    assert before[0] != "shelf" and after[0] == "shelf" and set(after) <= set(before) | {"shelf"}
+
+
 def test_readers_that_agree_make_a_reading_surer_than_either():
     llm = ScriptedLLM(["put a clean knife in drawer"], supports_choices=True)
     best = read(chain(llm), context("Put a washed knife in the drawer."))[0]

@@ -91,8 +91,8 @@ ACTION_MODELS = ("given", "learned")  # what means-ends search plans with (`--ac
 
 
 # Readings dropped per episode before the agent plays on with the last one: enough to walk the
-# places a "put the mug away" leaves open, each tried in a few steps.
-MAX_REVISIONS = 5
+# places a "put the mug away" leaves open (a living room has eight), each tried in a few steps.
+MAX_REVISIONS = 8
 
 
 def parse_readers(text: str) -> tuple[str, ...]:

@@ -177,8 +177,9 @@ class WordsReader:
         values = _allowed(schema, context)
         named_here = {kind for kinds in values.values() for kind in kinds}
         found = schema.mentions(context.instruction)
-        hits = self.recall(context.instruction) if any(len(m.kinds) > 1 for m in found) else []
+        hits = self.recall(context.instruction)
         mentions, decided = _as_verified(schema, found, hits, named_here)
+        goals = [goal for hit in hits if (goal := schema.read(hit.sentence)) is not None]
         cued = schema.cued(context.instruction)
         tasks = cued or list(schema.templates)[:1]
         tasks += [task for task in _on_the_way(schema, mentions) if task not in tasks]
@@ -193,7 +194,7 @@ class WordsReader:
         learned = f"; in verified readings of the nearest wordings {', '.join(meant)}" if meant else ""
         for task in tasks:
             slots = schema.slots_of(task)
-            unnamed = functools.partial(self._unnamed, context, values)
+            unnamed = functools.partial(self._unnamed, context, values, goals)
             choices = _choices(slots, mentions, values, unnamed)
             if choices is None:
                 continue
@@ -210,17 +211,21 @@ class WordsReader:
         return readings
 
     @staticmethod
-    def _unnamed(context: Context, values: Mapping[str, Sequence[str]], slot: str, chosen: list[list[str]]) -> list[str]:
+    def _unnamed(context: Context, values: Mapping[str, Sequence[str]], verified: Sequence[FormalGoal], slot: str,
+                 chosen: list[list[str]]) -> list[str]:
         """The values of a slot the words leave unnamed: every one, for a slot people leave
         unsaid (the lamp); for a place ("put the mug away"), the room's places the world may keep
-        such a thing in (the family's placement rules), which play tries in turn."""
+        such a thing in (the family's placement rules), which play tries in turn, first those
+        the `verified` readings of the nearest wordings put such a thing in, the most often first."""
         schema = context.schema
         if schema is not None and slot in schema.unsaid:
             return list(values.get(slot, ()))
         if schema is None or slot not in schema.room_slots or not chosen:
             return []
         thing = chosen[0][0]
-        return [place for place in values.get(slot, ()) if context.domain.search_cost(place, thing) != 2]
+        put = Counter(dict(goal.slots).get(slot) for goal in verified if goal.slots and goal.slots[0][1] == thing)
+        places = [place for place in values.get(slot, ()) if context.domain.search_cost(place, thing) != 2]
+        return sorted(places, key=lambda place: -put[place])
 
 
 def _as_verified(schema: GoalSchema, mentions: list[Mention], hits: Sequence[ReadingHit],

@@ -115,6 +115,10 @@ def test_an_explored_success_is_shortened_and_still_wins_a_generated_game(games:
         hit = Hit(1, 2.0, 1.0, 1.0, 0)
         (offered,) = candidates(episode.goal, episode.steps[0].scene, [Experience(hit, episode)], [], ALFWORLD)
         assert (offered.rank, offered.length, offered.plan.steps, offered.plan.source) == (1, len(plan), plan, "episode")
+        # Played in another room, its steps are offered only where search is no source to serve that room.
+        elsewhere = "at: another room\n" + episode.steps[0].scene
+        assert [c.rank for c in candidates(episode.goal, elsewhere, [Experience(hit, episode)], [], ALFWORLD)] == [3]
+        assert candidates(episode.goal, elsewhere, [Experience(hit, episode)], [], ALFWORLD, other_rooms=False) == []
     finally:
         env.close()
 

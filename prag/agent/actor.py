@@ -35,9 +35,11 @@ class Candidate:
 
 
 def candidates(
-    goal: str, first_scene: str, experiences: Sequence[Experience], corrections: Sequence[CorrectionHit], domain: Domain
+    goal: str, first_scene: str, experiences: Sequence[Experience], corrections: Sequence[CorrectionHit], domain: Domain,
+    other_rooms: bool = True,
 ) -> list[Candidate]:
-    """The plans that experience offers for this task, best first."""
+    """The plans that experience offers for this task, best first; episodes played in another
+    room only with `other_rooms`."""
     found: list[Candidate] = []
     for hit in corrections:
         correction = hit.correction
@@ -56,6 +58,8 @@ def candidates(
         if not episode.won:
             continue
         same = episode.read_as == goal and episode.steps[0].scene == first_scene
+        if not other_rooms and episode.steps[0].scene != first_scene:
+            continue
         actions = (
             list(shortcut(episode, domain)) if same else [step.action for step in episode.steps if step.action is not None]
         )

@@ -115,10 +115,15 @@ def test_an_explored_success_is_shortened_and_still_wins_a_generated_game(games:
         hit = Hit(1, 2.0, 1.0, 1.0, 0)
         (offered,) = candidates(episode.goal, episode.steps[0].scene, [Experience(hit, episode)], [], ALFWORLD)
         assert (offered.rank, offered.length, offered.plan.steps, offered.plan.source) == (1, len(plan), plan, "episode")
-        # Played in another room, its steps are offered only where search is no source to serve that room.
+        # Played in another room or for another goal, its steps are offered only where search is
+        # no source to serve the task.
         elsewhere = "at: another room\n" + episode.steps[0].scene
         assert [c.rank for c in candidates(episode.goal, elsewhere, [Experience(hit, episode)], [], ALFWORLD)] == [3]
-        assert candidates(episode.goal, elsewhere, [Experience(hit, episode)], [], ALFWORLD, other_rooms=False) == []
+        assert candidates(episode.goal, elsewhere, [Experience(hit, episode)], [], ALFWORLD, only_this_task=True) == []
+        other_goal = "put a apple in fridge" if "apple" not in episode.goal else "put a egg in fridge"
+        assert candidates(other_goal, episode.steps[0].scene, [Experience(hit, episode)], [], ALFWORLD, only_this_task=True) == []
+        (same,) = candidates(episode.goal, episode.steps[0].scene, [Experience(hit, episode)], [], ALFWORLD, only_this_task=True)
+        assert same.rank == 1
     finally:
         env.close()
 

@@ -36,10 +36,10 @@ class Candidate:
 
 def candidates(
     goal: str, first_scene: str, experiences: Sequence[Experience], corrections: Sequence[CorrectionHit], domain: Domain,
-    other_rooms: bool = True,
+    only_this_task: bool = False,
 ) -> list[Candidate]:
-    """The plans that experience offers for this task, best first; episodes played in another
-    room only with `other_rooms`."""
+    """The plans that experience offers for this task, best first; with `only_this_task`, of
+    episodes only those of this goal in this room."""
     found: list[Candidate] = []
     for hit in corrections:
         correction = hit.correction
@@ -58,7 +58,7 @@ def candidates(
         if not episode.won:
             continue
         same = episode.read_as == goal and episode.steps[0].scene == first_scene
-        if not other_rooms and episode.steps[0].scene != first_scene:
+        if only_this_task and not same:
             continue
         actions = (
             list(shortcut(episode, domain)) if same else [step.action for step in episode.steps if step.action is not None]

@@ -446,11 +446,12 @@ class PragAgent:
             self.experiences.retrieve(self.goal, observation.scene_text, self.visibility, k=self.config.plan_pool)
             if self.experiences is not None else []
         )
-        # An episode's steps in another room walk to where things were there: where search is a
-        # source it serves a new room better (after training on valid_train, following them cost
-        # valid_seen 2.5 steps a game and a game).
+        # Another task's episode walks to where things were then, in its own room or another (ALFWorld's
+        # rooms show the same receptacles whatever the objects): where search is a source it serves
+        # that task better (after training on valid_train, following them cost valid_seen 2.5 steps
+        # a game and a game).
         plans = candidates(self.goal, self.first_scene, pool, self.correction_pool, self.domain,
-                           other_rooms="search" not in self.config.sources)
+                           only_this_task="search" in self.config.sources)
         self.actor.offer(plans, observation.admissible)
 
     def _decided(self, decision: Decision) -> Decision:

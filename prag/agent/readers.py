@@ -177,9 +177,11 @@ class WordsReader:
         values = _allowed(schema, context)
         named_here = {kind for kinds in values.values() for kind in kinds}
         found = schema.mentions(context.instruction)
-        hits = self.recall(context.instruction)
-        mentions, decided = _as_verified(schema, found, hits, named_here)
-        goals = [goal for hit in hits if (goal := schema.read(hit.sentence)) is not None]
+        # the nearest verified readings, each as the kinds its words name and the goal it was read as
+        verified = [(schema.mentions(hit.wording), goal) for hit in self.recall(context.instruction)
+                    if (goal := schema.read(hit.sentence)) is not None]
+        mentions, decided = _as_verified(found, verified, named_here)
+        unnamed = functools.partial(self._unnamed, context, values, [goal for _, goal in verified])
         cued = schema.cued(context.instruction)
         tasks = cued or list(schema.templates)[:1]
         tasks += [task for task in _on_the_way(schema, mentions) if task not in tasks]
@@ -194,7 +196,6 @@ class WordsReader:
         learned = f"; in verified readings of the nearest wordings {', '.join(meant)}" if meant else ""
         for task in tasks:
             slots = schema.slots_of(task)
-            unnamed = functools.partial(self._unnamed, context, values, goals)
             choices = _choices(slots, mentions, values, unnamed)
             if choices is None:
                 continue
@@ -228,18 +229,17 @@ class WordsReader:
         return sorted(places, key=lambda place: -put[place])
 
 
-def _as_verified(schema: GoalSchema, mentions: list[Mention], hits: Sequence[ReadingHit],
+def _as_verified(mentions: list[Mention], verified: Sequence[tuple[list[Mention], FormalGoal]],
                  allowed: set[str]) -> tuple[list[Mention], list[Mention]]:
     """The mentions with the kinds of words naming several ordered by how often the same words
-    meant each in verified readings (`hits`), the most first, but for a kind whose own name the
-    words are; and the mentions as read where the words meant their first kind, allowed here, in
-    at least `MEANT` of them and never another."""
-    verified = [(schema.mentions(hit.wording), schema.read(hit.sentence)) for hit in hits]
+    meant each in `verified` readings (their wording's mentions, their goal), the most first, but
+    for a kind whose own name the words are; and the mentions as read where the words meant their
+    first kind, allowed here, in at least `MEANT` of them and never another."""
     ordered, decided = list(mentions), list(mentions)
     for n, mention in enumerate(mentions):
         meant: Counter[str] = Counter()
         for theirs, goal in verified:
-            if goal is not None and any(m.kinds == mention.kinds for m in theirs):
+            if any(m.kinds == mention.kinds for m in theirs):
                 meant.update({value for _, value in goal.slots} & set(mention.kinds))
         if len(mention.kinds) < 2 or not meant:
             continue

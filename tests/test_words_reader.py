@@ -121,7 +121,7 @@ def test_a_place_that_changes_things_asks_nothing_when_the_thing_is_taken_from_i
 
 
 def verified(*pairs: tuple[str, str]):
-    return lambda instruction: [ReadingHit(wording, sentence, 0.5, 1) for wording, sentence in pairs]
+    return lambda instruction, k=None: [ReadingHit(wording, sentence, 0.5, 1) for wording, sentence in pairs]
 
 
 def test_words_naming_several_kinds_take_the_kind_verified_readings_gave_them_acted_on_when_always_that():

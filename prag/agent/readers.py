@@ -52,6 +52,12 @@ WORDS_CONFIDENCE = 0.5  # below the LLM's: the words reader knows no grammar of 
 SIMILAR_CONFIDENCE = 0.45  # another wording's verified reading, where these words name no kind
 WORD_READINGS = 4  # the most readings the words reader offers
 MEANT = 2  # verified readings in which words naming several kinds meant one, for that one to be read with no LLM call
+# What words meant is learned from the nearest verified readings whose wordings use such words (or
+# such cues), up to SENSES of them, found among the POOL nearest of all: of the nearest 5 wordings
+# overall few share a given word, so after training on valid_train's crowd "pan" went unlearned.
+SENSES = 5
+ODDS = 3
+POOL = 100
 
 
 @dataclass(frozen=True)
@@ -72,11 +78,14 @@ class Reading:
                 "task": formal.get("task"), "slots": formal.get("slots"), "why": self.why}
 
 
-# instruction -> the nearest verified readings, best first (the runner binds the store and visibility)
-Recall = Callable[[str], Sequence[ReadingHit]]
+class Recall(Protocol):
+    """instruction -> the `k` (by default the store's own number) nearest verified readings, best
+    first; the runner binds the store and visibility."""
+
+    def __call__(self, instruction: str, k: int | None = None) -> Sequence[ReadingHit]: ...
 
 
-def no_recall(instruction: str) -> list[ReadingHit]:
+def no_recall(instruction: str, k: int | None = None) -> list[ReadingHit]:
     return []
 
 
@@ -177,13 +186,13 @@ class WordsReader:
         values = _allowed(schema, context)
         named_here = {kind for kinds in values.values() for kind in kinds}
         found = schema.mentions(context.instruction)
-        # the nearest verified readings, each as the kinds its words name and the goal it was read as
-        verified = [(schema.mentions(hit.wording), goal) for hit in self.recall(context.instruction)
-                    if (goal := schema.read(hit.sentence)) is not None]
-        mentions, decided = _as_verified(found, verified, named_here)
-        unnamed = functools.partial(self._unnamed, context, values, [goal for _, goal in verified])
         cued = schema.cued(context.instruction)
-        tasks = cued or list(schema.templates)[:1]
+        # the nearest verified readings, each as the kinds its words name, the tasks its cues name and its goal
+        verified = [Verified(schema.mentions(hit.wording), schema.cued(hit.wording), goal)
+                    for hit in self.recall(context.instruction, POOL) if (goal := schema.read(hit.sentence)) is not None]
+        mentions, decided = _as_verified(found, verified, named_here)
+        unnamed = functools.partial(self._unnamed, context, values, [v.goal for v in verified])
+        tasks, task_decided = _tasks_as_verified(cued, verified) if cued else (list(schema.templates)[:1], False)
         tasks += [task for task in _on_the_way(schema, mentions) if task not in tasks]
         things = [m for m in mentions if not m.leaving]
         # "put the knives in a drawer" asks for more than one; "books go on the shelf: put the book there", one
@@ -193,16 +202,19 @@ class WordsReader:
         readings: list[Reading] = []
         named = ", ".join(m.words for m in mentions)
         meant = [f"{m.words!r} {m.kinds[0]}" for m, d, f in zip(mentions, decided, found) if d.kinds != f.kinds]
+        if task_decided:
+            meant.append(f"the cues {tasks[0]}")
         learned = f"; in verified readings of the nearest wordings {', '.join(meant)}" if meant else ""
         for task in tasks:
             slots = schema.slots_of(task)
             choices = _choices(slots, mentions, values, unnamed)
             if choices is None:
                 continue
-            # One task, and one kind for every slot but those play settles (the lamp), or the kind
-            # verified readings always gave the words: acted on with no LLM call.
+            # One task (or the one verified readings always gave the cues), and one kind for every
+            # slot but those play settles (the lamp), or the kind verified readings always gave the
+            # words: acted on with no LLM call.
             as_read = _choices(slots, decided, values, unnamed)
-            sure = len(tasks) == 1 and as_read is not None and all(
+            sure = (len(tasks) == 1 or task_decided and task == tasks[0] and set(tasks) == set(cued)) and as_read is not None and all(
                 len(kinds) == 1 for slot, kinds in zip(slots, as_read) if slot not in schema.unsaid)
             for combination in itertools.product(*choices):
                 goal = _fitting(context, schema.sentence(task, dict(zip(slots, combination))))
@@ -224,32 +236,55 @@ class WordsReader:
         if schema is None or slot not in schema.room_slots or not chosen:
             return []
         thing = chosen[0][0]
-        put = Counter(dict(goal.slots).get(slot) for goal in verified if goal.slots and goal.slots[0][1] == thing)
+        such = [goal for goal in verified if goal.slots and goal.slots[0][1] == thing][:SENSES]
+        put = Counter(dict(goal.slots).get(slot) for goal in such)
         places = [place for place in values.get(slot, ()) if context.domain.search_cost(place, thing) != 2]
         return sorted(places, key=lambda place: -put[place])
 
 
-def _as_verified(mentions: list[Mention], verified: Sequence[tuple[list[Mention], FormalGoal]],
+@dataclass(frozen=True)
+class Verified:
+    """A verified reading as the words reader learns from it: the kinds its wording's words name,
+    the tasks its cues name, and the goal it was read as."""
+
+    mentions: list[Mention]
+    cued: list[str]
+    goal: FormalGoal
+
+
+def _as_verified(mentions: list[Mention], verified: Sequence[Verified],
                  allowed: set[str]) -> tuple[list[Mention], list[Mention]]:
     """The mentions with the kinds of words naming several ordered by how often the same words
-    meant each in `verified` readings (their wording's mentions, their goal), the most first, but
-    for a kind whose own name the words are; and the mentions as read where the words meant their
-    first kind, allowed here, in at least `MEANT` of them and never another."""
+    meant each in the nearest `SENSES` verified readings whose wordings use them, the most first,
+    but for a kind whose own name the words are; and the mentions as read where the words meant
+    their first kind, allowed here, in at least `MEANT` of them and never another."""
     ordered, decided = list(mentions), list(mentions)
     for n, mention in enumerate(mentions):
-        meant: Counter[str] = Counter()
-        for theirs, goal in verified:
-            if any(m.kinds == mention.kinds for m in theirs):
-                meant.update({value for _, value in goal.slots} & set(mention.kinds))
-        if len(mention.kinds) < 2 or not meant:
+        if len(mention.kinds) < 2:
+            continue
+        using = [v for v in verified if any(m.kinds == mention.kinds for m in v.mentions)][:SENSES]
+        meant = Counter(kind for v in using for kind in {value for _, value in v.goal.slots} & set(mention.kinds))
+        if not meant:
             continue
         # a kind's own name ("pot") keeps that kind first, whatever else people meant by it
         first = mention.kinds[:1] if mention.own else ()
         ordered[n] = replace(mention, kinds=(*first, *sorted(mention.kinds[len(first):], key=lambda kind: -meant[kind])))
         (kind, times), *others = meant.most_common()
-        decided[n] = (replace(mention, kinds=(kind,)) if times >= MEANT and not others and kind in allowed
+        decided[n] = (replace(mention, kinds=(kind,)) if times >= MEANT and times >= ODDS * sum(t for _, t in others) and kind in allowed
                       and kind == ordered[n].kinds[0] else ordered[n])
     return ordered, decided
+
+
+def _tasks_as_verified(cued: list[str], verified: Sequence[Verified]) -> tuple[list[str], bool]:
+    """The tasks cue words name ("heated ... to cool down": heat, cool) ordered by how often the
+    nearest `SENSES` verified readings whose wordings cue the same tasks were each, the most first;
+    and whether one was, in at least `MEANT` of them and never another."""
+    if len(cued) < 2:
+        return list(cued), False
+    meant = Counter(v.goal.task for v in [v for v in verified if v.cued == cued][:SENSES] if v.goal.task in cued)
+    ordered = sorted(cued, key=lambda task: -meant[task])
+    counts = meant.most_common()
+    return ordered, bool(counts) and counts[0][1] >= MEANT and counts[0][1] >= ODDS * sum(t for _, t in counts[1:])
 
 
 def _on_the_way(schema: GoalSchema, mentions: Sequence[Mention]) -> list[str]:

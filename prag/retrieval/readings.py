@@ -35,9 +35,9 @@ class ReadingMemory:
         self.cache = cache
         self.k = k
 
-    def recaller(self, visibility: Visibility) -> Callable[[str], list[ReadingHit]]:
+    def recaller(self, visibility: Visibility) -> Callable[..., list[ReadingHit]]:
         """`recall` bound to a visibility: what a goal reader of that round may see."""
-        return lambda instruction: self.recall(instruction, visibility)
+        return lambda instruction, k=None: self.recall(instruction, visibility, k)
 
     def recall(self, instruction: str, visibility: Visibility, k: int | None = None) -> list[ReadingHit]:
         """The verified readings visible under `visibility` whose wording is nearest to

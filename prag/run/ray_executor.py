@@ -98,7 +98,7 @@ class RoundSnapshot:
 
     def recall(self, cache: EmbeddingCache) -> Callable[[Visibility], Recall]:
         """The goal readers' recall of the round's verified readings, queries encoded by `cache`."""
-        return lambda visibility: lambda instruction: nearest(instruction, self.readings, cache, RECALLED)
+        return lambda visibility: lambda instruction, k=None: nearest(instruction, self.readings, cache, RECALLED if k is None else k)
 
 
 def _learned(runner: RoundHost, phase: Phase) -> dict[str, ActionModel]:

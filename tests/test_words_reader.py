@@ -121,7 +121,8 @@ def test_a_place_that_changes_things_asks_nothing_when_the_thing_is_taken_from_i
 
 
 def verified(*pairs: tuple[str, str]):
-    return lambda instruction, k=None: [ReadingHit(wording, sentence, 0.5, 1) for wording, sentence in pairs]
+    """A recall of these verified readings, nearest first, the `k` nearest (5 unless asked)."""
+    return lambda instruction, k=None: [ReadingHit(wording, sentence, 0.5, 1) for wording, sentence in pairs][: k or 5]
 
 
 def test_words_naming_several_kinds_take_the_kind_verified_readings_gave_them_acted_on_when_always_that():
@@ -144,12 +145,47 @@ def test_a_kinds_own_name_keeps_that_kind_first_whatever_else_people_meant_by_it
     assert offered[0].confidence < ACT_ON
 
 
+def test_what_words_meant_is_learned_from_the_nearest_wordings_that_use_them_past_the_nearest_five():
+    llm = ScriptedLLM([])  # any call fails
+    others = [(f"Put the {thing} in the fridge.", f"put a {thing} in fridge") for thing in
+              ("apple", "egg", "lettuce", "potato", "tomato", "bread")]
+    recall = verified(*others, ("Place a potato on the table", "put a potato in sidetable"),
+                      ("move the book to the table", "put a book in sidetable"))
+    readings = read([TemplateReader(), WordsReader(recall), LLMReader(llm, recall, Usage())],
+                    context("Leave the apple on the table."))
+    assert readings[0].sentence == "put a apple in sidetable" and readings[0].confidence == ACT_ON
+    assert llm.calls == []
+
+
+def test_words_that_meant_one_kind_three_times_for_each_other_are_read_as_it():
+    llm = ScriptedLLM([])  # any call fails
+    recall = verified(*[(f"Put the {thing} on the table.", f"put a {thing} in sidetable") for thing in ("mug", "pen", "book")],
+                      ("move the cup to the table", "put a cup in diningtable"))
+    readings = read([TemplateReader(), WordsReader(recall), LLMReader(llm, recall, Usage())],
+                    context("Leave the apple on the table."))
+    assert [r.sentence for r in readings[:2]] == ["put a apple in sidetable", "put a apple in diningtable"]
+    assert readings[0].confidence == ACT_ON and llm.calls == []
+
+
+def test_cues_naming_two_tasks_take_the_task_verified_readings_gave_them():
+    words = context("Put a heated egg in the fridge to cool it down.")  # heated, and cool
+    llm = ScriptedLLM(["put a hot egg in fridge"], supports_choices=True)
+    read([TemplateReader(), WordsReader(), LLMReader(llm, lambda words: [], Usage())], words)
+    assert len(llm.calls) == 1  # no experience: the LLM chooses
+    recall = verified(("we cool down heated potatoes in the fridge", "put a hot potato in fridge"),
+                      ("cool the heated mug in the fridge", "put a hot mug in fridge"))
+    llm = ScriptedLLM([])  # any call fails
+    readings = read([TemplateReader(), WordsReader(recall), LLMReader(llm, recall, Usage())], words)
+    assert [r.goal.task for r in readings[:2]] == ["pick_heat_then_place_in_recep", "pick_cool_then_place_in_recep"]
+    assert readings[0].confidence == ACT_ON and llm.calls == []
+
+
 @pytest.mark.parametrize("pairs", [
     [("Put the mug on the table.", "put a mug in sidetable")],  # once only
     [("Put the mug on the table.", "put a mug in sidetable"), ("move the cup to the table", "put a cup in diningtable"),
-     ("a pen goes on the table", "put a pen in sidetable")],  # not always that kind
+     ("a pen goes on the table", "put a pen in sidetable")],  # not three times for each other
 ])
-def test_words_meaning_a_kind_once_or_not_always_are_ordered_by_it_but_left_to_the_llm(pairs):
+def test_words_meaning_a_kind_once_or_not_three_to_one_are_ordered_by_it_but_left_to_the_llm(pairs):
     llm = ScriptedLLM(["put a apple in diningtable"], supports_choices=True)
     recall = verified(*pairs)
     instruction = context("Leave the apple on the table.")

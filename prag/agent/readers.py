@@ -56,7 +56,7 @@ MEANT = 2  # verified readings in which words naming several kinds meant one, fo
 # such cues), up to SENSES of them, found among the POOL nearest of all: of the nearest 5 wordings
 # overall few share a given word, so after training on valid_train's crowd "pan" went unlearned.
 SENSES = 5
-ODDS = 3
+ODDS = 3  # ... and as many times as all other meanings together: what is left stays a hypothesis for revision
 POOL = 100
 
 
@@ -174,7 +174,8 @@ class WordsReader:
     people leave unsaid (the lamp) takes each of the kinds allowed. Words naming several kinds
     ("table") give a reading for each kind this room has, likeliest first: first the kind such
     words meant in the verified readings of the nearest wordings (`recall`; KIT's learning from
-    its dialogues), and where they always meant one kind, that one as read."""
+    its dialogues), and where they meant one kind far more often than any other (`MEANT`,
+    `ODDS`), that one as read. Cue words naming several tasks are learned the same way."""
 
     recall: Recall = no_recall
     name: str = "words"
@@ -210,9 +211,9 @@ class WordsReader:
             choices = _choices(slots, mentions, values, unnamed)
             if choices is None:
                 continue
-            # One task (or the one verified readings always gave the cues), and one kind for every
-            # slot but those play settles (the lamp), or the kind verified readings always gave the
-            # words: acted on with no LLM call.
+            # One task (or the one verified readings gave the cues), and one kind for every slot but
+            # those play settles (the lamp), or the kind verified readings gave the words: acted on
+            # with no LLM call.
             as_read = _choices(slots, decided, values, unnamed)
             sure = (len(tasks) == 1 or task_decided and task == tasks[0] and set(tasks) == set(cued)) and as_read is not None and all(
                 len(kinds) == 1 for slot, kinds in zip(slots, as_read) if slot not in schema.unsaid)
@@ -257,7 +258,7 @@ def _as_verified(mentions: list[Mention], verified: Sequence[Verified],
     """The mentions with the kinds of words naming several ordered by how often the same words
     meant each in the nearest `SENSES` verified readings whose wordings use them, the most first,
     but for a kind whose own name the words are; and the mentions as read where the words meant
-    their first kind, allowed here, in at least `MEANT` of them and never another."""
+    their first kind, allowed here, in at least `MEANT` of them and `ODDS` times as many as all others."""
     ordered, decided = list(mentions), list(mentions)
     for n, mention in enumerate(mentions):
         if len(mention.kinds) < 2:
@@ -278,7 +279,7 @@ def _as_verified(mentions: list[Mention], verified: Sequence[Verified],
 def _tasks_as_verified(cued: list[str], verified: Sequence[Verified]) -> tuple[list[str], bool]:
     """The tasks cue words name ("heated ... to cool down": heat, cool) ordered by how often the
     nearest `SENSES` verified readings whose wordings cue the same tasks were each, the most first;
-    and whether one was, in at least `MEANT` of them and never another."""
+    and whether one was, in at least `MEANT` of them and `ODDS` times as many as all others."""
     if len(cued) < 2:
         return list(cued), False
     meant = Counter(v.goal.task for v in [v for v in verified if v.cued == cued][:SENSES] if v.goal.task in cued)

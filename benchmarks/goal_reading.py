@@ -6,12 +6,14 @@ receptacle kinds, from the game's PDDL problem, as the game's first observation 
 the reading is compared with the game's own goal (task type and slots from `traj_data.json`).
 Two passes: the first on an empty store; the second after the first pass's right readings were
 stored as verified (what a won episode does), so that it shows what experience saves. With
-`--train-split`, the readings verified on that split come first (prag's `--train`).
+`--train-split`, the readings verified on that split come first (prag's `--train`); with `--after
+STORE --include RUN...`, those a store's runs verified by playing (a copy of the store is read).
 
 The reading alone is measured here; whether the game is then won is `prag run`'s to measure.
 
     python benchmarks/goal_reading.py --wording refined --limit 20
     python benchmarks/goal_reading.py --wording turk --train-split valid_train
+    python benchmarks/goal_reading.py --wording refined --after TRAIN.db --include valid_train-turk
     ALFWORLD_DATA=/tmp/alfworld-data/alfworld python benchmarks/goal_reading.py --wording korean_command
 
 Wordings (`prag.envs.alfworld.wording`): template (the game's own sentence), turk (one of ALFRED's
@@ -25,11 +27,12 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -139,6 +142,8 @@ def main() -> None:
     parser.add_argument("--wording", default="refined", choices=("template", "turk", "people", *FIELDS))
     parser.add_argument("--commands", type=Path, default=SHARED / "refined_valid_seen_commands.json")
     parser.add_argument("--train-split", help="read this split (turk wording) first and keep what was verified")
+    parser.add_argument("--after", type=Path, help="read with the readings this store's runs --include verified")
+    parser.add_argument("--include", nargs="*", default=[], help="the runs of --after whose readings are visible")
     parser.add_argument("--llm", default="local")
     parser.add_argument("--readers", default="template,experience,words,llm", help="the goal readers, in order")
     parser.add_argument("--limit", type=int)
@@ -153,13 +158,15 @@ def main() -> None:
     usage = Usage()
     encoder = Encoder()
     with tempfile.TemporaryDirectory() as tmp:
+        if args.after is not None:
+            shutil.copy(args.after, Path(tmp) / "readings.db")
         store = Store(Path(tmp) / "readings.db")
         cache = EmbeddingCache(store, encoder)
         memory = ReadingMemory(store, cache)
         store.add_run(RunRecord("bench", "goal-reading", llm.name, "prag", 0, 1))
 
         def readers(visibility: Visibility):
-            recall = memory.recaller(visibility)
+            recall = memory.recaller(replace(visibility, include_runs=tuple(args.include)))
             made = {"template": TemplateReader(), "experience": ExperienceReader(recall), "words": WordsReader(recall),
                     "llm": LLMReader(llm, recall, usage, args.seed, example_similarity=args.example_similarity)}
             return [made[name] for name in args.readers.split(",")]

@@ -119,7 +119,7 @@ class Domain:
 
     def schema(self) -> GoalSchema | None:
         """The family's goal schema, None when it has none."""
-        return None if self.goal_schema is None else imported(self.goal_schema)()
+        return None if self.goal_schema is None else _schema(self.goal_schema)
 
     def facts_of_goal(self, sentence: str) -> GoalFacts | None:
         """What a goal sentence of the family's schema means as facts, None when the family or
@@ -306,6 +306,13 @@ TEXTWORLD = Domain(
 
 
 @cache
+@cache
+def _schema(ref: str) -> GoalSchema:
+    """The schema a family's reference builds, built once: it memoizes what it reads of words."""
+    schema: GoalSchema = imported(ref)()
+    return schema
+
+
 def imported(ref: str) -> Callable[..., Any]:
     """The function a "module:function" reference names, imported when first used (so that a
     Domain names engine-side code without importing it)."""

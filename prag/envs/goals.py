@@ -170,9 +170,18 @@ class GoalSchema:
                         else rf"(?<![a-z0-9]){re.escape(f)}(?:e?s)?(?![a-z0-9])" for f in forms]
         return re.compile("|".join(alternatives), re.IGNORECASE)
 
+    @cached_property
+    def _mentions_read(self) -> dict[str, tuple[Mention, ...]]:
+        return {}  # text -> its mentions: the words reader reads the same verified wordings game after game
+
     def mentions(self, text: str) -> list[Mention]:
         """The words in `text` that name kinds, in order, the longest where they overlap; a plural
         is read as its singular; Korean words carry their particles after them."""
+        if text not in self._mentions_read:
+            self._mentions_read[text] = tuple(self._mentions(text))
+        return list(self._mentions_read[text])
+
+    def _mentions(self, text: str) -> list[Mention]:
         pattern = self._mention_pattern
         if pattern is None:
             return []
@@ -193,7 +202,11 @@ class GoalSchema:
 
     def cued(self, words: str) -> list[str]:
         """The task types the words' cues name (none: any type)."""
-        return list(dict.fromkeys(task for pattern, task in self.cues if re.search(pattern, words, re.IGNORECASE)))
+        return list(dict.fromkeys(task for pattern, task in self._cue_patterns if pattern.search(words)))
+
+    @cached_property
+    def _cue_patterns(self) -> list[tuple[re.Pattern[str], str]]:
+        return [(re.compile(pattern, re.IGNORECASE), task) for pattern, task in self.cues]
 
     def finishing_values(self, goal: FormalGoal) -> list[str]:
         """The values one of which the action winning `goal` names: the last sub-goal's command,
@@ -230,15 +243,35 @@ class GoalSchema:
             values[slot] = present or list(kinds)
         return values
 
+    @cached_property
+    def _by_form(self) -> dict[str, str]:
+        return {form: kind for kind, forms in self.spoken().items() for form in forms}
+
+    @cached_property
+    def _known(self) -> set[str]:
+        return {kind for kinds in self.kinds().values() for kind in kinds}
+
+    @cached_property
+    def _sentence_patterns(self) -> list[tuple[str, list[str], re.Pattern[str]]]:
+        """Each task's sentences (canonical, then aliases) as (task, slot names, pattern)."""
+        patterns = []
+        for task, template in self.templates.items():
+            for form in (template, *self.aliases.get(task, ())):
+                names = _SLOT.findall(form)
+                pattern = re.sub(r"\\ (?:in|on)\\ ", r" (?:in|on) ", re.escape(form))
+                for name in names:
+                    value = r"[a-z][a-z,&' ]*?" if name in self.lists else r"[a-z0-9]+(?: [a-z0-9]+)*?"
+                    pattern = pattern.replace(re.escape("{" + name + "}"), f"(?:(?:a|an|the|some) )?(?P<{name}>{value})", 1)
+                patterns.append((task, names, re.compile(pattern)))
+        return patterns
+
     def kind_of(self, words: str) -> str:
         """The kind that words people write name ("alarm clock" -> "alarmclock"; a plural, "soap
         bars", as its singular when the words are no kind themselves)."""
-        by_form = {form: kind for kind, forms in self.spoken().items() for form in forms}
-        known = {kind for kinds in self.kinds().values() for kind in kinds}
         for form in (words, *(words[: -len(end)] for end in ("es", "s") if words.endswith(end))):
             # a kind of two words keeps its space where the family spells it so (the grid's "soda can")
-            for kind in (by_form.get(form, form.replace(" ", "")), form):
-                if kind in known:
+            for kind in (self._by_form.get(form, form.replace(" ", "")), form):
+                if kind in self._known:
                     return kind
         return words.replace(" ", "")
 
@@ -263,19 +296,13 @@ class GoalSchema:
                 return ordered_goal(commands)
         words = " ".join(text.lower().strip().rstrip(".").split())
         values = self.values(room_kinds)
-        for task, template in self.templates.items():
-            for form in (template, *self.aliases.get(task, ())):
-                names = _SLOT.findall(form)
-                pattern = re.sub(r"\\ (?:in|on)\\ ", r" (?:in|on) ", re.escape(form))
-                for name in names:
-                    value = r"[a-z][a-z,&' ]*?" if name in self.lists else r"[a-z0-9]+(?: [a-z0-9]+)*?"
-                    pattern = pattern.replace(re.escape("{" + name + "}"), f"(?:(?:a|an|the|some) )?(?P<{name}>{value})", 1)
-                match = re.fullmatch(pattern, words)
-                slots = {
-                    name: self.listed(name, value, values.get(name, ())) if name in self.lists else self.kind_of(value)
-                    for name, value in (match.groupdict() if match else {}).items()
-                }
-                if match and all(slots[name] is not None and (name in self.lists or slots[name] in values.get(name, ()))
-                                 for name in names):
-                    return self.goal(task, {name: str(slots[name]) for name in names})
+        for task, names, pattern in self._sentence_patterns:
+            match = pattern.fullmatch(words)
+            slots = {
+                name: self.listed(name, value, values.get(name, ())) if name in self.lists else self.kind_of(value)
+                for name, value in (match.groupdict() if match else {}).items()
+            }
+            if match and all(slots[name] is not None and (name in self.lists or slots[name] in values.get(name, ()))
+                             for name in names):
+                return self.goal(task, {name: str(slots[name]) for name in names})
         return None

@@ -5,6 +5,8 @@ it is about reading under the grammar."""
 from __future__ import annotations
 
 import dataclasses
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,7 @@ from prag.agent.readers import (
     PersonReader,
     Readings,
     TemplateReader,
+    WordsReader,
     goal_grammar,
     read,
 )
@@ -259,6 +262,22 @@ def test_a_reading_the_worlds_placement_rules_rule_out_is_read_again_before_a_st
     assert allowed.start().sentence == "put a keychain in drawer" and allowed.history == []
 
 
+def test_a_change_the_world_never_makes_is_ruled_out_before_a_step():
+    llm = ScriptedLLM(["put a clean soapbottle in cabinet", "put a soapbottle in cabinet"])
+    readings = Readings([LLMReader(llm, lambda w: [], Usage())], context("Put the lotion in the cabinet, it is wet."))
+    assert readings.start().sentence == "put a soapbottle in cabinet"
+    assert readings.history[0]["dropped"] == "a soapbottle is never cleaned"
+    # a change the world makes stands
+    kept = Readings([WordsReader()], context("Put a washed soap bar in the cabinet."))
+    assert kept.start().sentence == "put a clean soapbar in cabinet" and kept.history == []
+
+
+def test_a_place_named_beside_the_place_is_the_next_reading_where_the_place_cannot_be():
+    readings = Readings([WordsReader()], context("Place the lotion on the sink underneath the cabinet."))
+    assert readings.start().sentence == "put a soapbottle in cabinet"
+    assert readings.history[0]["dropped"] == "a soapbottle is never in or on a sinkbasin"
+
+
 def test_readings_go_with_their_episodes_out_and_in_and_when_deleted(store, tmp_path):
     episode = stored_reading(store, "r", 0, "a", "chill an apple", "put a cool apple in fridge", won=True)
     lines = list(export_lines(store))
@@ -297,9 +316,11 @@ def play(env: AlfworldEnv, agent: PragAgent) -> bool:
 def test_a_reading_whose_thing_is_nowhere_is_dropped_and_the_next_one_wins(game):
     right = own_goal(game)
     obj = dict(right.slots)["obj"]
-    # a kind the world may put where the goal says, but not in this room
-    absent = next(k for k in ("tennisracket", "baseballbat", "keychain", "creditcard", "cellphone", "pen")
-                  if k != obj and ALFWORLD.search_cost(dict(right.slots)["recep"], k) != 2)
+    # a kind the world may cool and put where the goal says, but not in this room
+    in_room = {kind.lower() for kind in re.findall(r"\(objectType \S+ (\w+)Type\)", json.loads(game.read_text())["pddl_problem"])}
+    absent = next(k for k in ("winebottle", "bread", "lettuce", "egg", "apple", "tomato", "potato", "plate", "cup", "mug")
+                  if k != obj and k not in in_room and ALFWORLD.never_done_to(right.task, k) is None
+                  and ALFWORLD.search_cost(dict(right.slots)["recep"], k) != 2)
     wrong = right.sentence.replace(f" {obj} ", f" {absent} ")
     llm = ScriptedLLM([wrong, right.sentence])  # a first reading naming what is not there, then the right one
     agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=SEARCH), domain=ALFWORLD)

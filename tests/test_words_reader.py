@@ -2,6 +2,7 @@
 model, and what it tells the LLM reader when the words leave a doubt."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -117,7 +118,7 @@ def test_a_place_that_changes_things_named_on_the_way_asks_for_its_change_as_a_h
 def test_a_place_that_changes_things_asks_nothing_when_the_thing_is_taken_from_it_or_left_in_it():
     for words in ("Take the apple from the fridge and put it on the counter.", "Put the apple in the fridge.",
                   "Put the apple on the counter by the fridge."):
-        assert [r.goal.task for r in read([WordsReader()], context(words))] == ["pick_and_place_simple"], words
+        assert {r.goal.task for r in read([WordsReader()], context(words))} == {"pick_and_place_simple"}, words
 
 
 def verified(*pairs: tuple[str, str]):
@@ -250,10 +251,14 @@ def test_words_read_on_a_real_game_are_played_by_search_with_no_llm_call(cool_pl
 def test_a_reading_search_finds_no_way_to_is_dropped_once_all_it_needs_was_seen(cool_plate_game):
     env = AlfworldEnv(Task("worded", "", 0, str(cool_plate_game)), cool_plate_game, "take care of it and put it on the shelf")
     # The world cannot clean a wine bottle: the first reading names what is there but cannot be done.
-    llm = ScriptedLLM(["put a clean winebottle in shelf", "put a cool plate in shelf"])
-    agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("experience", "search", "llm")),
-                      domain=ALFWORLD)
-    assert play_until_won(env, agent, 50)
-    reading = agent.finish().extra["reading"]
-    assert reading["sentence"] == "put a cool plate in shelf" and len(llm.calls) == 2
-    assert reading["hypotheses"][0]["dropped"] == "search finds no plan for it from what was seen"
+    # A family that does not say what its world never changes (as a user's own may not) learns it
+    # from search; ALFWorld's table of what it cleans says so before a step.
+    for domain, why in ((dataclasses.replace(ALFWORLD, never_done=None), "search finds no plan for it from what was seen"),
+                        (ALFWORLD, "a winebottle is never cleaned")):
+        llm = ScriptedLLM(["put a clean winebottle in shelf", "put a cool plate in shelf"])
+        agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("experience", "search", "llm")),
+                          domain=domain)
+        assert play_until_won(env, agent, 50)
+        reading = agent.finish().extra["reading"]
+        assert reading["sentence"] == "put a cool plate in shelf" and len(llm.calls) == 2
+        assert reading["hypotheses"][0]["dropped"] == why

@@ -51,6 +51,7 @@ OR = "Or: "  # how the LLM reader's next reading begins its line
 WORDS_CONFIDENCE = 0.5  # below the LLM's: the words reader knows no grammar of the sentence
 SIMILAR_CONFIDENCE = 0.45  # another wording's verified reading, where these words name no kind
 WORD_READINGS = 4  # the most readings the words reader offers
+RULED_OUT = 3  # readings the world's rules rule out dropped in a row, at most (past them one is played)
 MEANT = 2  # verified readings in which words naming several kinds meant one, for that one to be read with no LLM call
 # What words meant is learned from the nearest verified readings whose wordings use such words (or
 # such cues), up to SENSES of them, found among the POOL nearest of all: of the nearest 5 wordings
@@ -208,7 +209,7 @@ class WordsReader:
         learned = f"; in verified readings of the nearest wordings {', '.join(meant)}" if meant else ""
         for task in tasks:
             slots = schema.slots_of(task)
-            choices = _choices(slots, mentions, values, unnamed)
+            choices = _choices(slots, mentions, values, unnamed, beside=True)
             if choices is None:
                 continue
             # One task (or the one verified readings gave the cues), and one kind for every slot but
@@ -297,11 +298,13 @@ def _on_the_way(schema: GoalSchema, mentions: Sequence[Mention]) -> list[str]:
 
 
 def _choices(slots: Sequence[str], mentions: Sequence[Mention], values: Mapping[str, Sequence[str]],
-             unnamed: Callable[[str, list[list[str]]], list[str]]) -> list[list[str]] | None:
+             unnamed: Callable[[str, list[list[str]]], list[str]], beside: bool = False) -> list[list[str]] | None:
     """The kinds each of a task's slots may take from the kinds mentioned: the first slot (the
     thing) from the first mention naming a kind it allows, each later one (the place) from the
-    last other mention not left; a slot no mention fills takes the `unnamed` values, and when
-    there are none the words fill no goal of the task (None)."""
+    last other mention not left, then (`beside`) the places named beside it, which people also
+    mix up ("the lotion on the sink underneath the cabinet" was in the cabinet); a slot no
+    mention fills takes the `unnamed` values, and when there are none the words fill no goal of
+    the task (None)."""
     used: set[int] = set()
     choices: list[list[str]] = []
     for n, slot in enumerate(slots):
@@ -313,7 +316,9 @@ def _choices(slots: Sequence[str], mentions: Sequence[Mention], values: Mapping[
                       if i not in used and (n == 0 or not m.leaving) and any(k in allowed for k in m.kinds)), None)
         if found is not None:
             used.add(found[0])
-            choices.append(found[1])
+            near = [k for i, m in order if beside and n > 0 and m.near and i not in used and not m.leaving
+                    for k in m.kinds if k in allowed] if not mentions[found[0]].near else []
+            choices.append(list(dict.fromkeys([*found[1], *near])))
         elif kinds := unnamed(slot, choices):
             choices.append(kinds)
         else:
@@ -439,22 +444,25 @@ class Readings:
     def start(self) -> Reading | None:
         self.hypotheses = read(self.readers, self.context)
         ruled_out = self._ruled_out()
-        if ruled_out:  # read once more, told why; a second such reading is played all the same
+        if ruled_out:  # the next reading, or the chain read again told why
             self.revise(ruled_out, {}, [])
         return self.current
 
     def _ruled_out(self) -> str | None:
         """Why the world never has the current reading's goal, if it never does: its thing is never
-        in or on its place (ALFWorld's placement rules: a key chain is never in a cabinet), so that
-        "hold the key chain and switch on the lamp" read as putting it in a cabinet is dropped before
-        a step is played."""
+        in or on its place (ALFWorld's placement rules: a key chain is never in a cabinet), or never
+        changed as the goal asks (a soap bottle is never cleaned), so that "hold the key chain and
+        switch on the lamp" read as putting it in a cabinet is dropped before a step is played."""
         current, schema, domain = self.current, self.context.schema, self.context.domain
         if current is None or current.goal is None or schema is None:
             return None
         slots = schema.slots_of(current.goal.task)
+        values = dict(current.goal.slots)
+        thing = values.get(slots[0]) if slots else None
+        if thing is not None and (done := domain.never_done_to(current.goal.task, thing)) is not None:
+            return f"a {thing} is never {done}"
         if len(slots) < 2 or slots[-1] not in schema.room_slots:
             return None
-        values = dict(current.goal.slots)
         thing, place = values[slots[0]], values[slots[-1]]
         return f"a {thing} is never in or on a {place}" if domain.search_cost(place, thing) == 2 else None
 
@@ -462,11 +470,13 @@ class Readings:
     def current(self) -> Reading | None:
         return self.hypotheses[0] if self.hypotheses else None
 
-    def revise(self, why: str, wrong: dict[str, str], seen_kinds: Sequence[str]) -> Reading | None:
+    def revise(self, why: str, wrong: dict[str, str], seen_kinds: Sequence[str], *,
+               rules_left: int = RULED_OUT) -> Reading | None:
         """Drop the current reading for `why` (`wrong`: its slot values shown wrong), and take the
         next hypothesis: the same goal with the one kind of a wrong slot the room shows, where only
         one fits; else the next reading kept; else a new reading with what was dropped and what
-        the room shows."""
+        the room shows. A next one the world's rules rule out is dropped in turn, `rules_left`
+        times at most (each may cost a reading)."""
         dropped = self.hypotheses.pop(0) if self.hypotheses else None
         if dropped is not None:
             self.context.dropped[dropped.sentence] = why
@@ -480,6 +490,9 @@ class Readings:
         ]
         if not self.hypotheses:
             self.hypotheses = read([r for r in self.readers if r.name != "template"], self.context)
+        ruled_out = self._ruled_out()
+        if ruled_out and rules_left > 0:  # a reading the world never has is no step's worth
+            return self.revise(ruled_out, {}, seen_kinds, rules_left=rules_left - 1)
         return self.current
 
     def unsaid(self, seen_kinds: Sequence[str]) -> dict[str, str]:

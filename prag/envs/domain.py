@@ -99,6 +99,9 @@ class Domain:
     # what a look costs there, 0 seen on arrival, 1 opened first}; None for a kind it does not know.
     # The find-X skill searches cheap likely places first. None here: the family does not say.
     holders: str | None = None
+    # "module:function": (task type, kind of thing) -> what a goal of that type asks done to the
+    # thing ("cleaned") where the family's world never does it to such a thing, else None.
+    never_done: str | None = None
     # "module:function" returning the family's `GoalSchema` (prag.envs.goals): what a formal goal
     # is, for reading instructions in people's words; None: only the family's own goal sentences.
     goal_schema: str | None = None
@@ -136,6 +139,11 @@ class Domain:
             return None
         costs = imported(self.holders)(thing_kind)
         return None if costs is None else costs.get(place_kind, 2)
+
+    def never_done_to(self, task: str, thing_kind: str) -> str | None:
+        """What a goal of `task` asks done to a `thing_kind` that the world never does ("cleaned"),
+        None where it may or the family does not say."""
+        return None if self.never_done is None else imported(self.never_done)(task, thing_kind)
 
     def inverse(self, action: str, at: str | None = None) -> set[str]:
         """The actions that would undo `action`, taken where the agent now is (`at`)."""
@@ -225,6 +233,7 @@ ALFWORLD = Domain(
     ),
     action_model="prag.envs.alfworld.model:problem",
     holders="prag.envs.alfworld.placement:holders",
+    never_done="prag.envs.alfworld.changes:never_done",
     goal_schema="prag.envs.alfworld.goals:schema",
     goal_facts="prag.envs.alfworld.goals:as_facts",
 )

@@ -271,8 +271,8 @@ def _as_verified(mentions: list[Mention], verified: Sequence[Verified],
         # a kind's own name ("pot") keeps that kind first, whatever else people meant by it
         first = mention.kinds[:1] if mention.own else ()
         ordered[n] = replace(mention, kinds=(*first, *sorted(mention.kinds[len(first):], key=lambda kind: -meant[kind])))
-        (kind, times), *others = meant.most_common()
-        decided[n] = (replace(mention, kinds=(kind,)) if times >= MEANT and times >= ODDS * sum(t for _, t in others) and kind in allowed
+        kind = _decisive(meant)
+        decided[n] = (replace(mention, kinds=(kind,)) if kind is not None and kind in allowed
                       and kind == ordered[n].kinds[0] else ordered[n])
     return ordered, decided
 
@@ -285,8 +285,16 @@ def _tasks_as_verified(cued: list[str], verified: Sequence[Verified]) -> tuple[l
         return list(cued), False
     meant = Counter(v.goal.task for v in [v for v in verified if v.cued == cued][:SENSES] if v.goal.task in cued)
     ordered = sorted(cued, key=lambda task: -meant[task])
-    counts = meant.most_common()
-    return ordered, bool(counts) and counts[0][1] >= MEANT and counts[0][1] >= ODDS * sum(t for _, t in counts[1:])
+    return ordered, _decisive(meant) is not None
+
+
+def _decisive(meant: Counter[str]) -> str | None:
+    """The meaning verified readings gave at least `MEANT` times and `ODDS` times as often as all
+    others together, if one was."""
+    if not meant:
+        return None
+    (best, times), *others = meant.most_common()
+    return best if times >= MEANT and times >= ODDS * sum(t for _, t in others) else None
 
 
 def _on_the_way(schema: GoalSchema, mentions: Sequence[Mention]) -> list[str]:

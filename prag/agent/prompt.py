@@ -130,20 +130,22 @@ def episode_text(
 
 
 # Past this many admissible actions the prompt shows their patterns and the things they name
-# instead (ScienceWorld offers thousands): the answer is still held to the admissible ones, by
-# constrained decoding or by the check of the answer.
-PATTERNS_OVER = 80
+# instead (ScienceWorld offers thousands; ALFWorld's rooms a hundred or so), and the scene graph
+# grouped: the answer is still held to the admissible ones, by constrained decoding or by the
+# check of the answer.
+PATTERNS_OVER = 200
 THING = "OBJ"
+_MARK = "\x00"  # a name found, while the rest of the action is read (no grammar finds it as a name)
 
 
-def action_list(admissible: Sequence[str], names: Names | None = None) -> str:
+def action_list(admissible: Sequence[str], names: Names | None = None, known: Sequence[str] = ()) -> str:
     """The admissible actions, with actions sharing a verb folded: `go to: a, b, c`; past
     `PATTERNS_OVER` of them (with a Domain to read names), their patterns and the things named.
 
     This part of the prompt changes every step, so its length is paid for every step.
     """
     if names is not None and len(admissible) > PATTERNS_OVER:
-        return action_patterns(admissible, names)
+        return action_patterns(admissible, names, known)
     groups: dict[str, list[str]] = {}
     for action in admissible:
         verb, _, rest = action.partition(" ")
@@ -156,17 +158,21 @@ def action_list(admissible: Sequence[str], names: Names | None = None) -> str:
     )
 
 
-def action_patterns(admissible: Sequence[str], names: Names) -> str:
+def action_patterns(admissible: Sequence[str], names: Names, known: Sequence[str] = ()) -> str:
     """Many actions as their patterns, each name replaced by OBJ ("move OBJ to OBJ"), then the
-    names, most often named first; patterns naming one thing list their things when few."""
+    names, most often named first; patterns naming one thing list their things when few. Names
+    are the `known` ones first (the scene's, longest first: "orange in bowl" is one name), then
+    what the Domain's grammar finds in the rest."""
+    longest = sorted(set(known), key=len, reverse=True)
     patterns: dict[str, list[str]] = {}
     counts: Counter[str] = Counter()
     for action in admissible:
-        named = names.entities(action)
-        pattern = action
-        for name in named:
-            pattern = pattern.replace(name, THING, 1)
-        patterns.setdefault(pattern, []).extend(named)
+        pattern, named = _named(action, longest)
+        for name in names.entities(pattern):
+            if _MARK not in name and name in pattern:
+                pattern = pattern.replace(name, _MARK, 1)
+                named.append(name)
+        patterns.setdefault(pattern.replace(_MARK, THING), []).extend(named)
         counts.update(named)
     shown = []
     for pattern, named in patterns.items():
@@ -180,9 +186,49 @@ def action_patterns(admissible: Sequence[str], names: Names) -> str:
     )
 
 
+def _named(action: str, longest: Sequence[str]) -> tuple[str, list[str]]:
+    """`action` with the known names it holds (whole words, longest first) marked, and those
+    names in the order they stand."""
+    found: list[tuple[int, str]] = []
+    for name in longest:
+        start = f" {action} ".find(f" {name} ")
+        if start >= 0:
+            found.append((start, name))
+            action = action[:start] + _MARK + action[start + len(name):]
+    return action, [name for _, name in sorted(found)]
+
+
+def scene_lines(scene: str) -> str:
+    """A large scene graph grouped by relation and object ("in kitchen: air, chair, ..."), its
+    key node first: the same facts in a third of the words."""
+    lines = scene.splitlines()
+    head = [line for line in lines[:1] if line.startswith("at: ")]
+    groups: dict[str, list[str]] = {}
+    for line in lines[len(head):]:
+        triple = _triple(line)
+        if triple is None:
+            continue
+        subject, relation, obj = triple
+        groups.setdefault(f"{relation} {obj}", []).append(subject)
+    return "\n".join(head + [f"{key}: {', '.join(subjects)}" for key, subjects in groups.items()])
+
+
+def _triple(line: str) -> tuple[str, str, str] | None:
+    for relation in (" leadsTo ", " is ", " holds ", " on ", " in "):
+        subject, found, obj = line.rpartition(relation)
+        if found and subject:
+            return subject, relation.strip(), obj
+    return None
+
+
 def step_text(scene: str, admissible: Sequence[str], warnings: Sequence[str], names: Names | None = None) -> str:
-    """What changes every step: the scene graph, the actions, and warnings or notes (one per line)."""
-    lines = [f"Scene graph now:\n{scene}", "Admissible actions: " + action_list(admissible, names)]
+    """What changes every step: the scene graph, the actions, and warnings or notes (one per line).
+    Past `PATTERNS_OVER` actions, both grouped (`scene_lines`, `action_patterns`)."""
+    if names is not None and len(admissible) > PATTERNS_OVER:
+        known = [t[0] for t in (_triple(line) for line in scene.splitlines()) if t]
+        lines = [f"Scene graph now:\n{scene_lines(scene)}", "Admissible actions: " + action_list(admissible, names, known)]
+    else:
+        lines = [f"Scene graph now:\n{scene}", "Admissible actions: " + action_list(admissible, names)]
     lines += list(warnings)
     return "\n".join(lines)
 

@@ -667,7 +667,8 @@ class _SceneRows:
         if len(self._recent) + len(keys) <= max(50_000, len(self._rows) // 4):
             self._recent.update((key.tobytes(), first_row + i) for i, key in enumerate(keys))
             return
-        recent = b"".join(sorted(self._recent, key=self._recent.__getitem__))  # sorting again is O(n log n)
+        in_order: list[bytes] = sorted(self._recent, key=self._recent.__getitem__)  # sorting again is O(n log n)
+        recent = b"".join(in_order)
         unsorted = np.concatenate([np.frombuffer(recent, dtype=np.uint8).reshape(-1, 32), keys])
         prefixes = np.concatenate([self._prefixes, _prefixes(unsorted)])
         rows = np.concatenate([self._rows, np.arange(len(self._rows), self.size, dtype=np.int64)])

@@ -13,6 +13,7 @@ from typer.core import TyperGroup
 from typer.testing import CliRunner
 
 from prag.cli import _register, app
+from prag.cli.reference import argument_name
 
 _register()
 
@@ -76,7 +77,7 @@ def test_every_command_and_option_is_in_the_cli_reference(path, command):
     for param in command.params:
         if param.name == "help" or getattr(param, "hidden", False):
             continue
-        names = [param.human_readable_name] if param.param_type_name == "argument" else [*param.opts, *param.secondary_opts]
+        names = [argument_name(param)] if param.param_type_name == "argument" else [*param.opts, *param.secondary_opts]
         for name in names:
             assert f"`{name}`" in section, f"prag {' '.join(path)}: {name} is not in its section of docs/cli.md"
 

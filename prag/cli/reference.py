@@ -11,11 +11,15 @@ added without regenerating it is caught, as sqlite-utils' cog check does for its
 from __future__ import annotations
 
 import sys
+import types
+import typing
 from collections.abc import Iterator
+from enum import Enum
 from pathlib import Path
+from typing import Any
 
-import click
 import typer.main
+from typer.core import TyperGroup
 
 HEADER = """# CLI reference
 
@@ -26,25 +30,29 @@ together is in the guide, starting with [running rounds](guide/run.md).
 
 DOCS_CLI = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 
+# Typer builds click-style commands (typer >= 0.26 on its own copy of click), so they are read here
+# by the attributes both have: name, help, params; a parameter's opts, secondary_opts, default,
+# help, multiple, is_flag, hidden; the annotation typer took its type from.
 
-def root() -> click.Group:
-    """The `prag` command as click sees it, every command module registered."""
+
+def root() -> TyperGroup:
+    """The `prag` command as typer builds it, every command module registered."""
     from prag.cli import _register, app
 
     _register()
     command = typer.main.get_command(app)
-    assert isinstance(command, click.Group)
+    assert isinstance(command, TyperGroup)
     return command
 
 
-def walk(group: click.Group, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], click.Command]]:
+def walk(group: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
     """Every command under `group` (sub-commands of groups too), sorted, with its words on the command line."""
     for name in sorted(group.commands):
         command = group.commands[name]
         if command.hidden:
             continue
         yield (*path, name), command
-        if isinstance(command, click.Group):
+        if isinstance(command, TyperGroup):
             yield from walk(command, (*path, name))
 
 
@@ -53,53 +61,82 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def _type(param: click.Parameter) -> str:
-    if isinstance(param, click.Option) and param.is_flag:
+def _annotation(annotation: Any) -> str:
+    """A parameter's type in words: int, float, text, path, a|b|c for choices."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        given = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return " or ".join(_annotation(a) for a in given)
+    if typing.get_origin(annotation) in (list, tuple, set, frozenset):
+        return _annotation(typing.get_args(annotation)[0])
+    if typing.get_origin(annotation) is typing.Literal:
+        return "|".join(str(a) for a in typing.get_args(annotation))
+    if isinstance(annotation, type) and issubclass(annotation, Enum):
+        return "|".join(str(member.value) for member in annotation)
+    if isinstance(annotation, type) and issubclass(annotation, Path):
+        return "path"
+    return {str: "text", int: "integer", float: "number"}.get(annotation, getattr(annotation, "__name__", str(annotation)))
+
+
+def _type(param: Any) -> str:
+    if getattr(param, "is_flag", False):
         return ""
-    kind = param.type
-    if isinstance(kind, click.Choice):
-        return "|".join(str(c) for c in kind.choices)
-    if isinstance(kind, click.types._NumberRangeBase):
-        described = kind._describe_range()  # e.g. "x>=1", "0<=x<=1"
-        return f"{kind.name} ({described})"
-    return kind.name
+    annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    name = _annotation(annotation) if annotation is not None else getattr(getattr(param, "type", None), "name", "")
+    low, high = getattr(param, "min", None), getattr(param, "max", None)
+    if low is not None and high is not None:
+        return f"{name}, {low} to {high}"
+    if low is not None:
+        return f"{name}, at least {low}"
+    if high is not None:
+        return f"{name}, at most {high}"
+    return name
 
 
-def _default(param: click.Parameter) -> str:
+def _default(param: Any) -> str:
     default = param.default
     if callable(default) or default is None or default == () or default == []:
         return ""
-    if isinstance(param, click.Option) and param.is_flag and param.secondary_opts:
-        return param.opts[0] if default else param.secondary_opts[0]
+    if getattr(param, "is_flag", False) and param.secondary_opts:
+        return f"`{param.opts[0] if default else param.secondary_opts[0]}`"
     if isinstance(default, bool):
         return "yes" if default else "no"
+    if isinstance(default, Enum):
+        default = default.value
     return f"`{default}`" if str(default) else "`''`"
 
 
-def _names(param: click.Parameter) -> str:
-    if isinstance(param, click.Argument):
-        return f"`{param.human_readable_name}`"
-    names = [*param.opts, *param.secondary_opts]
-    return " / ".join(f"`{n}`" for n in names)
+def argument_name(param: Any) -> str:
+    """An argument as its usage line shows it: its metavar, else its name."""
+    return str(param.metavar or param.name)
 
 
-def _usage(path: tuple[str, ...], command: click.Command) -> str:
-    ctx = click.Context(command, info_name=" ".join(("prag", *path)))
+def _is_argument(param: Any) -> bool:
+    return param.param_type_name == "argument"
+
+
+def _names(param: Any) -> str:
+    if _is_argument(param):
+        return f"`{argument_name(param)}`"
+    return " / ".join(f"`{n}`" for n in [*param.opts, *param.secondary_opts])
+
+
+def _usage(path: tuple[str, ...], command: Any) -> str:
+    ctx = command.context_class(command, info_name=" ".join(("prag", *path)))
     return "`" + " ".join(("prag", *path, *command.collect_usage_pieces(ctx))) + "`"
 
 
-def section(path: tuple[str, ...], command: click.Command) -> str:
+def section(path: tuple[str, ...], command: Any) -> str:
     """One command's section of the reference."""
     lines = [f"## `prag {' '.join(path)}`", ""]
     help_text = (command.help or "").strip()
     if help_text:
         lines += [*(line.rstrip() for line in help_text.splitlines()), ""]
     lines += [f"Usage: {_usage(path, command)}", ""]
-    if isinstance(command, click.Group):
+    if isinstance(command, TyperGroup):
         subs = [name for name in sorted(command.commands) if not command.commands[name].hidden]
         lines += ["Commands: " + ", ".join(f"[`{name}`](#prag-{'-'.join((*path, name))})" for name in subs), ""]
-    arguments = [p for p in command.params if isinstance(p, click.Argument)]
-    options = [p for p in command.params if isinstance(p, click.Option) and not p.hidden and p.name != "help"]
+    arguments = [p for p in command.params if _is_argument(p)]
+    options = [p for p in command.params if not _is_argument(p) and not p.hidden and p.name != "help"]
     if arguments:
         lines += ["| argument | type | default | what |", "|---|---|---|---|"]
         lines += [f"| {_names(p)} | {_cell(_type(p))} | {_cell(_default(p))} | {_cell(getattr(p, 'help', None) or '')} |"

@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar, cast
 
 import numpy as np
 
@@ -514,7 +514,8 @@ class _StepCodes:
         """Empty shards over a trained codebook (`train`'s bytes)."""
         import faiss
 
-        self.trained = faiss.deserialize_index(np.ascontiguousarray(codebook, dtype=np.uint8))
+        # `train` serialises an IndexPQFastScan; faiss's stub types the read-back as a plain Index.
+        self.trained = cast("faiss.IndexPQFastScan", faiss.deserialize_index(np.ascontiguousarray(codebook, dtype=np.uint8)))
         n = shards or min(self.MAX_SHARDS, os.cpu_count() or 1)
         self.shards = [faiss.clone_index(self.trained) for _ in range(n)]
         self.code_size = int(self.trained.sa_code_size())
@@ -559,7 +560,7 @@ class _StepCodes:
             flat.pq = self.trained.pq
             flat.is_trained = True
             flat.add_sa_codes(mine)
-            packed = faiss.IndexPQFastScan(flat)
+            packed = faiss.IndexPQFastScan(flat)  # type: ignore[arg-type]  # IndexPQFastScan(const IndexPQ&): not in faiss's stub
             if shard.ntotal:
                 shard.merge_from(packed)
             else:

@@ -62,7 +62,7 @@ def _cell(text: str) -> str:
 
 
 def _annotation(annotation: Any) -> str:
-    """A parameter's type in words: int, float, text, path, a|b|c for choices."""
+    """A parameter's type in words, as click names them: integer, float, text, path; a|b|c for choices."""
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         given = [a for a in typing.get_args(annotation) if a is not type(None)]
         return " or ".join(_annotation(a) for a in given)
@@ -74,7 +74,7 @@ def _annotation(annotation: Any) -> str:
         return "|".join(str(member.value) for member in annotation)
     if isinstance(annotation, type) and issubclass(annotation, Path):
         return "path"
-    return {str: "text", int: "integer", float: "number"}.get(annotation, getattr(annotation, "__name__", str(annotation)))
+    return {str: "text", int: "integer", float: "float"}.get(annotation, getattr(annotation, "__name__", str(annotation)))
 
 
 def _type(param: Any) -> str:

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from prag.agent.plans import Names
 from prag.corrections.transcripts import Transcript, parse
 from prag.envs.domain import Domain
 from prag.llm.base import Message
@@ -128,11 +129,21 @@ def episode_text(
     return "\n".join(lines)
 
 
-def action_list(admissible: Sequence[str]) -> str:
-    """The admissible actions, with actions sharing a verb folded: `go to: a, b, c`.
+# Past this many admissible actions the prompt shows their patterns and the things they name
+# instead (ScienceWorld offers thousands): the answer is still held to the admissible ones, by
+# constrained decoding or by the check of the answer.
+PATTERNS_OVER = 80
+THING = "OBJ"
+
+
+def action_list(admissible: Sequence[str], names: Names | None = None) -> str:
+    """The admissible actions, with actions sharing a verb folded: `go to: a, b, c`; past
+    `PATTERNS_OVER` of them (with a Domain to read names), their patterns and the things named.
 
     This part of the prompt changes every step, so its length is paid for every step.
     """
+    if names is not None and len(admissible) > PATTERNS_OVER:
+        return action_patterns(admissible, names)
     groups: dict[str, list[str]] = {}
     for action in admissible:
         verb, _, rest = action.partition(" ")
@@ -145,9 +156,33 @@ def action_list(admissible: Sequence[str]) -> str:
     )
 
 
-def step_text(scene: str, admissible: Sequence[str], warnings: Sequence[str]) -> str:
+def action_patterns(admissible: Sequence[str], names: Names) -> str:
+    """Many actions as their patterns, each name replaced by OBJ ("move OBJ to OBJ"), then the
+    names, most often named first; patterns naming one thing list their things when few."""
+    patterns: dict[str, list[str]] = {}
+    counts: Counter[str] = Counter()
+    for action in admissible:
+        named = names.entities(action)
+        pattern = action
+        for name in named:
+            pattern = pattern.replace(name, THING, 1)
+        patterns.setdefault(pattern, []).extend(named)
+        counts.update(named)
+    shown = []
+    for pattern, named in patterns.items():
+        things = list(dict.fromkeys(named))
+        shown.append(f"{pattern.replace(THING, '', 1).rstrip()}: {', '.join(things)}"
+                     if pattern.count(THING) == 1 and len(things) <= 12 else pattern)
+    return (
+        f"{len(admissible)} actions, as patterns where {THING} is a thing named here (only some "
+        "combinations are possible): " + "; ".join(shown)
+        + ". Things: " + ", ".join(name for name, _ in counts.most_common())
+    )
+
+
+def step_text(scene: str, admissible: Sequence[str], warnings: Sequence[str], names: Names | None = None) -> str:
     """What changes every step: the scene graph, the actions, and warnings or notes (one per line)."""
-    lines = [f"Scene graph now:\n{scene}", "Admissible actions: " + action_list(admissible)]
+    lines = [f"Scene graph now:\n{scene}", "Admissible actions: " + action_list(admissible, names)]
     lines += list(warnings)
     return "\n".join(lines)
 
@@ -176,7 +211,7 @@ def messages(
     out.append(
         {
             "role": "user",
-            "content": episode_text(goal, history, limits, utterances) + "\n\n" + step_text(scene, admissible, warnings),
+            "content": episode_text(goal, history, limits, utterances) + "\n\n" + step_text(scene, admissible, warnings, domain),
         }
     )
     return out

@@ -40,6 +40,9 @@ class Observation:
     done: bool = False
     infos: dict[str, Any] = field(default_factory=dict)
     location: str | None = None  # the scene graph's key node: where the agent is
+    # The family's score after this step where it keeps one (ScienceWorld: 0-100 with partial
+    # credit, below 0 when the task failed); None where a game is only won or not.
+    score: float | None = None
 
 
 @runtime_checkable

@@ -409,11 +409,11 @@ class Store:
             with self.transaction() as conn:
                 episode_id = self.insert("episodes", row)
                 conn.executemany(
-                    "insert into steps (episode_id, t, action, observation, scene, scene_hash, graph) "
-                    "values (?, ?, ?, ?, ?, ?, ?)",
+                    "insert into steps (episode_id, t, action, observation, scene, scene_hash, graph, score) "
+                    "values (?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         (episode_id, s.t, s.action, s.observation, s.scene, text_hash(s.scene),
-                         json.dumps({"location": s.location, "triples": s.triples}))
+                         json.dumps({"location": s.location, "triples": s.triples}), s.score)
                         for s in episode.steps
                     ],
                 )
@@ -489,6 +489,8 @@ class Store:
             row[name] = stored_float(self.path, f"episodes.{name} {of}", row[name], empty=0.0)
         row["task_type"] = row["task_type"] or ""
         row["won"] = bool(stored_int(self.path, f"episodes.won {of}", row["won"]))
+        if row["score"] is not None:
+            row["score"] = stored_float(self.path, f"episodes.score {of}", row["score"])
         row["extra"] = stored_json(self.path, f"episodes.extra {of}", row["extra"], dict, empty="{}")
         return EpisodeRecord(steps=records, n_actions=n_actions, **row)
 
@@ -497,8 +499,9 @@ class Store:
         graph = stored_json(self.path, what, row["graph"], dict)
         if set(graph) != {"location", "triples"} or not isinstance(graph["triples"], list):
             raise damaged_value(self.path, what, row["graph"], "an object of a location and a list of triples")
+        score = None if row["score"] is None else stored_float(self.path, f"steps.score {of}", row["score"])
         return StepRecord(stored_int(self.path, f"steps.t {of}", row["t"]), row["action"], row["observation"],
-                          row["scene"], **graph)
+                          row["scene"], **graph, score=score)
 
     def index_rows(self, after_id: int = 0, limit: int | None = None) -> IndexRows:
         """What the retrieval index needs of the episodes with id > after_id (the first `limit`

@@ -235,6 +235,13 @@ def _v9(db: sqlite_utils.Database) -> None:
     db.table("action_models").create_index(["family", "version"], unique=True)
 
 
+def _v10(db: sqlite_utils.Database) -> None:
+    # Scores where a family keeps one (ScienceWorld's 0-100 partial credit): the episode's final
+    # score and each step's; NULL for families that only win or lose, and for earlier rows.
+    db.execute("alter table episodes add column score real")
+    db.execute("alter table steps add column score real")
+
+
 # Append-only: a released migration is never edited, only followed by a new one.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, episodes, steps, embeddings", _v1),
@@ -246,5 +253,6 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (7, "places: where things of each kind were found", _v7),
     (8, "readings: how each episode read its goal", _v8),
     (9, "action_models: learned action models, versioned per family", _v9),
+    (10, "scores: the family's score of each episode and step (ScienceWorld)", _v10),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -118,7 +118,8 @@ _LINE = re.compile(
 def scene_from_text(text: str) -> tuple[str | None, list[Triple]]:
     """The key node and triples of a scene graph's text form: only for stores written before
     triples were kept (migration 4); everything else reads the triples themselves."""
-    location, triples = None, []
+    location: str | None = None
+    triples: list[Triple] = []
     for line in text.splitlines():
         if line.startswith("at: ") and location is None and not triples:
             location = line[len("at: ") :]

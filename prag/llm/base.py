@@ -85,11 +85,14 @@ def choice_grammar(choices: Sequence[str], more_lines: int = 0) -> str:
     return f"root ::= ({first}) {rest}\nline ::= [^\\n]+\n{body}"
 
 
+# A word trie: each word -> (what may follow it, [whether a choice may end there]).
+_TrieNode = dict[str, tuple["_TrieNode", list[bool]]]
+
+
 def _trie_rules(choices: Iterable[str]) -> list[str]:
     """GBNF rules `t0 ::= ...` (the root first) of a word trie holding `choices`: each rule the
     words that may come next, each followed by the rule of what may follow it."""
-    Node = dict[str, tuple["Node", list[bool]]]
-    root: Node = {}
+    root: _TrieNode = {}
     for choice in choices:
         node, words = root, choice.split(" ")
         for index, word in enumerate(words):
@@ -99,7 +102,7 @@ def _trie_rules(choices: Iterable[str]) -> list[str]:
             node = child[0]
     rules: list[str] = []
 
-    def rule(node: Node) -> str:
+    def rule(node: _TrieNode) -> str:
         name = f"t{len(rules)}"
         rules.append("")
         alternatives = []

@@ -325,7 +325,7 @@ class Store:
     def run(self, run_id: str) -> RunRecord:
         """A run by id; an unknown one is an error naming the runs there are."""
         try:
-            row = self.db["runs"].get(run_id)
+            row = self.db.table("runs").get(run_id)
         except sqlite_utils.db.NotFoundError:
             known = ", ".join(r.id for r in self.runs()) or "none"
             raise StoreError(f"no run {run_id!r} in {self.path} (runs: {known})") from None
@@ -444,7 +444,7 @@ class Store:
         """An episode with its steps; an unknown id is an error."""
         with self.lock:
             try:
-                row = dict(self.db["episodes"].get(episode_id))
+                row = dict(self.db.table("episodes").get(episode_id))
             except sqlite_utils.db.NotFoundError:
                 raise StoreError(f"no episode {episode_id} in {self.path}") from None
             return self._episode_from_row(row)

@@ -51,7 +51,7 @@ def _agent_room(node: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 def _is_open(node: Mapping[str, Any]) -> bool:
     container = node.get("propContainer")
-    return bool(container) and bool(container.get("isOpen"))
+    return bool(container and container.get("isOpen"))
 
 
 def _states(node: Mapping[str, Any], focused: bool) -> list[str]:

@@ -102,3 +102,23 @@ def test_closed_places_are_pointed_out_while_the_hands_are_free():
     holding = seen("", "safe 1", ("agent", "holds", "keychain 1"), admissible=("go to safe 1",))
     agent.act(holding)
     assert "not opened yet" not in agent.llm.calls[-1]["messages"][-1]["content"]
+
+
+def test_past_two_hundred_actions_the_prompt_shows_patterns_over_the_scenes_names() -> None:
+    """ScienceWorld's kitchen: thousands of actions become their patterns and the names, whole
+    names first ("orange in bowl" is one thing), and the scene graph is grouped by relation."""
+    from prag.agent.prompt import PATTERNS_OVER, step_text
+    from prag.envs.sciworld.domain import SCIWORLD
+
+    things = ["metal pot", "sink", "orange in bowl", "cup containing water", "stove", "table", "counter",
+              "apple", "banana", "potato", "thermometer", "lighter", "oven", "freezer", "fridge"]
+    admissible = ([f"move {a} to {b}" for a in things for b in things if a != b]
+                  + [f"focus on {a}" for a in things] + ["open fridge", "open oven", "look around"])
+    assert len(admissible) > PATTERNS_OVER
+    scene = "at: kitchen\n" + "\n".join(f"{t} in kitchen" for t in things) + "\nfridge is closed\noven is closed"
+    text = step_text(scene, admissible, [], SCIWORLD)
+    assert "move OBJ to OBJ" in text and "open: fridge, oven" in text and "orange in bowl" in text
+    assert "in kitchen: metal pot, sink, orange in bowl" in text and "is closed: fridge, oven" in text
+    assert len(text) < len("; ".join(admissible)) / 4
+    few = step_text(scene, admissible[:20], [], SCIWORLD)
+    assert "OBJ" not in few and "move: metal pot to sink" in few  # below the threshold: every action

@@ -81,7 +81,25 @@ def _failure_summary(episode: EpisodeRecord, acted: Sequence[StepRecord], domain
     closed = never_opened(step.triples for step in episode.steps)
     lines = [f"Where things were: {'; '.join(f'{thing} {place}' for thing, place in places.items())}."] if places else []
     lines += [f"Never opened: {', '.join(closed)}."] if closed else []
+    lines += _score_summary(episode)
     return lines + ["Its actions (times done): " + ", ".join(f"{action} ({count})" for action, count in done.items())]
+
+
+def _score_summary(episode: EpisodeRecord) -> list[str]:
+    """Where the family keeps a score: the steps that raised it, and the one that failed the task."""
+    if not episode.steps or episode.steps[-1].score is None:
+        return []
+    raised, last, best = [], 0.0, 0.0
+    for step in episode.steps[1:]:
+        score = step.score if step.score is not None else last
+        if score > last and step.action:
+            raised.append(f"{step.action} (+{score - last:g})")
+        last, best = score, max(best, score)
+    final = episode.steps[-1]
+    lines = [f"Score {max(last, 0):g} of 100 at the end (best {best:g}); steps that raised it: {', '.join(raised) or 'none'}."]
+    if final.score is not None and final.score < 0 and final.action:
+        lines.append(f"It failed the task at once with: {final.action}.")
+    return lines
 
 
 def correction_block(corrections: Sequence[CorrectionHit], limits: PromptLimits) -> str:

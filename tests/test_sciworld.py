@@ -50,6 +50,9 @@ def test_a_room_reads_as_facts_named_as_the_actions_name_them() -> None:
     # The simulator lists actions on what a closed cupboard hides; they are not offered.
     assert not [a for a in kitchen.admissible if "metal pot" in a]
     assert ("stove", "is", "off") in kitchen.scene_triples
+    # An action the simulator lists but refuses is not offered again in the episode.
+    refused = env.step("pick up sewer")
+    assert refused.text == "No known action matches that input." and "pick up sewer" not in refused.admissible
     cupboard = env.step("open cupboard")
     assert ("metal pot", "in", "cupboard") in cupboard.scene_triples and "pick up metal pot" in cupboard.admissible
     # Every name in the scene is one the actions use.

@@ -13,6 +13,9 @@ What the family does beyond passing actions through, each a fact of ScienceWorld
 - the admissible actions are the simulator's valid action-object combinations, less those naming
   a thing inside a closed container (the simulator lists them; acting on them answers "No known
   action matches that input.") and less "reset task", which would restart the episode;
+- an action the simulator refuses ("No known action matches that input.": its list of valid
+  combinations holds some it cannot parse, such as "pick up sewer") is not offered again in the
+  episode;
 - an action the simulator finds ambiguous ("Ambiguous request: Please enter the number ...") is
   answered with its first reading, as one step;
 - the score (0-100, partial credit) is the observation's `score`; the task is won at 100; a score
@@ -35,6 +38,7 @@ from prag.errors import PragError, SpecError
 SPLITS = ("train", "dev", "test")
 _NEVER_OFFERED = ("reset task",)
 _AMBIGUOUS = "Ambiguous request"
+_REFUSED = "No known action matches that input."
 _TASK_PREFIX = "Task Description:"
 
 
@@ -71,6 +75,7 @@ class SciworldEnv:
         self._sim: Any = None
         self._goal = ""
         self._focused: list[str] = []
+        self._refused: set[str] = set()
         self._plan: list[str] | None = None
 
     @property
@@ -93,6 +98,7 @@ class SciworldEnv:
         sim.server.reset()
         self._sim = sim
         self._focused = []
+        self._refused = set()
         self._goal = _goal(sim.get_task_description())
         return self._observe(self._act("look around"))
 
@@ -103,6 +109,8 @@ class SciworldEnv:
         if text.startswith(_AMBIGUOUS):
             # Answered with the first reading; the simulator counts the answer as the step.
             text = self._act("0")
+        if text.strip() == _REFUSED:
+            self._refused.add(action)
         if action.startswith(FOCUS) and text.startswith("You focus on"):
             self._focused.append(action[len(FOCUS):])
         return self._observe(text)
@@ -126,7 +134,8 @@ class SciworldEnv:
         hidden = _hidden_ids(tree)
         admissible = sorted({
             c["action"] for c in combos
-            if not hidden.intersection(str(i) for i in c["obj_ids"]) and c["action"] not in _NEVER_OFFERED
+            if not hidden.intersection(str(i) for i in c["obj_ids"])
+            and c["action"] not in _NEVER_OFFERED and c["action"] not in self._refused
         })
         score = int(round(100 * sim.server.getScore()))
         won = score >= 100

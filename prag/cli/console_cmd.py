@@ -85,7 +85,9 @@ class ConsolePerson:
         if sentence is None:
             line = self.read_line(escape(f"The agent cannot read {instruction!r} as a goal. Say it as one: "))
             return " ".join((line or "").split()) or False
-        line = self.read_line(escape(f"I read this as: {sentence}. Right? [y/n, or type the goal in words] "))
+        # The reading is asked before the goal is shown as an utterance: name the words read, or
+        # the person cannot tell whether the reading is right.
+        line = self.read_line(escape(f"I read {instruction!r} as: {sentence}. Right? [y/n, or type the goal in words] "))
         answer = " ".join((line or "").split())
         if line is None or answer.lower() in YES:
             return True

@@ -198,3 +198,19 @@ def test_the_person_asked_about_a_reading_is_shown_the_words_read():
     assert person.confirm_reading(words, "put a glassbottle in toilet") == "put a candle on the toilet"
     # Asked before the goal is shown, the prompt itself names the words it read.
     assert all(words in prompt and "put a glassbottle in toilet" in prompt for prompt in prompts)
+
+
+def test_go_plays_on_without_an_enter_a_step_and_still_asks_the_person(tmp_path):
+    spec = write_spec(tmp_path, "dishes-go", ["wash_dishes"], max_steps=40)
+    (goal, plan), = plans_of(spec).items()
+    agent = ScriptedLLM(plan_follower({goal: plan}))
+    prompts: list[str] = []
+    with Store(tmp_path / "s.db") as store:
+        s, out = session(store, spec, ["go"] + ["y"] * len(plan), agent, ScriptedLLM([]), confirm=True, prompts=prompts)
+        s.run()
+        (episode,) = store.episodes()
+        assert episode.won and episode.n_actions == len(plan) > 1
+        assert episode.extra["effort"]["answers"] == len(plan)
+    # One prompt between steps (the `go`), then only what the agent asks the person.
+    assert sum("next action" in p for p in prompts) == 1
+    assert sum("proposes" in p for p in prompts) == len(plan)

@@ -153,3 +153,25 @@ def test_rounds_replay_the_progress_stored_and_never_repeat_a_fatal_step(tmp_pat
     for action in fatal:
         first = min(e.round for e in episodes if e.steps[-1].action == action and (e.steps[-1].score or 0) < 0)
         assert not any(s.action == action for e in episodes if e.round > first for s in e.steps)
+
+
+def test_progress_is_the_steps_up_to_the_best_score_less_those_that_changed_nothing() -> None:
+    from prag.agent.actor import fatal_actions, progress_made
+    from prag.retrieval.episodes import Experience
+    from prag.store.records import EpisodeRecord, StepRecord
+
+    def step(t: int, action: str | None, score: float, room: str, triples: list) -> StepRecord:
+        return StepRecord(t, action, "...", f"at: {room}", room, triples, score)
+
+    door = [("door to kitchen", "is", "closed")]
+    opened = [("door to kitchen", "is", "open")]
+    steps = [step(0, None, 0, "hallway", door), step(1, "look around", 0, "hallway", door),
+             step(2, "open door to kitchen", 8, "hallway", opened), step(3, "pick up sewer", 8, "hallway", opened),
+             step(4, "go to kitchen", 25, "kitchen", []), step(5, "open fridge", 25, "kitchen", [("fridge", "is", "open")]),
+             step(6, "focus on fridge", -100, "kitchen", [("fridge", "is", "open")])]
+    episode = EpisodeRecord("r", 0, "t", "find", "find a thing", False, steps, id=1)
+    assert progress_made(episode) == (25, ["open door to kitchen", "go to kitchen"])
+    assert fatal_actions("find a thing", "at: hallway", [Experience(None, episode)]) == {"focus on fridge"}  # type: ignore[arg-type]
+    assert fatal_actions("find another thing", "at: hallway", [Experience(None, episode)]) == set()  # type: ignore[arg-type]
+    unscored = EpisodeRecord("r", 0, "t", "find", "g", False, [StepRecord(0, None, "o", "s"), StepRecord(1, "a", "o", "s")])
+    assert progress_made(unscored) == (0.0, [])

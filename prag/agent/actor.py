@@ -20,7 +20,7 @@ from prag.corrections.transcripts import TranscriptError, parse
 from prag.envs.domain import Domain
 from prag.retrieval.corrections import CorrectionHit
 from prag.retrieval.episodes import Experience
-from prag.store.records import EpisodeRecord
+from prag.store.records import EpisodeRecord, StepRecord
 
 EXPERIENCE = ("episode", "correction")  # plan sources that are experience
 SEARCH = ("find", "search", "subgoal")  # plan sources that are search: find-X, means-ends, sub-goals
@@ -34,6 +34,7 @@ class Candidate:
     # 4: own progress at it (a lost episode's steps up to its last that raised the family's score)
     length: int
     plan: Plan
+    score: float = 0.0  # of progress: the score it reached (the highest first, then the shortest)
 
 
 def candidates(
@@ -59,9 +60,9 @@ def candidates(
         episode = experience.episode
         same = episode.read_as == goal and episode.steps[0].scene == first_scene
         if not episode.won:
-            progress = progress_made(episode) if same else []
+            reached, progress = progress_made(episode) if same else (0.0, [])
             if progress:
-                found.append(Candidate(4, -len(progress), Plan(tuple(progress), "episode", episode.id, goal=goal)))
+                found.append(Candidate(4, len(progress), Plan(tuple(progress), "episode", episode.id, goal=goal), reached))
             continue
         if only_this_task and not same:
             continue
@@ -71,21 +72,28 @@ def candidates(
         plan = adapt(actions, episode.read_as, goal, domain, "episode", episode.id)
         if plan is not None and actions:
             found.append(Candidate(1 if same else 3, len(actions), plan))
-    return sorted(found, key=lambda c: (c.rank, c.length))
+    return sorted(found, key=lambda c: (c.rank, -c.score, c.length))
 
 
-def progress_made(episode: EpisodeRecord) -> list[str]:
-    """A lost episode's actions up to the last one that raised its score, where its family keeps
-    scores (ScienceWorld's partial credit): what to do again before trying on. [] when no step
-    raised it. Among such prefixes the longest ranks first: it got furthest."""
+def progress_made(episode: EpisodeRecord) -> tuple[float, list[str]]:
+    """The best score a lost episode reached and its actions up to the step that reached it,
+    where the family keeps scores (ScienceWorld's partial credit): what to do again before trying
+    on. Steps that changed nothing the agent could see (the same scene graph, place and score as
+    before: a refused or idle action) are left out. (0, []) when no step raised the score."""
     best, upto, last = 0.0, 0, 0.0
     for index, step in enumerate(episode.steps):
         if step.score is None:
-            return []
+            return 0.0, []
         if step.score > last and step.score > best:
             best, upto = step.score, index
         last = step.score
-    return [step.action for step in episode.steps[1 : upto + 1] if step.action is not None]
+    steps = episode.steps[: upto + 1]
+    return best, [after.action for before, after in zip(steps, steps[1:])
+                  if after.action is not None and _changed(before, after)]
+
+
+def _changed(before: StepRecord, after: StepRecord) -> bool:
+    return (before.triples, before.location, before.score) != (after.triples, after.location, after.score)
 
 
 def fatal_actions(goal: str, first_scene: str, experiences: Sequence[Experience]) -> set[str]:

@@ -136,6 +136,14 @@ BAD = {
     "a prior load's name not text": ("prior_load", lambda d: d.update(name=7), "name: input should be a valid string, got 7"),
     "an ask policy's network not base64": ("ask_policy", lambda d: d.update(model="%%%"), "model: not base64"),
     "an ask policy's penalty not a number": ("ask_policy", lambda d: d.update(penalty="high"), 'penalty: input should be a valid number, got "high"'),
+    # Transcripts are read on import as anywhere else: before, these were stored unread and then
+    # crashed every run of the store at its first step.
+    "a transcript of 200,000 terms": ("correction", lambda d: d.update(transcript=">>> act(" + "+".join(["'a'"] * 200_000) + ")\n"),
+                                      "transcript: line 1: `act('a'+'a'+"),
+    "a transcript of 200,000 minus signs": ("correction", lambda d: d.update(transcript=">>> act(" + "-" * 200_000 + "1)\n"),
+                                            "is too long or too deeply nested"),
+    "a transcript that is no console API": ("correction", lambda d: d.update(transcript='>>> os.system("rm -rf /")\n'),
+                                            "transcript: line 1: `os.system"),
 }
 
 

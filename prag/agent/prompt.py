@@ -13,11 +13,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from prag.corrections.transcripts import Transcript, parse
 from prag.envs.domain import Domain
 from prag.llm.base import Message
 from prag.retrieval.corrections import CorrectionHit
 from prag.retrieval.episodes import Experience, never_opened, where_things_were
+from prag.store.transcripts import Transcript
 from prag.store.records import EpisodeRecord, StepRecord
 from prag.text import clip
 
@@ -93,7 +93,7 @@ def correction_block(corrections: Sequence[CorrectionHit], limits: PromptLimits)
     for number, hit in enumerate(corrections, start=1):
         correction = hit.correction
         status = "checked: it reaches the goal" if correction.verified else "unchecked: its replay did not reach the goal"
-        shown = _first_actions(parse(correction.transcript), limits.correction_steps)
+        shown = _first_actions(hit.transcript, limits.correction_steps)
         parts.append(
             f"## Corrected by a person {number} ({status})\nGoal: {correction.goal}\n"
             + shown.render(limits.observation_chars).rstrip()

@@ -41,7 +41,6 @@ from prag.cli.common import (
 from prag.cli.run_cmd import DEFAULT, DEFAULT_STORE, READERS_HELP
 from prag.corrections.learn import Outcome, correct_episode
 from prag.corrections.replay import Replay
-from prag.corrections.transcripts import Entry, statement
 from prag.envs.base import Observation
 from prag.envs.spec import load_spec
 from prag.llm import LLM, SPEC_HELP
@@ -55,6 +54,7 @@ from prag.run.config import (
 from prag.run.runner import Phase, Runner, build_llm, check_playable, start_run
 from prag.store import Store
 from prag.store.records import StepRecord
+from prag.store.transcripts import Entry, statement
 
 LEARN, QUIT = "learn", "quit"
 ReadLine = Callable[[str], Optional[str]]  # shows a prompt, returns the line (None at end of input)

@@ -16,12 +16,12 @@ from prag.cli.common import LLMRetriesOpt, LLMTimeoutOpt, console, guarded
 from prag.cli.layout import show
 from prag.corrections.learn import Outcome, correct_episode
 from prag.corrections.replay import Replay
-from prag.corrections.transcripts import from_episode, parse
 from prag.errors import PragError
 from prag.llm import DEFAULT_RETRIES, DEFAULT_TIMEOUT, SPEC_HELP, make_llm
 from prag.retrieval.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
 from prag.store import Store
 from prag.store.corrections import Correction
+from prag.store.transcripts import from_episode, parse
 
 StoreArg = Annotated[Path, typer.Argument(help="Path of the experience store (SQLite file).")]
 EDIT_HEADER = "# Fix the transcript below and save; lines starting with # are ignored.\n"

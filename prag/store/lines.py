@@ -37,8 +37,9 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from prag.envs.sam import ActionModel
 from prag.store.action_models import ActionModelRecord
 from prag.store.ask_policies import AskPolicyRecord
-from prag.store.corrections import ORIGINS, Correction, PriorLoad, correction_texts
+from prag.store.corrections import ORIGINS, Correction, PriorLoad, correction_texts, read_transcript
 from prag.store.records import STATUSES, EpisodeRecord, RunRecord, text_hash
+from prag.store.transcripts import TranscriptError
 
 KINDS = ("run", "episode", "correction", "prior_load", "ask_policy", "action_model")
 SOURCES = ("agent", "correction")
@@ -217,6 +218,10 @@ def _check_correction(correction: Correction) -> None:
         raise BadLine("a correction needs a transcript and at least one instruction (the goal)")
     if correction.origin == "prior" and not correction.name:
         raise BadLine("name: a prior transcript needs its name")
+    try:
+        read_transcript(correction)
+    except TranscriptError as exc:
+        raise BadLine(f"transcript: {exc}") from None
 
 
 def _vectors(embeddings: Any, texts: list[str]) -> dict[str, dict[str, np.ndarray]]:

@@ -256,3 +256,40 @@ def test_a_stored_correction_that_cannot_be_read_is_left_out_of_runs_with_a_warn
         assert played.n_actions == 3 and store.run_states()["after"] == "finished"
     assert f"correction {bad_id} in {copy} is left out: its transcript cannot be read (line 1: `act(---" in caplog.text
     assert f"prag corrections delete {copy} {bad_id}" in caplog.text
+
+
+EDITOR = """
+import pathlib, shutil, sys
+shown = pathlib.Path(sys.argv[1]).read_text()
+log = pathlib.Path({log!r})
+log.write_text(log.read_text() + shown + "\\f" if log.exists() else shown + "\\f")
+shutil.copy({fixed!r}, sys.argv[1])
+"""
+
+
+def test_prag_correct_edit_names_the_lines_the_editor_showed_and_keeps_the_edit_for_another_try(lost_episode, tmp_path):
+    # Before: the numbers were off by one and one more per `#` line, and the edit was thrown away.
+    path, _, episode, goal, plan = lost_episode
+    copy = store_copy(path, tmp_path)
+    fixed, log = tmp_path / "fixed.txt", tmp_path / "shown.txt"
+    editor = tmp_path / "editor.py"
+    editor.write_text(EDITOR.format(log=str(log), fixed=str(fixed)))
+    env = {"EDITOR": f"{sys.executable} {editor}"}
+    lines = ["# my notes:", "# the door first"] + plan_transcript(goal, plan).splitlines()
+    lines.insert(6, "# then the rest")
+    bad = lines + [">>> act(" + "-" * 200_000 + "1)"]
+    fixed.write_text("\n".join(bad) + "\n")
+    result = invoke("correct", copy, episode.id, "--edit", env=env)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"line {len(bad)}: `act(---" in result.output and "too long or too deeply nested" in result.output
+    kept = copy.with_name(f"{copy.name}.edit-{episode.id}.txt")
+    assert kept.read_text() == fixed.read_text() and f"your edit is kept in {kept}" in " ".join(result.output.split())
+    # The next try opens the edit as it was left; once stored, the kept edit goes.
+    fixed.write_text("\n".join(lines) + "\n")
+    result = invoke("correct", copy, episode.id, "--edit", env=env)
+    assert result.exit_code == 0 and "stored verified correction" in result.output, result.output
+    assert log.read_text().split("\f")[1] == "\n".join(bad) + "\n"
+    assert not kept.exists()
+    with Store(copy) as store:
+        (only,) = store.corrections.list()
+        assert (only.origin, only.verified, parse(only.transcript).actions) == ("edit", True, plan)

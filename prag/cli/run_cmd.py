@@ -152,13 +152,13 @@ def _play(store: Store, store_path: Path, run_record: RunRecord, config: RunConf
         with run_display(log) as display:
             Runner(store, run_record, config, display, llm=injected_llm(experiment.llm), on_wait=display.waiting).play()
     except KeyboardInterrupt as stop:
-        _stop(store, run_record)
+        leave_interrupted(store, run_record)
         interrupted(stop, f"finished episodes are stored; continue with `{resume}`")
         raise typer.Exit(exit_status(stop)) from None
     except DamagedStore:
         raise  # prag writes nothing into a damaged store, not even the run's status
     except Exception as exc:
-        _stop(store, run_record)
+        leave_interrupted(store, run_record)
         if isinstance(exc, PragError):
             raise PragError(f"{exc}\nThe run is interrupted, its finished episodes stored: once that is fixed, "
                             f"continue with `{resume}`") from None
@@ -186,8 +186,9 @@ def _where(config: RunConfig) -> str:
     return f"{servers}, {execution.workers} {' or '.join(kinds)}"
 
 
-def _stop(store: Store, run_record: RunRecord) -> None:
-    # A store that cannot take the status (damaged, gone) shows the run `running (stale)` instead.
+def leave_interrupted(store: Store, run_record: RunRecord) -> None:
+    """Mark a run stopped before its end `interrupted` (its process lets it go). A store that
+    cannot take the status (damaged, gone) shows the run `running (stale)` instead."""
     with contextlib.suppress(PragError):
         store.set_run_status(run_record.id, "interrupted")
 

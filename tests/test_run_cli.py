@@ -3,6 +3,7 @@ through the CLI's test hook, `prag.cli.common.test_llm`): what a run stores, pri
 parallel workers, Ctrl-C and `--resume`, and runs recorded by other versions of prag."""
 from __future__ import annotations
 
+import errno
 import io
 import itertools
 import json
@@ -360,6 +361,29 @@ def test_a_server_that_stops_answering_shows_the_wait_then_leaves_the_run_interr
         assert store.run("gone").status == "interrupted"
     stats = invoke("stats", db, "--json")
     assert json.loads(stats.output)["runs"][0]["status"] == "interrupted"
+
+
+def test_a_full_disk_beside_the_store_stops_the_run_interrupted_with_what_to_do(tmp_path, cli, monkeypatch):
+    # Before: an OSError traceback (No space left on device) from the run's log, the run left running.
+    invoke, play, _ = cli
+    spec = write_spec(tmp_path, "pair", ["throw_away_trash", "collect_toys"])
+    db = tmp_path / "s.db"
+    log = RunLog.__call__
+
+    def full_after_one_episode(self, event, data):
+        if event == "episode" and data["task_id"] != task_ids(spec)[0]:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path))
+        log(self, event, data)
+
+    monkeypatch.setattr(RunLog, "__call__", full_after_one_episode)
+    play(plan_follower(plans_of(spec)))
+    result = invoke("run", spec, "--store", db, "--name", "full", "--no-prior")
+    out = " ".join(result.output.split())
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert "the disk has no room for" in out and "log.jsonl (No space left on device): free some space on it" in out
+    assert f"continue with `prag run --resume full --store {db}`" in out
+    with Store(db) as store:
+        assert store.run("full").status == "interrupted" and len(list(store.episodes("full"))) == 2
 
 
 def test_the_progress_of_a_run_fits_80_columns_and_shows_the_wait(tmp_path):

@@ -32,7 +32,7 @@ from prag.cli.common import (
     interrupted,
 )
 from prag.envs.spec import load_spec
-from prag.errors import DamagedStore, PragError
+from prag.errors import DamagedStore, PragError, disk_full
 from prag.llm import SPEC_HELP
 from prag.run.config import (
     ExecutionConfig,
@@ -159,8 +159,9 @@ def _play(store: Store, store_path: Path, run_record: RunRecord, config: RunConf
         raise  # prag writes nothing into a damaged store, not even the run's status
     except Exception as exc:
         leave_interrupted(store, run_record)
-        if isinstance(exc, PragError):
-            raise PragError(f"{exc}\nThe run is interrupted, its finished episodes stored: once that is fixed, "
+        said = exc if isinstance(exc, PragError) else disk_full(exc)
+        if said is not None:
+            raise PragError(f"{said}\nThe run is interrupted, its finished episodes stored: once that is fixed, "
                             f"continue with `{resume}`") from None
         raise
     summary = [r for r in store_stats(store).rounds if r.run_id == run_record.id]

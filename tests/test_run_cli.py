@@ -8,6 +8,8 @@ import io
 import itertools
 import json
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -306,6 +308,23 @@ def test_sigterm_and_sighup_leave_the_run_interrupted_with_the_resume_command_as
     assert seconds < 10
     with Store(db) as store:
         assert store.run("early").status == "interrupted"
+
+
+def test_the_resume_command_of_a_run_named_with_spaces_and_accents_is_pasted_as_it_is_printed(tmp_path, cli):
+    # Before: `prag run --resume my run é --store …/my stores/café.db`, which a shell splits apart.
+    invoke, play, _ = cli
+    spec = write_spec(tmp_path, "pair", ["throw_away_trash", "collect_toys"])
+    db = tmp_path / "my stores" / "café.db"
+    code, err, _ = interrupt_at(tmp_path, "building", spec, "--store", str(db), "--name", "my run é", "--no-prior")
+    assert code == 130, err
+    hint = re.search(r"continue with `([^`]*)`", err)
+    assert hint is not None and hint.group(1) == f"prag run --resume 'my run é' --store '{db}'", err
+    argv = shlex.split(hint.group(1))  # as a shell reads the pasted line
+    assert argv[:2] == ["prag", "run"]
+    play(plan_follower(plans_of(spec)))
+    resumed = invoke(*argv[1:])
+    assert resumed.exit_code == 0, resumed.output
+    assert f"compare rounds with `prag compare '{db}' 'my run é'`" in " ".join(resumed.output.split())
 
 
 def test_ctrl_c_stops_a_run_also_when_the_tests_were_started_in_the_background(tmp_path, started_in_background):

@@ -46,6 +46,7 @@ from prag.signals import exit_status
 from prag.store import Store
 from prag.store.records import RunRecord
 from prag.store.stats import store_stats
+from prag.text import command
 
 DEFAULT_SPEC = "alfworld-medium"
 READERS_HELP = "Who reads the goal into a formal one, in order: template (the family's own sentences), experience (readings verified before), words (the kinds the words name, in English or Korean, and their cue words), llm (under a grammar of the family's goals), person (yes/no when in doubt; `prag console`)."
@@ -138,7 +139,7 @@ def run(
 
 def _play(store: Store, store_path: Path, run_record: RunRecord, config: RunConfig) -> None:
     """Play a recorded run to its end; on Ctrl-C or an error, leave it `interrupted` and say how to resume."""
-    resume = f"prag run --resume {run_record.id} --store {store_path}"
+    resume = command("prag", "run", "--resume", run_record.id, "--store", store_path)
     try:
         experiment, retrieval = config.experiment, config.retrieval
         log = RunLog(Path("runs") / run_record.id)
@@ -170,7 +171,7 @@ def _play(store: Store, store_path: Path, run_record: RunRecord, config: RunConf
     )
     for r in summary:
         console.print(f"round {r.round}: {r.won}/{r.episodes} won ({r.success_rate:.0%})", highlight=False)
-    console.print(f"log and summary in {log.directory}; compare rounds with `prag compare {store_path} {run_record.id}`",
+    console.print(f"log and summary in {log.directory}; compare rounds with `{command('prag', 'compare', store_path, run_record.id)}`",
                   markup=False, highlight=False, soft_wrap=True)
 
 

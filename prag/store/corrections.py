@@ -27,6 +27,7 @@ from prag.errors import PragError
 from prag.store.records import now, text_hash
 from prag.store.transcripts import Transcript, TranscriptError, parse
 from prag.store.values import stored_json
+from prag.text import command
 
 if TYPE_CHECKING:
     from prag.store.database import Store
@@ -152,7 +153,7 @@ class Corrections:
             except NotFoundError:
                 raise CorrectionError(
                     f"no correction {correction_id} in {self.store.path}: "
-                    f"see `prag corrections list {self.store.path}`"
+                    f"see `{command('prag', 'corrections', 'list', self.store.path)}`"
                 ) from None
         return _from_row(self.store.path, row)
 

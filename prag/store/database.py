@@ -44,6 +44,7 @@ from prag.store.readings import add as record_reading
 from prag.store.records import STATUSES, EpisodeRecord, RunRecord, StepRecord, now, text_hash
 from prag.store.schema import MIGRATIONS, SCHEMA_VERSION
 from prag.store.values import damaged_value, stored_float, stored_int, stored_json, stored_time
+from prag.text import command
 
 __all__ = ["Deleted", "IndexRows", "Store", "damaged", "now"]
 
@@ -90,8 +91,8 @@ def damaged(path: Path, detail: str) -> StoreError:
     fixed = path.with_name(f"{path.stem}-recovered{path.suffix or '.db'}")
     return DamagedStore(
         f"{path} is damaged ({detail}); prag writes nothing into a damaged store. Recover what "
-        f"SQLite can still read into a new file with `sqlite3 {path} .recover | sqlite3 {fixed}` "
-        f"and use {fixed}, or save the runs that still read with `prag export {path} --run RUN > RUN.jsonl` "
+        f"SQLite can still read into a new file with `{command('sqlite3', path, '.recover')} | {command('sqlite3', fixed)}` "
+        f"and use {fixed}, or save the runs that still read with `{command('prag', 'export', path, '--run', 'RUN')} > RUN.jsonl` "
         f"and `prag import NEW.db RUN.jsonl`"
     )
 
@@ -225,7 +226,7 @@ class Store:
             return 0
         applied = max(self._applied(), default=0)
         return stored_int(self.path, "prag_meta.schema_version", row[0], fix=(
-            f"set it to the newest migration applied, {applied}: sqlite3 {self.path} "
+            f"set it to the newest migration applied, {applied}: {command('sqlite3', self.path)} "
             f"\"update prag_meta set value = '{applied}' where key = 'schema_version'\""))
 
     def integrity(self) -> str:
@@ -388,7 +389,7 @@ class Store:
             if run.status == "running" and claim is not None and claim.is_alive() and not claim.is_mine():
                 raise StoreError(
                     f"run {run_id} is being resumed elsewhere ({claim.describe()}): let it finish, "
-                    f"or stop that process and resume again; `prag stats {self.path}` shows the run's state"
+                    f"or stop that process and resume again; `{command('prag', 'stats', self.path)}` shows the run's state"
                 )
             mine = Claim.mine()
             conn.execute(
@@ -627,7 +628,7 @@ class Store:
                     named = ", ".join(f"{c} (of episode {e})" for c, e in sources)
                     raise StoreError(
                         f"corrections by a person were made from these episodes: {named}; a correction goes "
-                        f"away only when deleted itself: `prag corrections delete {self.path} ID`, then delete again"
+                        f"away only when deleted itself: `{command('prag', 'corrections', 'delete', self.path, 'ID')}`, then delete again"
                     )
                 hashes.update(row[0] for row in conn.execute(
                     f"select goal_hash from episodes where id in ({_marks(chunk)})", chunk))

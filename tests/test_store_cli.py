@@ -304,3 +304,8 @@ def test_a_write_into_a_store_in_a_read_only_directory_says_so_and_what_to_do(re
         assert f"{read_only_store} is read-only for prag (" in message and "this command writes into the store" in message
         assert "The commands that only read (stats, export, query, compare) work on it" in message
         assert "copy" in message and "demo.db-wal" in message
+    for new in (read_only_store.parent / "new.db", read_only_store.parent / "sub" / "new.db"):
+        result = invoke("import", new, export)
+        message = " ".join(result.output.split())
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert f"{new} cannot be created" in message and "give a store path in a directory you may write to" in message

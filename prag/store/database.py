@@ -137,7 +137,11 @@ class Store:
         # Why prag may not write here (None: it may): then the store is only read.
         self.read_only = read_only_reason(self.path) if self.path.exists() else None
         if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # a read-only place, or a file where a directory should be
+                raise StoreError(f"{self.path} cannot be created ({exc.strerror}: {exc.filename}): "
+                                 "give a store path in a directory you may write to") from None
         try:
             # Shared by parallel episodes' threads; `lock` serialises every use.
             self.db = sqlite_utils.Database(connect(self.path, self.read_only))

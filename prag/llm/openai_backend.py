@@ -101,6 +101,7 @@ class OpenAILLM:
         self.on_wait = on_wait
         self._key = key
         self._client = self._new_client()
+        self._client_lock = threading.Lock()  # guards replacing the client after a deadline
         self._constraint: Constraint | None = None if constraint == "auto" else constraint
         self._lock = threading.Lock()
 
@@ -131,10 +132,10 @@ class OpenAILLM:
             raise self._error(exc) from None
         return next((_OWNERS[o] for o in owners if o in _OWNERS), "none")
 
-    def _model_owners(self) -> set[str]:
+    def _model_owners(self, client: openai.OpenAI) -> set[str]:
         """The `owned_by` of the models /models lists; none when it answers something else than
         a model list, or more than a model list can be."""
-        with self._client.models.with_streaming_response.list() as response:
+        with client.models.with_streaming_response.list() as response:
             try:
                 body = read_body(response.iter_bytes(), declared=response.headers.get("content-length"),
                                  limit=MODELS_BYTES)
@@ -185,7 +186,7 @@ class OpenAILLM:
         limit = answer_limit(choices, max_tokens, more_lines if "grammar" in extra else 0)
         start = time.perf_counter()
         try:
-            reply = self._retrying(lambda: self._ask(request, limit, constrained=bool(extra)))
+            reply = self._retrying(lambda client: self._ask(client, request, limit, constrained=bool(extra)))
         except (openai.APIError, BadReply, TimeoutError) as exc:
             raise self._error(exc) from None
         return Completion(
@@ -196,9 +197,9 @@ class OpenAILLM:
             seconds=time.perf_counter() - start,
         )
 
-    def _ask(self, request: dict[str, Any], limit: int, *, constrained: bool) -> Reply:
+    def _ask(self, client: openai.OpenAI, request: dict[str, Any], limit: int, *, constrained: bool) -> Reply:
         """One request, its reply read within the byte bound, then checked."""
-        create = self._client.chat.completions.with_streaming_response.create
+        create = client.chat.completions.with_streaming_response.create
         with create(**request) as response:
             try:
                 body = read_body(
@@ -208,19 +209,20 @@ class OpenAILLM:
                 raise BadReply(f"a reply that broke off ({type(exc).__name__})", b"") from None
         return parse_reply(body, text_limit=limit, constrained=constrained)
 
-    def _retrying(self, call: Callable[[], T]) -> T:
-        """`call()`, each request of it within the timeout, retried as the module says."""
+    def _retrying(self, call: Callable[[openai.OpenAI], T]) -> T:
+        """`call(client)`, each request of it within the timeout, retried as the module says."""
         return retrying(lambda: self._on_time(call), retries=self.retries, pause=_pause, on_wait=self.on_wait)
 
-    def _on_time(self, call: Callable[[], T]) -> T:
-        """`call()` (one request and its reply) within `timeout` seconds in all. It runs in a
-        helper thread: past the deadline it is left there, and the client's connections are
+    def _on_time(self, call: Callable[[openai.OpenAI], T]) -> T:
+        """`call(client)` (one request and its reply) within `timeout` seconds in all. It runs in
+        a helper thread: past the deadline it is left there, and its client's connections are
         closed under it (a new client serves the next request), which ends it at its next read."""
+        client = self._client
         result: Future[T] = Future()
 
         def run() -> None:
             try:
-                result.set_result(call())
+                result.set_result(call(client))
             except BaseException as exc:  # handed to the caller, whatever it is
                 result.set_exception(exc)
 
@@ -228,8 +230,10 @@ class OpenAILLM:
         try:
             return result.result(timeout=self.timeout)
         except FutureTimeout:
-            stuck, self._client = self._client, self._new_client()
-            stuck.close()
+            with self._client_lock:  # calls of parallel episodes may time out at once: one new client
+                if self._client is client:
+                    self._client = self._new_client()
+            client.close()
             raise TimeoutError(f"no whole reply within {self.timeout:g} s") from None
 
     def _error(self, exc: Exception) -> LLMError:

@@ -21,7 +21,7 @@ from support import minilm
 from typer.testing import CliRunner
 
 from prag.cli import _register, app, common
-from prag.cli.console_cmd import ConsoleSession
+from prag.cli.console_cmd import ConsolePerson, ConsoleSession
 from prag.llm.scripted import ScriptedLLM
 from prag.run.config import ExperimentConfig, RetrievalConfig, RunConfig
 from prag.store import Store
@@ -189,3 +189,31 @@ def test_sigterm_sighup_and_ctrl_c_stop_prag_console_and_leave_its_run_interrupt
     assert code == status and said in err and "Traceback" not in err, err
     with Store(tmp_path / "s.db", create=False) as store:
         assert list(store.run_states().values()) == ["interrupted"]
+
+
+def test_the_person_asked_about_a_reading_is_shown_the_words_read():
+    prompts: list[str] = []
+    replies = iter(["", "n", "put a candle on the toilet"])
+    person = ConsolePerson(lambda prompt: prompts.append(prompt) or next(replies))
+    words = "Put a bottle of nail polish on the toilet."
+    assert person.confirm_reading(words, "put a glassbottle in toilet") is True
+    assert person.confirm_reading(words, "put a glassbottle in toilet") is False
+    assert person.confirm_reading(words, "put a glassbottle in toilet") == "put a candle on the toilet"
+    # Asked before the goal is shown, the prompt itself names the words it read.
+    assert all(words in prompt and "put a glassbottle in toilet" in prompt for prompt in prompts)
+
+
+def test_go_plays_on_without_an_enter_a_step_and_still_asks_the_person(tmp_path):
+    spec = write_spec(tmp_path, "dishes-go", ["wash_dishes"], max_steps=40)
+    (goal, plan), = plans_of(spec).items()
+    agent = ScriptedLLM(plan_follower({goal: plan}))
+    prompts: list[str] = []
+    with Store(tmp_path / "s.db") as store:
+        s, out = session(store, spec, ["go"] + ["y"] * len(plan), agent, ScriptedLLM([]), confirm=True, prompts=prompts)
+        s.run()
+        (episode,) = store.episodes()
+        assert episode.won and episode.n_actions == len(plan) > 1
+        assert episode.extra["effort"]["answers"] == len(plan)
+    # One prompt between steps (the `go`), then only what the agent asks the person.
+    assert sum("next action" in p for p in prompts) == 1
+    assert sum("proposes" in p for p in prompts) == len(plan)

@@ -102,3 +102,40 @@ def test_closed_places_are_pointed_out_while_the_hands_are_free():
     holding = seen("", "safe 1", ("agent", "holds", "keychain 1"), admissible=("go to safe 1",))
     agent.act(holding)
     assert "not opened yet" not in agent.llm.calls[-1]["messages"][-1]["content"]
+
+
+def test_past_two_hundred_actions_the_prompt_shows_patterns_over_the_scenes_names() -> None:
+    """ScienceWorld's kitchen: thousands of actions become their patterns and the names, whole
+    names first ("orange in bowl" is one thing), and the scene graph is grouped by relation."""
+    from prag.agent.prompt import PATTERNS_OVER, step_text
+    from prag.envs.sciworld.domain import SCIWORLD
+
+    things = ["metal pot", "sink", "orange in bowl", "cup containing water", "stove", "table", "counter",
+              "apple", "banana", "potato", "thermometer", "lighter", "oven", "freezer", "fridge"]
+    admissible = ([f"move {a} to {b}" for a in things for b in things if a != b]
+                  + [f"focus on {a}" for a in things] + ["open fridge", "open oven", "look around"])
+    assert len(admissible) > PATTERNS_OVER
+    scene = "at: kitchen\n" + "\n".join(f"{t} in kitchen" for t in things) + "\nfridge is closed\noven is closed"
+    text = step_text(scene, admissible, [], SCIWORLD)
+    assert "move OBJ to OBJ" in text and "open: fridge, oven" in text and "orange in bowl" in text
+    assert "in kitchen: metal pot, sink, orange in bowl" in text and "is closed: fridge, oven" in text
+    assert len(text) < len("; ".join(admissible)) / 4
+    few = step_text(scene, admissible[:20], [], SCIWORLD)
+    assert "OBJ" not in few and "move: metal pot to sink" in few  # below the threshold: every action
+
+
+def test_a_scored_failure_shows_the_steps_that_raised_its_score_and_the_one_that_failed_it() -> None:
+    from prag.agent.prompt import _failure_summary
+    from prag.envs.sciworld.domain import SCIWORLD
+    from prag.store.records import EpisodeRecord, StepRecord
+
+    steps = [StepRecord(0, None, "hallway", "at: hallway", score=0.0),
+             StepRecord(1, "open door to kitchen", "The door is now open.", "s", score=8.0),
+             StepRecord(2, "look around", "...", "s", score=8.0),
+             StepRecord(3, "go to kitchen", "You move to the kitchen.", "s", score=25.0),
+             StepRecord(4, "focus on chair", "You focus on the chair.", "s", score=-100.0)]
+    episode = EpisodeRecord("r", 0, "t", "find-non-living-thing", "find a non-living thing", False, steps)
+    text = "\n".join(_failure_summary(episode, [s for s in steps if s.action], SCIWORLD))
+    assert "Score 0 of 100 at the end (best 25); steps that raised it: open door to kitchen (+8), go to kitchen (+17)." in text
+    assert "It failed the task at once with: focus on chair." in text
+    assert episode.score == 0.0  # a failed task counts 0

@@ -252,3 +252,16 @@ def test_the_local_model_answers_a_plan_the_agent_can_follow(grid):
     assert agent.actor.follower is not None and agent.actor.source == "llm"
     assert len(agent.actor.follower.plan.steps) <= 2
     assert agent.usage.calls == 1 and agent.usage.reasks == 0
+
+
+def test_thousands_of_choices_make_a_word_trie_that_admits_exactly_them(accepts):
+    """ScienceWorld offers thousands of actions: the grammar shares their common words (one rule
+    per trie node, not one alternative per action) and still admits each and nothing else."""
+    things = ["metal pot", "sink", "orange in bowl", "cup containing water", "stove"]
+    choices = [f"move {a} to {b}" for a in things for b in things if a != b] + ["go to kitchen", "go", "look around"]
+    grammar = choice_grammar(choices)
+    assert grammar.count('"move"') == 1 and grammar.count('"to"') < len(choices) / 2  # shared words, once each
+    for choice in choices:
+        assert accepts(grammar, choice)
+    for wrong in ("move metal pot to", "move metal pot to metal pot", "go to", "look", "go kitchen", "look around now"):
+        assert not accepts(grammar, wrong)

@@ -19,6 +19,7 @@ from prag.agent.shortcut import shortcut
 from prag.envs.domain import Domain
 from prag.retrieval.corrections import CorrectionHit
 from prag.retrieval.episodes import Experience
+from prag.store.records import EpisodeRecord
 
 EXPERIENCE = ("episode", "correction")  # plan sources that are experience
 SEARCH = ("find", "search", "subgoal")  # plan sources that are search: find-X, means-ends, sub-goals
@@ -28,7 +29,8 @@ SEARCH = ("find", "search", "subgoal")  # plan sources that are search: find-X, 
 class Candidate:
     """A plan from experience and how strongly it applies (lower rank first)."""
 
-    rank: int  # 0: verified correction of this task; 1: own success at it; 2: correction; 3: success
+    rank: int  # 0: verified correction of this task; 1: own success at it; 2: correction; 3: success;
+    # 4: own progress at it (a lost episode's steps up to its last that raised the family's score)
     length: int
     plan: Plan
 
@@ -51,9 +53,12 @@ def candidates(
             found.append(Candidate(0 if same else 2, len(actions), plan))
     for experience in experiences:
         episode = experience.episode
-        if not episode.won:
-            continue
         same = episode.read_as == goal and episode.steps[0].scene == first_scene
+        if not episode.won:
+            progress = progress_made(episode) if same else []
+            if progress:
+                found.append(Candidate(4, -len(progress), Plan(tuple(progress), "episode", episode.id, goal=goal)))
+            continue
         if only_this_task and not same:
             continue
         actions = (
@@ -63,6 +68,33 @@ def candidates(
         if plan is not None and actions:
             found.append(Candidate(1 if same else 3, len(actions), plan))
     return sorted(found, key=lambda c: (c.rank, c.length))
+
+
+def progress_made(episode: EpisodeRecord) -> list[str]:
+    """A lost episode's actions up to the last one that raised its score, where its family keeps
+    scores (ScienceWorld's partial credit): what to do again before trying on. [] when no step
+    raised it. Among such prefixes the longest ranks first: it got furthest."""
+    best, upto, last = 0.0, 0, 0.0
+    for index, step in enumerate(episode.steps):
+        if step.score is None:
+            return []
+        if step.score > last and step.score > best:
+            best, upto = step.score, index
+        last = step.score
+    return [step.action for step in episode.steps[1 : upto + 1] if step.action is not None]
+
+
+def fatal_actions(goal: str, first_scene: str, experiences: Sequence[Experience]) -> set[str]:
+    """The actions that failed this very task outright in an episode of it: the last action of
+    an episode whose score fell below 0 (ScienceWorld's wrong `focus on`), never to be offered again."""
+    fatal = set()
+    for experience in experiences:
+        episode = experience.episode
+        steps = episode.steps
+        same = episode.read_as == goal and steps and steps[0].scene == first_scene
+        if same and len(steps) > 1 and steps[-1].score is not None and steps[-1].score < 0 and steps[-1].action:
+            fatal.add(steps[-1].action)
+    return fatal
 
 
 class Actor:

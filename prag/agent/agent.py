@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
-from prag.agent.actor import Actor, candidates
+from prag.agent.actor import Actor, candidates, fatal_actions
 from prag.agent.explore import find_plan, missing, seek_plan
 from prag.agent.hints import Situation, hints_for
 from prag.agent.mediator import (
@@ -252,6 +252,7 @@ class PragAgent:
         self.thoughts: list[str] = []
         self.actor = Actor(self.domain)
         self.first_scene = observation.scene_text
+        self.fatal: set[str] = set()  # actions that failed this task outright before (prag.agent.actor)
         self.max_steps = int(observation.infos.get("max_steps", 50))
         self.last_changed = True
         self.steps_since_ask = 0
@@ -452,6 +453,7 @@ class PragAgent:
         # a game and a game).
         plans = candidates(self.goal, self.first_scene, pool, self.correction_pool, self.domain,
                            only_this_task="search" in self.config.sources)
+        self.fatal |= fatal_actions(self.goal, self.first_scene, pool)
         self.actor.offer(plans, observation.admissible)
 
     def _decided(self, decision: Decision) -> Decision:
@@ -525,7 +527,7 @@ class PragAgent:
         budget = self.config.llm_budget
         if budget is not None and self.usage.calls >= budget:
             self.past_budget += 1
-            choices = [a for a in observation.admissible if a not in rejected] or list(observation.admissible)
+            choices = [a for a in observation.admissible if a not in rejected | self.fatal] or list(observation.admissible)
             drawn = random.Random(f"{self.seed}:{observation.text}:{len(self.history)}").choice(choices)
             return Decision(drawn, source="random"), []
         self._retrieve(observation.scene_text)
@@ -533,6 +535,7 @@ class PragAgent:
         choices = list(observation.admissible)
         tried = {action: self.tried[(observation.text, observation.scene_text, action)] for action in choices}
         banned = {action for action, count in tried.items() if count >= self.config.loop_limit} | self._undoing(observation)
+        banned |= self.fatal
         choices = [a for a in choices if a not in rejected] or choices
         allowed = [a for a in choices if a not in banned] or _least_tried({a: tried[a] for a in choices})
         self.usage.banned_actions += len(choices) - len(allowed)

@@ -196,8 +196,10 @@ def _walk(observed: Observed, arrived: Callable[[str], bool]) -> list[str] | Non
     is in one, None when none is known to be reachable or the first move cannot be made now."""
     here = observed.location
     path = observed.rooms.path(here, arrived) if here is not None else None
+    if path is None:
+        return None
     if not path:
-        return path
+        return []
     first = _through(*path[0], observed)
     go = observed.domain.go_action.format
     return [*first, *(go(direction) for _, direction in path[1:])] if first else None

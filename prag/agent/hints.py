@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -137,7 +137,7 @@ class Heard:
 
 def hints_for(domain: Domain) -> list[Hint]:
     """The hints the domain names, in its order."""
-    made = {
+    made: dict[str, Callable[[], Hint]] = {
         "loops": Loops,
         "unvisited": lambda: Unvisited(domain),
         "goal_objects_seen": lambda: GoalObjectsSeen(domain),

@@ -13,12 +13,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from prag.agent.plans import Names
 from prag.envs.domain import Domain
 from prag.llm.base import Message
 from prag.retrieval.corrections import CorrectionHit
 from prag.retrieval.episodes import Experience, never_opened, where_things_were
-from prag.store.transcripts import Transcript
 from prag.store.records import EpisodeRecord, StepRecord
+from prag.store.transcripts import Transcript
 from prag.text import clip
 
 THINK = "Think in one short sentence about what to do next. Reply with the sentence only."
@@ -80,7 +81,25 @@ def _failure_summary(episode: EpisodeRecord, acted: Sequence[StepRecord], domain
     closed = never_opened(step.triples for step in episode.steps)
     lines = [f"Where things were: {'; '.join(f'{thing} {place}' for thing, place in places.items())}."] if places else []
     lines += [f"Never opened: {', '.join(closed)}."] if closed else []
+    lines += _score_summary(episode)
     return lines + ["Its actions (times done): " + ", ".join(f"{action} ({count})" for action, count in done.items())]
+
+
+def _score_summary(episode: EpisodeRecord) -> list[str]:
+    """Where the family keeps a score: the steps that raised it, and the one that failed the task."""
+    if not episode.steps or episode.steps[-1].score is None:
+        return []
+    raised, last, best = [], 0.0, 0.0
+    for step in episode.steps[1:]:
+        score = step.score if step.score is not None else last
+        if score > last and step.action:
+            raised.append(f"{step.action} (+{score - last:g})")
+        last, best = score, max(best, score)
+    final = episode.steps[-1]
+    lines = [f"Score {max(last, 0):g} of 100 at the end (best {best:g}); steps that raised it: {', '.join(raised) or 'none'}."]
+    if final.score is not None and final.score < 0 and final.action:
+        lines.append(f"It failed the task at once with: {final.action}.")
+    return lines
 
 
 def correction_block(corrections: Sequence[CorrectionHit], limits: PromptLimits) -> str:
@@ -128,11 +147,23 @@ def episode_text(
     return "\n".join(lines)
 
 
-def action_list(admissible: Sequence[str]) -> str:
-    """The admissible actions, with actions sharing a verb folded: `go to: a, b, c`.
+# Past this many admissible actions the prompt shows their patterns and the things they name
+# instead (ScienceWorld offers thousands; ALFWorld's rooms a hundred or so), and the scene graph
+# grouped: the answer is still held to the admissible ones, by constrained decoding or by the
+# check of the answer.
+PATTERNS_OVER = 200
+THING = "OBJ"
+_MARK = "\x00"  # a name found, while the rest of the action is read (no grammar finds it as a name)
+
+
+def action_list(admissible: Sequence[str], names: Names | None = None, known: Sequence[str] = ()) -> str:
+    """The admissible actions, with actions sharing a verb folded: `go to: a, b, c`; past
+    `PATTERNS_OVER` of them (with a Domain to read names), their patterns and the things named.
 
     This part of the prompt changes every step, so its length is paid for every step.
     """
+    if names is not None and len(admissible) > PATTERNS_OVER:
+        return action_patterns(admissible, names, known)
     groups: dict[str, list[str]] = {}
     for action in admissible:
         verb, _, rest = action.partition(" ")
@@ -145,9 +176,77 @@ def action_list(admissible: Sequence[str]) -> str:
     )
 
 
-def step_text(scene: str, admissible: Sequence[str], warnings: Sequence[str]) -> str:
-    """What changes every step: the scene graph, the actions, and warnings or notes (one per line)."""
-    lines = [f"Scene graph now:\n{scene}", "Admissible actions: " + action_list(admissible)]
+def action_patterns(admissible: Sequence[str], names: Names, known: Sequence[str] = ()) -> str:
+    """Many actions as their patterns, each name replaced by OBJ ("move OBJ to OBJ"), then the
+    names, most often named first; patterns naming one thing list their things when few. Names
+    are the `known` ones first (the scene's, longest first: "orange in bowl" is one name), then
+    what the Domain's grammar finds in the rest."""
+    longest = sorted(set(known), key=len, reverse=True)
+    patterns: dict[str, list[str]] = {}
+    counts: Counter[str] = Counter()
+    for action in admissible:
+        pattern, named = _named(action, longest)
+        for name in names.entities(pattern):
+            if _MARK not in name and name in pattern:
+                pattern = pattern.replace(name, _MARK, 1)
+                named.append(name)
+        patterns.setdefault(pattern.replace(_MARK, THING), []).extend(named)
+        counts.update(named)
+    shown = []
+    for pattern, named in patterns.items():
+        things = list(dict.fromkeys(named))
+        shown.append(f"{pattern.replace(THING, '', 1).rstrip()}: {', '.join(things)}"
+                     if pattern.count(THING) == 1 and len(things) <= 12 else pattern)
+    return (
+        f"{len(admissible)} actions, as patterns where {THING} is a thing named here (only some "
+        "combinations are possible): " + "; ".join(shown)
+        + ". Things: " + ", ".join(name for name, _ in counts.most_common())
+    )
+
+
+def _named(action: str, longest: Sequence[str]) -> tuple[str, list[str]]:
+    """`action` with the known names it holds (whole words, longest first) marked, and those
+    names in the order they stand."""
+    found: list[tuple[int, str]] = []
+    for name in longest:
+        start = f" {action} ".find(f" {name} ")
+        if start >= 0:
+            found.append((start, name))
+            action = action[:start] + _MARK + action[start + len(name):]
+    return action, [name for _, name in sorted(found)]
+
+
+def scene_lines(scene: str) -> str:
+    """A large scene graph grouped by relation and object ("in kitchen: air, chair, ..."), its
+    key node first: the same facts in a third of the words."""
+    lines = scene.splitlines()
+    head = [line for line in lines[:1] if line.startswith("at: ")]
+    groups: dict[str, list[str]] = {}
+    for line in lines[len(head):]:
+        triple = _triple(line)
+        if triple is None:
+            continue
+        subject, relation, obj = triple
+        groups.setdefault(f"{relation} {obj}", []).append(subject)
+    return "\n".join(head + [f"{key}: {', '.join(subjects)}" for key, subjects in groups.items()])
+
+
+def _triple(line: str) -> tuple[str, str, str] | None:
+    for relation in (" leadsTo ", " is ", " holds ", " on ", " in "):
+        subject, found, obj = line.rpartition(relation)
+        if found and subject:
+            return subject, relation.strip(), obj
+    return None
+
+
+def step_text(scene: str, admissible: Sequence[str], warnings: Sequence[str], names: Names | None = None) -> str:
+    """What changes every step: the scene graph, the actions, and warnings or notes (one per line).
+    Past `PATTERNS_OVER` actions, both grouped (`scene_lines`, `action_patterns`)."""
+    if names is not None and len(admissible) > PATTERNS_OVER:
+        known = [t[0] for t in (_triple(line) for line in scene.splitlines()) if t]
+        lines = [f"Scene graph now:\n{scene_lines(scene)}", "Admissible actions: " + action_list(admissible, names, known)]
+    else:
+        lines = [f"Scene graph now:\n{scene}", "Admissible actions: " + action_list(admissible, names)]
     lines += list(warnings)
     return "\n".join(lines)
 
@@ -176,7 +275,7 @@ def messages(
     out.append(
         {
             "role": "user",
-            "content": episode_text(goal, history, limits, utterances) + "\n\n" + step_text(scene, admissible, warnings),
+            "content": episode_text(goal, history, limits, utterances) + "\n\n" + step_text(scene, admissible, warnings, domain),
         }
     )
     return out

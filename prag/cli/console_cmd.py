@@ -2,8 +2,8 @@
 
 Before every action the person may type: an empty line lets the agent take its next action;
 any other text is said to the agent (it enters the history as an utterance the agent must take
-into account); `learn` ends the episode and learns from it; `quit` ends it. With confirmation on
-(Soar ITL's yes/no), every action the LLM proposes is shown first: y (or Enter) takes it, n
+into account); `go` lets the agent play on to the end, still asking what it would ask; `learn`
+ends the episode and learns from it; `quit` ends it. With confirmation on (Soar ITL's yes/no), every action the LLM proposes is shown first: y (or Enter) takes it, n
 rejects it and the LLM is asked again, other text is an instruction instead; after three
 rejections the agent asks for the step in words (an admissible action is taken as typed).
 Steps from a plan or from search are not confirmed. At the end the person's effort is shown:
@@ -56,7 +56,7 @@ from prag.store import Store
 from prag.store.records import StepRecord
 from prag.store.transcripts import Entry, statement
 
-LEARN, QUIT = "learn", "quit"
+LEARN, QUIT, GO = "learn", "quit", "go"
 ReadLine = Callable[[str], Optional[str]]  # shows a prompt, returns the line (None at end of input)
 YES, NO = {"", "y", "yes"}, {"n", "no"}
 
@@ -85,7 +85,9 @@ class ConsolePerson:
         if sentence is None:
             line = self.read_line(escape(f"The agent cannot read {instruction!r} as a goal. Say it as one: "))
             return " ".join((line or "").split()) or False
-        line = self.read_line(escape(f"I read this as: {sentence}. Right? [y/n, or type the goal in words] "))
+        # The reading is asked before the goal is shown as an utterance: name the words read, or
+        # the person cannot tell whether the reading is right.
+        line = self.read_line(escape(f"I read {instruction!r} as: {sentence}. Right? [y/n, or type the goal in words] "))
         answer = " ".join((line or "").split())
         if line is None or answer.lower() in YES:
             return True
@@ -131,6 +133,7 @@ class ConsoleSession:
         self.out = out
         self.person = ConsolePerson(read_line) if confirm else None
         self.learn_now = False
+        self.going = False  # `go` was typed: the agent plays on without an Enter a step
         self.feedback: list[str] = []
 
     def run(self) -> Outcome | None:
@@ -174,13 +177,20 @@ class ConsoleSession:
             self._show(Entry("observe", (), observation.text))
         else:
             self._show(Entry.action(step.action, step.observation))
+        # An Enter a step is 50 keystrokes for a 50-step game that needs nothing from the person;
+        # after `go` the agent plays on, still asking the person what it would have asked.
+        if self.going:
+            return True
         while True:
-            line = self.read_line("[dim](Enter: next action; text: say it; learn; quit)[/] ")
+            line = self.read_line(f"[dim](Enter: next action; `{GO}`: play on to the end; text: say it; `{LEARN}`; `{QUIT}`)[/] ")
             if line is None or line.strip() == QUIT:
                 return False
             if line.strip() == LEARN:
                 self.learn_now = True
                 return False
+            if line.strip() == GO:
+                self.going = True
+                return True
             if not line.strip():
                 return True
             assert isinstance(agent, PragAgent)  # the runner plays the P-RAG agent, which hears

@@ -41,9 +41,9 @@ def model(
         learned = WorldModels(store).model(Visibility(), domain)
         typer.echo(domain_pddl(learned))
         if save:
-            record = store.action_models.save_if_new(
+            saved = store.action_models.save_if_new(
                 ActionModelRecord(domain.name, learned.to_json(), learned.episodes, learned.transitions))
-            said = f"stored as {domain.name} v{record.version}" if record else "the newest stored version is the same: not stored"
+            said = f"stored as {domain.name} v{saved.version}" if saved else "the newest stored version is the same: not stored"
             typer.echo(f"; {said}")
 
 

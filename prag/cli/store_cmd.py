@@ -319,9 +319,9 @@ def _print_stats(figures: StoreStats, store_path: Path) -> None:
         places = Table(title="where things are found (episodes that saw them there)")
         for column in ("kind", "episodes", "best places"):
             places.add_column(column, overflow="fold", no_wrap=column != "best places")
-        for row in figures.places:
-            best = ", ".join(f"{place} {n}" for place, n in row["places"])
-            places.add_row(escape(row["kind"]), str(row["episodes"]), escape(best))
+        for seen in figures.places:
+            best = ", ".join(f"{place} {n}" for place, n in seen["places"])
+            places.add_row(escape(seen["kind"]), str(seen["episodes"]), escape(best))
         show(console, places)
 
 

@@ -40,6 +40,9 @@ class Observation:
     done: bool = False
     infos: dict[str, Any] = field(default_factory=dict)
     location: str | None = None  # the scene graph's key node: where the agent is
+    # The family's score after this step where it keeps one (ScienceWorld: 0-100 with partial
+    # credit, below 0 when the task failed); None where a game is only won or not.
+    score: float | None = None
 
 
 @runtime_checkable
@@ -115,7 +118,8 @@ _LINE = re.compile(
 def scene_from_text(text: str) -> tuple[str | None, list[Triple]]:
     """The key node and triples of a scene graph's text form: only for stores written before
     triples were kept (migration 4); everything else reads the triples themselves."""
-    location, triples = None, []
+    location: str | None = None
+    triples: list[Triple] = []
     for line in text.splitlines():
         if line.startswith("at: ") and location is None and not triples:
             location = line[len("at: ") :]

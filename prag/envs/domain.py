@@ -119,6 +119,9 @@ class Domain:
     exit_relation: str | None = None
     opposites: tuple[tuple[str, str], ...] = ()
     located: str | None = None
+    # Regex of a name whose group `kind` is its kind, for names that carry more than a kind and a
+    # number (ScienceWorld's "orange in bowl", "cup containing water"); None: the rule of `kind`.
+    kind_rule: str | None = None
 
     def schema(self) -> GoalSchema | None:
         """The family's goal schema, None when it has none."""
@@ -177,7 +180,10 @@ class Domain:
 
     def kind(self, entity: str) -> str:
         """The kind of an entity: its name without the instance number ("apple 1" -> "apple"),
-        or for names without one, the last word ("red apple" -> "apple")."""
+        or for names without one, the last word ("red apple" -> "apple"); where the family has a
+        `kind_rule`, of the part of the name it gives ("orange in bowl" -> "orange")."""
+        if self.kind_rule is not None and (match := re.fullmatch(self.kind_rule, entity)):
+            entity = match["kind"]
         stripped = re.sub(r" \d+$", "", entity)
         return stripped if stripped != entity else entity.rsplit(" ", 1)[-1]
 

@@ -150,7 +150,7 @@ class GoalSchema:
     @cached_property
     def _plurals(self) -> dict[str, str]:
         """Plurals that adding -s or -es misses -> their singular word: "knives", "boxes of tissue"."""
-        plurals = {}
+        plurals: dict[str, str] = {}
         for form in self._forms:
             head, of, tail = form.partition(" of ")
             for singular, plural in (("fe", "ves"), ("f", "ves"), ("y", "ies"), ("x", "xes"), ("", "s")):

@@ -10,7 +10,7 @@ worker processes find it too):
     pantry = "mypackage.pantry:FAMILY"
 
 Factories given as "module:factory" are imported on first use because the engines (alfworld,
-textworld, minigrid) are slow to import and a command that lists specs needs none of them.
+textworld, minigrid, scienceworld) are slow to import and a command that lists specs needs none of them.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from prag.envs.base import TaskSource
 from prag.envs.domain import ALFWORLD, GRID, TEXTWORLD, Domain
+from prag.envs.sciworld.domain import SCIWORLD
 from prag.errors import PragError, SpecError
 
 # A factory takes (params, spec_dir) and returns a TaskSource, raising SpecError with a message
@@ -51,6 +52,8 @@ FAMILIES: dict[str, Family] = {
     "alfworld-gen": Family("prag.envs.alfworld.gen:from_params", ALFWORLD, thread_safe=False),
     "textworld": Family("prag.envs.textworld.env:from_params", TEXTWORLD, thread_safe=False),
     "grid": Family("prag.envs.grid:from_params", GRID),
+    # One simulator (a JVM) per process, playing one game at a time.
+    "sciworld": Family("prag.envs.sciworld.env:from_params", SCIWORLD, thread_safe=False),
 }
 
 

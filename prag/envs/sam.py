@@ -131,7 +131,7 @@ def _lifted(facts: Iterable[Fact], binding: Sequence[str]) -> set[Literal]:
     slots: dict[str, list[int]] = {}
     for index, name in enumerate(binding):
         slots.setdefault(name, []).append(index)
-    lifted = set()
+    lifted: set[Literal] = set()
     for predicate, *names in facts:
         if all(name in slots for name in names):
             lifted.update((predicate, combo) for combo in itertools.product(*(slots[name] for name in names)))

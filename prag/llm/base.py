@@ -11,7 +11,7 @@ slots (`prag.agent.readers`): a backend that enforces `choices` enforces it too.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -64,19 +64,59 @@ class LLM(Protocol):
 
 def choice_grammar(choices: Sequence[str], more_lines: int = 0) -> str:
     """A GBNF grammar (llama.cpp) whose only sentences are the given strings, each followed by
-    up to `more_lines` further lines of free text (a plan after its first action)."""
+    up to `more_lines` further lines of free text (a plan after its first action).
+
+    The strings are laid out as a trie of words (`move` then `metal pot` ...), not as one
+    alternative each: llama.cpp's sampler keeps a parse stack per alternative still open, and
+    ScienceWorld offers thousands of actions, which as flat alternatives cost seconds a token."""
     if not choices or not all(isinstance(c, str) and c for c in choices):
         raise ValueError(f"choices must be a non-empty list of non-empty strings, got {choices!r}")
     if more_lines < 0:
         raise ValueError(f"more_lines must be 0 or more, got {more_lines}")
-    first = " | ".join(_gbnf_literal(c) for c in dict.fromkeys(choices))
+    rules = _trie_rules(dict.fromkeys(choices))
+    first = rules[0].split(" ::= ", 1)[1]
+    body = "".join(rule + "\n" for rule in rules[1:])
     if not more_lines:
-        return f"root ::= {first}\n"
+        return f"root ::= {first}\n{body}"
     # Nested optionals rather than {0,m}: older llama.cpp servers parse them too.
     rest = ""
     for _ in range(more_lines):
         rest = f'("\\n" line {rest})?' if rest else '("\\n" line)?'
-    return f"root ::= ({first}) {rest}\nline ::= [^\\n]+\n"
+    return f"root ::= ({first}) {rest}\nline ::= [^\\n]+\n{body}"
+
+
+# A word trie: each word -> (what may follow it, [whether a choice may end there]).
+_TrieNode = dict[str, tuple["_TrieNode", list[bool]]]
+
+
+def _trie_rules(choices: Iterable[str]) -> list[str]:
+    """GBNF rules `t0 ::= ...` (the root first) of a word trie holding `choices`: each rule the
+    words that may come next, each followed by the rule of what may follow it."""
+    root: _TrieNode = {}
+    for choice in choices:
+        node, words = root, choice.split(" ")
+        for index, word in enumerate(words):
+            child = node.setdefault(word, ({}, [False]))
+            if index == len(words) - 1:
+                child[1][0] = True
+            node = child[0]
+    rules: list[str] = []
+
+    def rule(node: _TrieNode) -> str:
+        name = f"t{len(rules)}"
+        rules.append("")
+        alternatives = []
+        for word, (child, ends) in node.items():
+            if not child:
+                alternatives.append(_gbnf_literal(word))
+                continue
+            after = f'" " {rule(child)}'
+            alternatives.append(f"{_gbnf_literal(word)} ({after})" + ("?" if ends[0] else ""))
+        rules[int(name[1:])] = f"{name} ::= " + " | ".join(alternatives)
+        return name
+
+    rule(root)
+    return rules
 
 
 def _gbnf_literal(text: str) -> str:

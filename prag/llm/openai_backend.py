@@ -294,7 +294,7 @@ def _retry_after(exc: openai.APIStatusError) -> float:
         return 0.0  # an HTTP date, or junk: our own backoff will do
 
 
-def _detail(exc: openai.APIError) -> str:
+def _detail(exc: Exception) -> str:
     return clip(str(getattr(exc, "message", "") or exc), 300)
 
 

@@ -81,7 +81,8 @@ def parse_reply(body: bytes, *, text_limit: int, constrained: bool) -> Reply:
         raise BadReply("a choice without text", body)
     if not text and (constrained or choices[0].get("finish_reason") not in ("stop", "length")):
         raise BadReply("an empty answer", body)
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    given = data.get("usage")
+    usage = given if isinstance(given, dict) else {}
     details = usage.get("prompt_tokens_details")
     return Reply(
         text=text[:text_limit],

@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar, cast
 
 import numpy as np
 
@@ -514,7 +514,8 @@ class _StepCodes:
         """Empty shards over a trained codebook (`train`'s bytes)."""
         import faiss
 
-        self.trained = faiss.deserialize_index(np.ascontiguousarray(codebook, dtype=np.uint8))
+        # `train` serialises an IndexPQFastScan; faiss's stub types the read-back as a plain Index.
+        self.trained = cast("faiss.IndexPQFastScan", faiss.deserialize_index(np.ascontiguousarray(codebook, dtype=np.uint8)))
         n = shards or min(self.MAX_SHARDS, os.cpu_count() or 1)
         self.shards = [faiss.clone_index(self.trained) for _ in range(n)]
         self.code_size = int(self.trained.sa_code_size())
@@ -559,7 +560,7 @@ class _StepCodes:
             flat.pq = self.trained.pq
             flat.is_trained = True
             flat.add_sa_codes(mine)
-            packed = faiss.IndexPQFastScan(flat)
+            packed = faiss.IndexPQFastScan(flat)  # type: ignore[arg-type]  # IndexPQFastScan(const IndexPQ&): not in faiss's stub
             if shard.ntotal:
                 shard.merge_from(packed)
             else:
@@ -667,7 +668,8 @@ class _SceneRows:
         if len(self._recent) + len(keys) <= max(50_000, len(self._rows) // 4):
             self._recent.update((key.tobytes(), first_row + i) for i, key in enumerate(keys))
             return
-        recent = b"".join(sorted(self._recent, key=self._recent.__getitem__))  # sorting again is O(n log n)
+        in_order: list[bytes] = sorted(self._recent, key=self._recent.__getitem__)  # sorting again is O(n log n)
+        recent = b"".join(in_order)
         unsorted = np.concatenate([np.frombuffer(recent, dtype=np.uint8).reshape(-1, 32), keys])
         prefixes = np.concatenate([self._prefixes, _prefixes(unsorted)])
         rows = np.concatenate([self._rows, np.arange(len(self._rows), self.size, dtype=np.int64)])

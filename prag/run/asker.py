@@ -18,7 +18,7 @@ import io
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 import gymnasium
 import numpy as np
@@ -91,7 +91,7 @@ class EpisodeOutcome:
     reward: float
 
 
-class AskEnv(gymnasium.Env[np.ndarray, int]):
+class AskEnv(gymnasium.Env[np.ndarray, np.int64]):
     """The mediator's ask / follow decision over a task set's episodes (When2Ask's MDP).
 
     Episodes go round the tasks in order; `rewind()` starts the round again from the first task,
@@ -99,7 +99,7 @@ class AskEnv(gymnasium.Env[np.ndarray, int]):
     without decisions, is appended to `finished`.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": []}  # gymnasium declares it an attribute
 
     def __init__(
         self, source: TaskSource, tasks: list[Task], make_agent: AgentFactory, *, max_steps: int,
@@ -138,7 +138,7 @@ class AskEnv(gymnasium.Env[np.ndarray, int]):
             "won episodes of these tasks first (`prag run SPEC --store STORE`)"
         )
 
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+    def step(self, action: np.int64 | int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         self.policy.value = bool(action == ASK)
         self._decisions += 1
         reward = self._carry + self._play_step()

@@ -31,6 +31,12 @@ ENGINES: dict[str, tuple[str, ...]] = {
     "alfworld": ("alfworld", "textworld"),
     "alfworld-gen": ("alfworld", "textworld"),
     "textworld": ("textworld",),
+    "sciworld": ("scienceworld",),
+}
+# What a family's score is, where it keeps one: the card states it beside the figures.
+SCORES: dict[str, str] = {
+    "sciworld": "ScienceWorld's score at the episode's end, 0-100 with partial credit; a failed task "
+                "(-100, e.g. a wrong `focus on`) counts 0; task mean score = the mean over task types",
 }
 
 
@@ -51,6 +57,8 @@ class Protocol:
     places: list[str]  # what orders the find-X search (prag.agent.places)
     action_model: str  # what means-ends search plans with: given or learned
     llm_budget: int | None  # the most LLM calls a game makes (None: no limit)
+    variations: str | None  # ScienceWorld: how many variations of each task, and the simplifications
+    score: str | None  # what the score is, for families that keep one
     ask_policy: str
     model: str
     model_sha256: str | None
@@ -91,6 +99,8 @@ class Card:
             f"| task set | {p.spec}" + (f", split `{p.split}`" if p.split else "") + " |",
             f"| games | {p.games} played; {_skipped_text(p.skipped)} |",
             f"| step cap | {p.step_cap} |",
+            *([f"| variations | {p.variations} |"] if p.variations else []),
+            *([f"| score | {p.score} |"] if p.score else []),
             f"| goal wording | {p.goal_wording}; read by {', '.join(p.goal_readers) or 'nobody (the goal as worded)'} |",
             f"| action grammar | {p.action_grammar}; filter hides: {', '.join(p.action_filter) or 'nothing'} |",
             f"| sources | {', '.join(p.sources)} |",
@@ -103,8 +113,12 @@ class Card:
             f"| seeds | {', '.join(f'{k} {v}' for k, v in p.seeds.items())} |",
             "| tries | round 0 is the first try; round r has retrieved rounds < r |",
             "",
-            "| round | games | SR | steps/game | SPL | LLM calls/game | tokens/game | seconds/game |",
-            "|---|---|---|---|---|---|---|---|",
+        ]
+        scored = any(r.mean_score is not None for r in self.rounds)
+        lines += [
+            "| round | games | SR | steps/game | SPL | LLM calls/game | tokens/game | seconds/game |"
+            + (" mean score | task mean score | LLM calls/step |" if scored else ""),
+            "|---|---|---|---|---|---|---|---|" + ("---|---|---|" if scored else ""),
         ]
         for r in self.rounds:
             spl = "-" if r.spl is None else f"{r.spl:.3f}" + ("" if r.success.spl_episodes == r.episodes else f" ({r.success.spl_episodes})")
@@ -112,6 +126,7 @@ class Card:
             lines.append(
                 f"| {r.round} | {r.episodes} | {r.total_sr:.1%} ({r.success.wins}/{r.episodes}) | {r.steps / r.episodes:.1f} "
                 f"| {spl} | {r.calls_per_episode:.2f} | {tokens:.0f} | {r.seconds_per_episode:.2f} |"
+                + (f" {_score(r.mean_score)} | {_score(r.task_mean_score)} | {r.calls_per_step or 0:.2f} |" if scored else "")
             )
         types = sorted({t.task_type for r in self.rounds for t in r.by_type})
         if types:
@@ -159,6 +174,8 @@ def results_card(store: Store, run_id: str) -> Card:
         places=list(agent.places),
         action_model=_action_model(agent, family),
         llm_budget=agent.llm_budget,
+        variations=_variations(spec) if family == "sciworld" else None,
+        score=SCORES.get(family),
         ask_policy=agent.ask + (f" ({agent.asker})" if agent.asker else ""),
         model=model,
         model_sha256=_model_sha256(model),
@@ -231,12 +248,26 @@ def rerun_command(run: RunRecord) -> str:
     return shlex.join(argv)
 
 
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _variations(spec: Any) -> str | None:
+    """ScienceWorld's spec params as the papers state them: variations per task and simplifications."""
+    if spec is None:
+        return None
+    simplifications = spec.params.get("simplifications") or "none"
+    return (f"{spec.params.get('variations', 1)} per task of split {spec.params.get('split', 'dev')} "
+            f"(seed {spec.params.get('seed', 0)}); simplifications: {simplifications}")
+
+
 def _round_dict(r: RoundMetrics) -> dict[str, Any]:
     return {
         **r.to_dict(),
         "steps_per_game": r.steps / r.episodes,
         "tokens_per_game": (r.prompt_tokens + r.completion_tokens) / r.episodes,
-        "by_type": {t.task_type: {"episodes": t.success.episodes, "wins": t.success.wins, "sr": t.success.success_rate}
+        "by_type": {t.task_type: {"episodes": t.success.episodes, "wins": t.success.wins, "sr": t.success.success_rate,
+                                  "mean_score": t.success.score}
                     for t in r.by_type},
     }
 

@@ -17,6 +17,10 @@ Definitions, for the N episodes of one round of one run:
   many counted, and SPL is None when none did. A won episode with L_i = P_i = 0 (won at reset)
   scores 1. A success with P_i < L_i cannot happen with a true shortest path; the formula caps it
   at 1 all the same.
+- **Mean score** (families that keep a score: ScienceWorld's 0-100 with partial credit) = the mean
+  of the episodes' final scores, a failed episode (ScienceWorld's -100) counting 0; **task mean
+  score** = the mean over the task types of their mean scores, as ScienceWorld's papers report it
+  (the mean over its 30 tasks). None where no episode has a score.
 - Cost: LLM calls and tokens per episode; the reused share = cached / prompt tokens (prefix-cache
   hits); re-asks per step = re-asks / actions taken; wall time per episode, and per step split into
   the LLM part and the rest (environment, retrieval, embedding: `seconds - llm_seconds`).
@@ -52,6 +56,7 @@ class SuccessFigures:
     wins: int
     spl: float | None  # None when no episode has a known shortest path
     spl_episodes: int  # episodes with a known shortest path, the ones SPL averages over
+    score: float | None = None  # the mean final score of the episodes that have one (0-100)
 
     @property
     def success_rate(self) -> float:
@@ -102,6 +107,19 @@ class RoundMetrics:
         return self.success.spl
 
     @property
+    def mean_score(self) -> float | None:
+        return self.success.score
+
+    @property
+    def task_mean_score(self) -> float | None:
+        scores = [t.success.score for t in self.by_type if t.success.score is not None]
+        return sum(scores) / len(scores) if scores else None
+
+    @property
+    def calls_per_step(self) -> float | None:
+        return self.llm_calls / self.steps if self.steps else None
+
+    @property
     def calls_per_episode(self) -> float:
         return self.llm_calls / self.episodes
 
@@ -139,7 +157,10 @@ class RoundMetrics:
             "task_sr": self.task_sr,
             "spl": self.spl,
             "spl_episodes": self.success.spl_episodes,
+            "mean_score": self.mean_score,
+            "task_mean_score": self.task_mean_score,
             "steps": self.steps,
+            "llm_calls_per_step": self.calls_per_step,
             "llm_calls_per_episode": self.calls_per_episode,
             "prompt_tokens_per_episode": self.prompt_tokens / self.episodes,
             "cached_tokens_per_episode": self.cached_tokens / self.episodes,
@@ -165,6 +186,7 @@ class RoundMetrics:
                     "success_rate": t.success.success_rate,
                     "spl": t.success.spl,
                     "spl_episodes": t.success.spl_episodes,
+                    "mean_score": t.success.score,
                 }
                 for t in self.by_type
             ],
@@ -182,11 +204,13 @@ def spl_term(won: bool, shortest: int, taken: int) -> float:
 def success_figures(episodes: Iterable[EpisodeRecord]) -> SuccessFigures:
     group = list(episodes)
     terms = [spl_term(e.won, e.shortest_path, e.n_actions) for e in group if e.shortest_path is not None]
+    scores = [max(e.score, 0.0) for e in group if e.score is not None]
     return SuccessFigures(
         episodes=len(group),
         wins=sum(e.won for e in group),
         spl=sum(terms) / len(terms) if terms else None,
         spl_episodes=len(terms),
+        score=sum(scores) / len(scores) if scores else None,
     )
 
 

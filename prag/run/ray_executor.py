@@ -33,7 +33,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
@@ -72,6 +72,14 @@ MAX_TASK_RETRIES = 3
 # and what the driver's environment says about keys and data.
 _WORKER_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_WAIT_POLICY": "PASSIVE"}
 _FORWARDED_ENV = ("OPENAI_API_KEY", "ALFWORLD_DATA")
+
+
+class _Visible(TypedDict):
+    """What a round may see of the store, as the store's readers take it (keyword arguments)."""
+
+    run_id: str
+    before_round: int
+    include_runs: Sequence[str]
 
 
 @dataclass(frozen=True)
@@ -387,7 +395,7 @@ class RayRounds:
         config = runner.config
         learned = config.agent.ask == "learned"
         asker = runner.store.ask_policies.get(*asker_key(config.agent.asker)) if learned else None
-        visible = {"run_id": runner.run.id, "before_round": phase.round, "include_runs": config.retrieval.include_runs}
+        visible: _Visible = {"run_id": runner.run.id, "before_round": phase.round, "include_runs": config.retrieval.include_runs}
         places = runner.store.places
         return RoundSnapshot(
             phase.round, shippable(runner.experiences.index, self._one_machine()),

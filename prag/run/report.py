@@ -147,6 +147,16 @@ def rounds_table(comparison: Comparison) -> Table:
     return table
 
 
+def scores_table(comparison: Comparison) -> Table:
+    """Families that keep a score (ScienceWorld): mean score per round, over the episodes and
+    over the task types (the papers' figure), beside the success rate and LLM calls per step."""
+    return _round_rows(
+        comparison, "scores (0-100; a failed episode counts 0): mean over episodes, mean over task types",
+        ["mean score", "task mean score", "Total SR", "calls/step"],
+        lambda r: [_num(r.mean_score, 1), _num(r.task_mean_score, 1), _pct(r.total_sr), _num(r.calls_per_step)],
+    )
+
+
 def side_by_side_table(comparison: Comparison) -> Table:
     """Total SR by round, one column per run: the shape of the comparison at a glance."""
     table = Table(title="Total SR by round")
@@ -165,8 +175,8 @@ def side_by_side_table(comparison: Comparison) -> Table:
 
 
 def types_table(comparison: Comparison) -> Table:
-    """Success rate (wins/episodes) and SPL per task type, one column per round."""
-    table = Table(title="per task type: success rate (wins/episodes), SPL")
+    """Success rate (wins/episodes), SPL and mean score (where kept) per task type, one column per round."""
+    table = Table(title="per task type: success rate (wins/episodes), SPL, mean score where the family keeps one")
     rounds = sorted({r.round for r in comparison.rounds})
     table.add_column("run")
     table.add_column("task type")
@@ -179,8 +189,9 @@ def types_table(comparison: Comparison) -> Table:
             cells = []
             for round_ in rounds:
                 figures = by_round.get(round_, {}).get(name)
+                score = f"\nscore {_num(figures.score, 1)}" if figures and figures.score is not None else ""
                 cells.append(
-                    f"{_ratio(figures.wins, figures.episodes)}\nSPL {_num(figures.spl)}" if figures else "-"
+                    f"{_ratio(figures.wins, figures.episodes)}\nSPL {_num(figures.spl)}{score}" if figures else "-"
                 )
             table.add_row(escape(run.id), escape(name), *cells, end_section=n == len(names) - 1)
     return table
@@ -249,6 +260,8 @@ def transitions_table(comparison: Comparison) -> Table:
 def tables(comparison: Comparison) -> list[Table]:
     """Every table of `prag compare`, in the order it prints them."""
     shown = [runs_table(comparison), rounds_table(comparison)]
+    if any(r.mean_score is not None for r in comparison.rounds):
+        shown.append(scores_table(comparison))
     if len(comparison.runs) > 1:
         shown.append(side_by_side_table(comparison))
     shown += [types_table(comparison), sources_table(comparison)]

@@ -24,6 +24,7 @@ from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from prag.agent.mediator import AskPolicy
 from prag.agent.person import Person
 from prag.agent.world_model import WorldModels
 from prag.agent.protocol import Agent

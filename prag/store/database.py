@@ -361,7 +361,7 @@ class Store:
     def run(self, run_id: str) -> RunRecord:
         """A run by id; an unknown one is an error naming the runs there are."""
         try:
-            row = self.db["runs"].get(run_id)
+            row = self.db.table("runs").get(run_id)
         except sqlite_utils.db.NotFoundError:
             known = ", ".join(r.id for r in self.runs()) or "none"
             raise StoreError(f"no run {run_id!r} in {self.path} (runs: {known})") from None
@@ -445,11 +445,11 @@ class Store:
             with self.transaction() as conn:
                 episode_id = self.insert("episodes", row)
                 conn.executemany(
-                    "insert into steps (episode_id, t, action, observation, scene, scene_hash, graph) "
-                    "values (?, ?, ?, ?, ?, ?, ?)",
+                    "insert into steps (episode_id, t, action, observation, scene, scene_hash, graph, score) "
+                    "values (?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         (episode_id, s.t, s.action, s.observation, s.scene, text_hash(s.scene),
-                         json.dumps({"location": s.location, "triples": s.triples}))
+                         json.dumps({"location": s.location, "triples": s.triples}), s.score)
                         for s in episode.steps
                     ],
                 )
@@ -480,7 +480,7 @@ class Store:
         """An episode with its steps; an unknown id is an error."""
         with self.lock:
             try:
-                row = dict(self.db["episodes"].get(episode_id))
+                row = dict(self.db.table("episodes").get(episode_id))
             except sqlite_utils.db.NotFoundError:
                 raise StoreError(f"no episode {episode_id} in {self.path}") from None
             return self._episode_from_row(row)
@@ -525,6 +525,8 @@ class Store:
             row[name] = stored_float(self.path, f"episodes.{name} {of}", row[name], empty=0.0)
         row["task_type"] = row["task_type"] or ""
         row["won"] = bool(stored_int(self.path, f"episodes.won {of}", row["won"]))
+        if row["score"] is not None:
+            row["score"] = stored_float(self.path, f"episodes.score {of}", row["score"])
         row["extra"] = stored_json(self.path, f"episodes.extra {of}", row["extra"], dict, empty="{}")
         return EpisodeRecord(steps=records, n_actions=n_actions, **row)
 
@@ -533,8 +535,9 @@ class Store:
         graph = stored_json(self.path, what, row["graph"], dict)
         if set(graph) != {"location", "triples"} or not isinstance(graph["triples"], list):
             raise damaged_value(self.path, what, row["graph"], "an object of a location and a list of triples")
+        score = None if row["score"] is None else stored_float(self.path, f"steps.score {of}", row["score"])
         return StepRecord(stored_int(self.path, f"steps.t {of}", row["t"]), row["action"], row["observation"],
-                          row["scene"], **graph)
+                          row["scene"], **graph, score=score)
 
     def index_rows(self, after_id: int = 0, limit: int | None = None) -> IndexRows:
         """What the retrieval index needs of the episodes with id > after_id (the first `limit`

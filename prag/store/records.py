@@ -41,6 +41,7 @@ class StepRecord:
     scene: str  # the scene graph's text form, as embedded
     location: str | None = None  # the scene graph's key node
     triples: list[Triple] = field(default_factory=list)  # in canonical order (sorted, no repeats)
+    score: float | None = None  # the family's score after the step, where it keeps one
 
     def __post_init__(self) -> None:
         self.triples = [tuple(triple) for triple in self.triples]  # type: ignore[misc]  # JSON gives lists
@@ -49,7 +50,7 @@ class StepRecord:
     def of(cls, t: int, action: str | None, observation: Observation) -> "StepRecord":
         """The record of step t: `action` (None at the reset) and the observation it led to."""
         return cls(t, action, observation.text, observation.scene_text, observation.location,
-                   canonical(observation.scene_triples))
+                   canonical(observation.scene_triples), observation.score)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -81,10 +82,15 @@ class EpisodeRecord:
     extra: dict[str, Any] = field(default_factory=dict)
     id: int | None = None  # set by the store
     n_actions: int = 0  # actions taken (the agent's path length); counted from `steps` when given
+    # The family's score at the end (ScienceWorld's 0-100, a failed task counting 0, as the papers
+    # average it); None for families that only win or lose.
+    score: float | None = None
 
     def __post_init__(self) -> None:
         if self.steps:
             self.n_actions = sum(1 for step in self.steps if step.action is not None)
+            if self.score is None and self.steps[-1].score is not None:
+                self.score = max(self.steps[-1].score, 0.0)
 
     @property
     def read_as(self) -> str:

@@ -16,7 +16,7 @@ from prag.store.readings import backfill as readings_backfill
 
 
 def _v1(db: sqlite_utils.Database) -> None:
-    db["runs"].create(
+    db.table("runs").create(
         {
             "id": str,
             "spec": str,
@@ -32,7 +32,7 @@ def _v1(db: sqlite_utils.Database) -> None:
         },
         pk="id",
     )
-    db["episodes"].create(
+    db.table("episodes").create(
         {
             "id": int,
             "run_id": str,
@@ -60,8 +60,8 @@ def _v1(db: sqlite_utils.Database) -> None:
         foreign_keys=[("run_id", "runs", "id")],
         not_null={"run_id", "round", "task_id", "goal", "won", "n_steps", "source"},
     )
-    db["episodes"].create_index(["run_id", "round", "task_id", "source"], unique=True)
-    db["steps"].create(
+    db.table("episodes").create_index(["run_id", "round", "task_id", "source"], unique=True)
+    db.table("steps").create(
         {
             "episode_id": int,
             "t": int,
@@ -74,18 +74,18 @@ def _v1(db: sqlite_utils.Database) -> None:
         foreign_keys=[("episode_id", "episodes", "id")],
         not_null={"observation", "scene"},
     )
-    db["embeddings"].create(
+    db.table("embeddings").create(
         {"model": str, "hash": str, "dim": int, "vector": bytes},
         pk=("model", "hash"),
         not_null={"dim", "vector"},
     )
-    db["embedding_counts"].create({"model": str, "encoded": int, "hits": int}, pk="model")
+    db.table("embedding_counts").create({"model": str, "encoded": int, "hits": int}, pk="model")
 
 
 def _v2(db: sqlite_utils.Database) -> None:
     # The corrections layer (prag.store.corrections): console transcripts corrected by a person, with
     # where they came from. Instruction and scene vectors live in `embeddings`, by text hash.
-    db["corrections"].create(
+    db.table("corrections").create(
         {
             "id": int,
             "origin": str,  # prior | feedback | edit
@@ -114,7 +114,7 @@ def _v2(db: sqlite_utils.Database) -> None:
         not_null={"origin", "domain", "goal", "instructions", "transcript", "verified", "scenes"},
     )
     # Prior transcripts loaded once: a deleted one is not loaded again.
-    db["prior_loads"].create({"name": str, "digest": str, "loaded_at": str}, pk="name")
+    db.table("prior_loads").create({"name": str, "digest": str, "loaded_at": str}, pk="name")
 
 
 def _v3(db: sqlite_utils.Database) -> None:
@@ -150,7 +150,7 @@ def _v4(db: sqlite_utils.Database) -> None:
 def _v5(db: sqlite_utils.Database) -> None:
     # The LLM answer cache (prag.store.answers): greedy answers by a hash of (model, prompt, decoding
     # settings). The prompt is not kept, so a row stays small.
-    db["answers"].create(
+    db.table("answers").create(
         {
             "key": str,
             "model": str,
@@ -163,7 +163,7 @@ def _v5(db: sqlite_utils.Database) -> None:
         pk="key",
         not_null={"model", "text", "prompt_tokens", "completion_tokens", "seconds"},
     )
-    db["answer_counts"].create(
+    db.table("answer_counts").create(
         {"model": str, "hits": int, "misses": int, "saved_seconds": float}, pk="model"
     )
 
@@ -171,7 +171,7 @@ def _v5(db: sqlite_utils.Database) -> None:
 def _v6(db: sqlite_utils.Database) -> None:
     # Learned ask policies (prag.store.ask_policies): the trained network as bytes, versioned per
     # name, with what it was trained on (task set, tasks, LLM, budget, lambda, seed, reward curve).
-    db["ask_policies"].create(
+    db.table("ask_policies").create(
         {
             "id": int,
             "name": str,
@@ -194,7 +194,7 @@ def _v6(db: sqlite_utils.Database) -> None:
         not_null={"name", "version", "algorithm", "spec", "tasks", "llm", "timesteps", "penalty", "gamma",
                   "seed", "features", "curve", "model"},
     )
-    db["ask_policies"].create_index(["name", "version"], unique=True)
+    db.table("ask_policies").create_index(["name", "version"], unique=True)
 
 
 def _v7(db: sqlite_utils.Database) -> None:
@@ -226,13 +226,20 @@ def _v8(db: sqlite_utils.Database) -> None:
 def _v9(db: sqlite_utils.Database) -> None:
     # Learned action models (prag.store.action_models): snapshots of the safe learner's model as
     # JSON, versioned per family, with the run and round they were learned for.
-    db["action_models"].create(
+    db.table("action_models").create(
         {"id": int, "family": str, "version": int, "model": str, "episodes": int, "transitions": int,
          "run_id": str, "round": int, "created_at": str},
         pk="id",
         not_null={"family", "version", "model", "episodes", "transitions", "created_at"},
     )
-    db["action_models"].create_index(["family", "version"], unique=True)
+    db.table("action_models").create_index(["family", "version"], unique=True)
+
+
+def _v10(db: sqlite_utils.Database) -> None:
+    # Scores where a family keeps one (ScienceWorld's 0-100 partial credit): the episode's final
+    # score and each step's; NULL for families that only win or lose, and for earlier rows.
+    db.execute("alter table episodes add column score real")
+    db.execute("alter table steps add column score real")
 
 
 # Append-only: a released migration is never edited, only followed by a new one.
@@ -246,5 +253,6 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (7, "places: where things of each kind were found", _v7),
     (8, "readings: how each episode read its goal", _v8),
     (9, "action_models: learned action models, versioned per family", _v9),
+    (10, "scores: the family's score of each episode and step (ScienceWorld)", _v10),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -87,6 +87,7 @@ class HouseholdEnv(RoomGrid):
                     if neighbour is None:
                         continue
                     pos = room.door_pos[side]
+                    assert pos is not None  # placed with the neighbour
                     names = (self._room_name[id(room)], self._room_name[id(neighbour)])
                     door = NamedDoor(
                         self._new_name("door"),

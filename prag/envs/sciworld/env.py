@@ -1,0 +1,231 @@
+"""The ScienceWorld family behind `prag.envs.base.Environment`.
+
+A spec's `[params]`:
+
+    [params]
+    tasks = ["boil", "find-living-thing"]   # task names, or "all" (the 30 of ScienceWorld)
+    split = "dev"                           # whose variations: "train", "dev" or "test"
+    variations = 2                          # how many per task (drawn by `seed`), or "all"
+    seed = 0
+    simplifications = ""                    # ScienceWorld's own, e.g. "easy" or "teleportAction"
+
+What the family does beyond passing actions through, each a fact of ScienceWorld's interface:
+- the admissible actions are the simulator's valid action-object combinations, less those naming
+  a thing inside a closed container (the simulator lists them; acting on them answers "No known
+  action matches that input.") and less "reset task", which would restart the episode;
+- an action the simulator refuses ("No known action matches that input.": its list of valid
+  combinations holds some it cannot parse, such as "pick up sewer") is not offered again in the
+  episode;
+- an action the simulator finds ambiguous ("Ambiguous request: Please enter the number ...") is
+  answered with its first reading, as one step;
+- the score (0-100, partial credit) is the observation's `score`; the task is won at 100; a score
+  below 0 means the task failed (a wrong `focus on`), which ends the episode.
+"""
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from prag.envs.base import Observation, Task, scene_text_from_triples
+from prag.envs.sciworld import engine
+from prag.envs.sciworld.scene import FOCUS, door_names, referents, visible
+from prag.errors import PragError, SpecError
+
+SPLITS = ("train", "dev", "test")
+_NEVER_OFFERED = ("reset task",)
+_AMBIGUOUS = "Ambiguous request"
+_REFUSED = "No known action matches that input."
+_TASK_PREFIX = "Task Description:"
+
+
+def task_names() -> list[str]:
+    """ScienceWorld's 30 task names, in its own order (read from the package, no JVM started)."""
+    return [task["task_name"] for task in _catalogue()]
+
+
+def _catalogue() -> list[dict[str, str]]:
+    try:
+        text = resources.files("scienceworld").joinpath("tasks.json").read_text()
+    except ModuleNotFoundError:
+        raise PragError(f"the sciworld family needs the scienceworld package: `pip install "
+                        f"scienceworld=={engine.VERSION}`") from None
+    catalogue: list[dict[str, str]] = json.loads(text)
+    return catalogue
+
+
+def variations(task: str, split: str) -> list[int]:
+    """The variation numbers of `task` in `split`, as the simulator splits them (prag ships the
+    table read from scienceworld 1.2.3, so listing tasks starts no JVM)."""
+    table = json.loads(resources.files("prag").joinpath("data/sciworld_variations.json").read_text())
+    return list(table[task][split])
+
+
+class SciworldEnv:
+    """One ScienceWorld task variation, played on the process's simulator."""
+
+    def __init__(self, task: Task, name: str, variation: int, simplifications: str) -> None:
+        self.task = task
+        self.name = name
+        self.variation = variation
+        self.simplifications = simplifications
+        self._sim: Any = None
+        self._goal = ""
+        self._focused: list[str] = []
+        self._refused: set[str] = set()
+        self._plan: list[str] | None = None
+
+    @property
+    def shortest_path_length(self) -> int | None:
+        # The simulator's gold sequence is a winning path, not a shortest one: no SPL reference.
+        return None
+
+    def oracle_plan(self) -> list[str]:
+        """The simulator's gold action sequence (for checks only, never shown to an agent)."""
+        if self._plan is None:
+            sim = engine.simulator()
+            sim.load(self.name, self.variation, self.simplifications, generateGoldPath=True)
+            self._plan = [a for a in sim.get_gold_action_sequence() if a]
+            self._sim = None  # the load replaced the game: reset() loads it again
+        return list(self._plan)
+
+    def reset(self) -> Observation:
+        sim = engine.simulator()
+        sim.load(self.name, self.variation, self.simplifications)
+        sim.server.reset()
+        self._sim = sim
+        self._focused = []
+        self._refused = set()
+        self._goal = _goal(sim.get_task_description())
+        return self._observe(self._act("look around"))
+
+    def step(self, action: str) -> Observation:
+        if self._sim is None:
+            raise PragError("call reset() before step()")
+        text = self._act(action)
+        if text.startswith(_AMBIGUOUS):
+            # Answered with the first reading; the simulator counts the answer as the step.
+            text = self._act("0")
+        if text.strip() == _REFUSED:
+            self._refused.add(action)
+        if action.startswith(FOCUS) and text.startswith("You focus on"):
+            self._focused.append(action[len(FOCUS):])
+        return self._observe(text)
+
+    def close(self) -> None:
+        self._sim = None  # the simulator stays up for the process's next game
+
+    def _act(self, action: str) -> str:
+        # The simulator's own, not the Python wrapper's `step`, which also lists every valid
+        # action as text (a third of a step's time) for an `infos` this family does not read.
+        text: str = self._sim.server.step(action)
+        return text
+
+    def _observe(self, text: str) -> Observation:
+        sim = self._sim
+        combos = sim.get_valid_action_object_combinations_with_templates()
+        tree = sim.getObjectTree()
+        names = referents(combos)
+        doors = door_names(names, sim.get_all_object_ids_types_referents_LUTJSON())
+        location, triples = visible(tree, names, sim.server.freeActionLook(), self._focused, doors)
+        hidden = _hidden_ids(tree)
+        admissible = sorted({
+            c["action"] for c in combos
+            if not hidden.intersection(str(i) for i in c["obj_ids"])
+            and c["action"] not in _NEVER_OFFERED and c["action"] not in self._refused
+        })
+        score = int(round(100 * sim.server.getScore()))
+        won = score >= 100
+        return Observation(
+            goal=self._goal,
+            text=text.strip(),
+            admissible=admissible,
+            scene_triples=triples,
+            scene_text=scene_text_from_triples(location, triples),
+            won=won,
+            done=won or score < 0,
+            infos={"score": score, "moves": sim.get_num_moves(), "location": location},
+            location=location,
+            score=float(score),
+        )
+
+
+def _goal(description: str) -> str:
+    text = description.strip()
+    return text[len(_TASK_PREFIX):].strip() if text.startswith(_TASK_PREFIX) else text
+
+
+def _hidden_ids(tree: dict[str, Any]) -> set[str]:
+    """The ids of everything inside a closed container, anywhere in the house."""
+    hidden: set[str] = set()
+
+    def walk(node: dict[str, Any], inside_closed: bool) -> None:
+        for child in node["contents"].values():
+            if inside_closed:
+                hidden.add(str(child["uuid"]))
+            container = child.get("propContainer")
+            closed = bool(container) and not container.get("isOpen")
+            walk(child, inside_closed or closed)
+
+    walk(tree, False)
+    return hidden
+
+
+@dataclass(frozen=True)
+class SciworldTasks:
+    """A task set: task variations of one split."""
+
+    chosen: dict[str, tuple[str, int]]  # task_id -> (task name, variation)
+    simplifications: str
+
+    def tasks(self) -> list[Task]:
+        return [Task(task_id=task_id, task_type=name, seed=variation, ref=f"{name}/{variation}")
+                for task_id, (name, variation) in self.chosen.items()]
+
+    def make(self, task: Task) -> SciworldEnv:
+        if task.task_id not in self.chosen:
+            raise PragError(f"task {task.task_id!r} is not in this ScienceWorld task set")
+        name, variation = self.chosen[task.task_id]
+        return SciworldEnv(task, name, variation, self.simplifications)
+
+
+_KEYS = ("tasks", "split", "variations", "seed", "simplifications")
+
+
+def from_params(params: dict[str, Any], spec_dir: Path) -> SciworldTasks:
+    """The family factory: validate `[params]` and choose the task variations."""
+    unknown = sorted(set(params) - set(_KEYS))
+    if unknown:
+        raise SpecError(f"[params]: unknown key(s) {unknown} for env 'sciworld': use {', '.join(_KEYS)}")
+    known = task_names()
+    tasks = params.get("tasks", "all")
+    if tasks == "all":
+        tasks = known
+    if not isinstance(tasks, list) or not tasks or not all(isinstance(t, str) for t in tasks):
+        raise SpecError(f"[params]: 'tasks' must be \"all\" or a list of task names, got {tasks!r}")
+    wrong = [t for t in tasks if t not in known]
+    if wrong:
+        raise SpecError(f"[params]: unknown ScienceWorld task(s) {wrong}: use some of {', '.join(known)}")
+    split = params.get("split", "dev")
+    if split not in SPLITS:
+        raise SpecError(f"[params]: 'split' must be one of {', '.join(SPLITS)}, got {split!r}")
+    count, seed = params.get("variations", 1), params.get("seed", 0)
+    if count != "all" and (not isinstance(count, int) or isinstance(count, bool) or count < 1):
+        raise SpecError(f"[params]: 'variations' must be a positive integer or \"all\", got {count!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise SpecError(f"[params]: 'seed' must be an integer, got {seed!r}")
+    simplifications = params.get("simplifications", "")
+    if isinstance(simplifications, list):
+        simplifications = ",".join(simplifications)
+    if not isinstance(simplifications, str):
+        raise SpecError(f"[params]: 'simplifications' must be a string or a list of strings, got {simplifications!r}")
+    engine.require_java()
+    chosen: dict[str, tuple[str, int]] = {}
+    for name in tasks:
+        pool = variations(name, split)
+        picked = pool if count == "all" or count >= len(pool) else sorted(random.Random(f"{seed}/{name}").sample(pool, count))
+        chosen.update({f"{name}-{v}": (name, v) for v in picked})
+    return SciworldTasks(chosen, simplifications)

@@ -1,0 +1,126 @@
+"""ScienceWorld's state as prag's scene graph: what the agent can see, named as its actions name it.
+
+The simulator's object tree holds the whole house; the agent sees the room it is in, what stands
+there, what is in open containers there (recursively), and its inventory. Each thing is named by
+the words the admissible actions use for it ("orange in bowl", "cup containing water"), read from
+the simulator's action-object combinations, so that a triple's names can be acted on as written.
+Doors, which the tree does not hold, come from the room's look text ("A door to the kitchen (that
+is open)").
+
+Relations: (thing, "in", holder) for a thing in a container or in the room; (thing, "in",
+"inventory") for a thing held; (thing, "is", state) for open/closed, on/off, liquid/gas (a solid
+says so where the house could melt it), alive/dead, focused; (door, "leadsTo", room) for a door
+out of the room.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from prag.envs.base import Triple
+
+INVENTORY = "inventory"
+FOCUS = "focus on "
+_DOOR = re.compile(r"A door to the (?P<room>.+?) \(that is (?P<state>open|closed)\)")
+# Electrical terminals are parts of things, not things: they stay out of the scene (the
+# admissible actions still name them).
+_PART = re.compile(r"terminal \d+|anode|cathode")
+# A solid shows its state where the house's heat sources could change it (ice, chocolate, wax).
+_MELTS_BELOW_C = 300.0
+
+
+def referents(combos: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Object id -> the words the actions name it by, read from the "focus on X" combinations
+    (every object the agent may act on can be focused on)."""
+    names: dict[str, str] = {}
+    for combo in combos:
+        action, ids = combo["action"], combo["obj_ids"]
+        if action.startswith(FOCUS) and len(ids) == 1:
+            names.setdefault(str(ids[0]), action[len(FOCUS):])
+    return names
+
+
+def _agent_room(node: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The room node that holds the agent (a child of the universe)."""
+    for room in node["contents"].values():
+        if any(child["name"] == "agent" for child in room["contents"].values()):
+            return room
+    return None
+
+
+def _is_open(node: Mapping[str, Any]) -> bool:
+    container = node.get("propContainer")
+    return bool(container and container.get("isOpen"))
+
+
+def _states(node: Mapping[str, Any], focused: bool) -> list[str]:
+    states = []
+    container = node.get("propContainer")
+    if container and container.get("isClosable"):
+        states.append("open" if container.get("isOpen") else "closed")
+    device = node.get("propDevice")
+    if device and device.get("isActivable"):
+        states.append("on" if device.get("isActivated") else "off")
+    material = node.get("propMaterial")
+    if material:
+        matter = material.get("stateOfMatter")
+        if matter and (matter != "solid" or float(material.get("meltingPoint", 1e9)) < _MELTS_BELOW_C):
+            states.append(str(matter))
+        if material.get("isCombusting"):
+            states.append("burning")
+    life = node.get("propLife")
+    if life:
+        states.append("dead" if life.get("isDead") else "alive")
+    if focused:
+        states.append("focused")
+    return states
+
+
+def door_names(names: Mapping[str, str], lut: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Room -> the words the actions name the door to it by ("door", "door to kitchen", "bedroom
+    door"), from the simulator's referents of each door ("door to the kitchen" among them)."""
+    doors = {}
+    for object_id, name in names.items():
+        for referent in lut.get(object_id, {}).get("referents", ()):
+            if referent.startswith("door to "):
+                doors[referent[len("door to "):].removeprefix("the ")] = name
+    return doors
+
+
+def visible(
+    tree: Mapping[str, Any], names: Mapping[str, str], look: str, focused: Sequence[str] = (),
+    doors: Mapping[str, str] | None = None,
+) -> tuple[str | None, list[Triple]]:
+    """The agent's room and the triples of what it sees there, from the object tree, the
+    action names (`referents`), the doors' names (`door_names`) and the room's look text;
+    `focused` are the things focused on."""
+    room = _agent_room(tree)
+    if room is None:
+        return None, []
+    here = room["name"]
+    triples: list[Triple] = []
+
+    def name(node: Mapping[str, Any]) -> str:
+        return names.get(str(node["uuid"]), node["name"])
+
+    def walk(node: Mapping[str, Any], holder: str) -> None:
+        for child in node["contents"].values():
+            if child.get("isDeleted") or _PART.fullmatch(child["name"]):
+                continue
+            if child["name"] == "agent":
+                for inventory in child["contents"].values():
+                    walk(inventory, INVENTORY)
+                continue
+            thing = name(child)
+            triples.append((thing, "in", holder))
+            triples.extend((thing, "is", state) for state in _states(child, thing in focused))
+            if _is_open(child):
+                walk(child, thing)
+
+    walk(room, here)
+    for match in _DOOR.finditer(look):
+        to = match["room"]
+        door = (doors or {}).get(to, f"door to {to}")
+        triples += [(door, "leadsTo", to), (door, "is", match["state"])]
+    return here, sorted(set(triples))

@@ -1,0 +1,155 @@
+"""The ScienceWorld family on the real simulator (scienceworld 1.2.3, a JVM): its scene graphs,
+its score, its specs, and rounds that learn from the store what round 0 could not do."""
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from support import minilm
+
+from prag.agent.agent import AgentConfig
+from prag.envs.base import Task
+from prag.envs.sciworld import engine
+from prag.envs.sciworld.domain import SCIWORLD
+from prag.envs.sciworld.env import SciworldEnv, from_params, task_names, variations
+from prag.envs.spec import load_spec
+from prag.errors import PragError, SpecError
+from prag.llm.base import Completion, Message
+from prag.run.config import ExecutionConfig, ExperimentConfig, RunConfig
+from prag.run.metrics import round_metrics
+from prag.run.runner import Runner, start_run
+from prag.store import Store
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("java") is None,
+    reason="ScienceWorld's simulator is a jar: install a Java runtime (apt-get install openjdk-17-jre-headless)",
+)
+
+
+def game(name: str, variation: int) -> SciworldEnv:
+    return SciworldEnv(Task(f"{name}-{variation}", name, variation), name, variation, "")
+
+
+def test_a_room_reads_as_facts_named_as_the_actions_name_them() -> None:
+    env = game("boil", 0)
+    first = env.reset()
+    assert first.goal.startswith("Your task is to boil water.") and first.location == "hallway"
+    assert ("door to kitchen", "leadsTo", "kitchen") in first.scene_triples
+    assert ("door to kitchen", "is", "closed") in first.scene_triples
+    assert {SCIWORLD.kind(thing) for thing in SCIWORLD.held(first.scene_triples)} == {"orange"}
+    assert "open door to kitchen" in first.admissible and "reset task" not in first.admissible
+    assert first.score == 0
+
+    opened = env.step("open door to kitchen")
+    assert ("door to kitchen", "is", "open") in opened.scene_triples and "go to kitchen" in opened.admissible
+    kitchen = env.step("go to kitchen")
+    assert kitchen.location == "kitchen" and ("cupboard", "is", "closed") in kitchen.scene_triples
+    # The simulator lists actions on what a closed cupboard hides; they are not offered.
+    assert not [a for a in kitchen.admissible if "metal pot" in a]
+    assert ("stove", "is", "off") in kitchen.scene_triples
+    # An action the simulator lists but refuses is not offered again in the episode.
+    refused = env.step("pick up sewer")
+    assert refused.text == "No known action matches that input." and "pick up sewer" not in refused.admissible
+    cupboard = env.step("open cupboard")
+    assert ("metal pot", "in", "cupboard") in cupboard.scene_triples and "pick up metal pot" in cupboard.admissible
+    # Every name in the scene is one the actions use.
+    named = {s for s, r, _ in cupboard.scene_triples if r == "in"} - {"agent"}
+    assert all(any(name in action for action in cupboard.admissible) for name in named)
+    env.close()
+
+
+def test_the_score_is_kept_a_wrong_focus_fails_and_the_gold_path_wins() -> None:
+    env = game("find-living-thing", 0)
+    plan = env.oracle_plan()
+    env.reset()
+    played = [env.step(action) for action in plan]
+    assert played[-1].won and played[-1].done and played[-1].score == 100
+    scores = [o.score for o in played]
+    assert scores == sorted(scores) and 0 < scores[len(scores) // 2] < 100  # partial credit on the way
+
+    env.reset()
+    wrong = env.step("focus on picture")
+    assert wrong.done and not wrong.won and wrong.score == -100
+    env.close()
+
+
+def test_specs_say_what_is_wrong_and_a_missing_java_says_what_to_install(monkeypatch, tmp_path) -> None:
+    assert len(task_names()) == 30 and "boil" in task_names()
+    assert variations("boil", "test") and not set(variations("boil", "test")) & set(variations("boil", "train"))
+    with pytest.raises(SpecError, match="unknown ScienceWorld task"):
+        from_params({"tasks": ["boil-water"]}, tmp_path)
+    with pytest.raises(SpecError, match="'split' must be one of train, dev, test"):
+        from_params({"split": "valid"}, tmp_path)
+    chosen = from_params({"tasks": ["boil", "melt"], "split": "test", "variations": 2, "seed": 3}, tmp_path).tasks()
+    assert [t.task_type for t in chosen] == ["boil", "boil", "melt", "melt"]
+    assert all(t.seed in variations(t.task_type, "test") for t in chosen)
+    for name in ("sciworld-test", "sciworld-train", "sciworld-dev", "sciworld-mini"):
+        assert load_spec(name).open().tasks()
+    monkeypatch.setattr(engine.shutil, "which", lambda _: None)
+    with pytest.raises(PragError, match="install a Java runtime"):
+        from_params({"tasks": ["boil"]}, tmp_path)
+
+
+@dataclass
+class GoldStepLLM:
+    """A stand-in that knows a game's gold path: each call answers the first gold action the
+    episode so far has not taken (read from the prompt's history), else one of the choices at
+    random. With a budget of a few calls a game it makes some progress and then wanders."""
+
+    gold: list[str]
+    name: str = "gold-steps"
+    supports_choices: bool = True
+    calls: int = 0
+    answered: list[str] = field(default_factory=list)
+
+    def complete(self, messages: list[Message], *, choices: list[str] | None = None, **_: Any) -> Completion:
+        self.calls += 1
+        episode = next(m["content"] for m in reversed(messages) if "Your goal:" in m["content"])
+        taken = [line[2:] for line in episode.split("Your goal:", 1)[1].splitlines() if line.startswith("> ")]
+        done = 0
+        for action in taken:
+            if done < len(self.gold) and action == self.gold[done]:
+                done += 1
+        answer = self.gold[done] if done < len(self.gold) and (not choices or self.gold[done] in choices) else (choices or ["look around"])[0]
+        self.answered.append(answer)
+        return Completion(answer, 0, 0, 0, 0.0)
+
+
+def test_rounds_replay_the_progress_stored_and_never_repeat_a_fatal_step(tmp_path) -> None:
+    """Round 0 makes some progress (four LLM calls a game, then random steps) and loses. Later
+    rounds replay, with no LLM call, the stored steps up to the last that raised the score, so
+    each round's four calls go further, until a round wins what round 0 lost."""
+    spec = tmp_path / "things.toml"
+    # Seed 4 draws a variation whose gold path the admissible actions name as the simulator's gold
+    # does (elsewhere it may say "open door to hallway" where the actions say "open door").
+    spec.write_text('name = "things"\nenv = "sciworld"\nmax_steps = 14\n'
+                    '[params]\ntasks = ["find-non-living-thing"]\nsplit = "train"\nvariations = 1\nseed = 4\n')
+    task = load_spec(str(spec)).open().tasks()[0]
+    source = load_spec(str(spec)).open_unwrapped()
+    gold = source.make(task).oracle_plan()
+    llm = GoldStepLLM(gold)
+    config = RunConfig(ExperimentConfig(spec=str(spec), rounds=4, llm="gold-steps"),
+                       agent=AgentConfig(ask="hard-coded", sources=("experience", "llm"), llm_budget=4),
+                       execution=ExecutionConfig(answer_cache=False))
+    with Store(tmp_path / "sciworld.db") as store:
+        run = start_run(store, config)
+        Runner(store, run, config, llm=llm, encoder=minilm()).play()  # type: ignore[arg-type]
+        episodes = sorted(store.episodes(run.id), key=lambda e: e.round)
+    assert not episodes[0].won and episodes[0].score is not None and episodes[0].score < 100
+    won = [e.round for e in episodes if e.won]
+    assert won and won[0] > 0
+    winner = episodes[won[0]]
+    chosen = Counter(d[0] for d in winner.extra["decisions"])
+    assert chosen["episode"] >= 4 and winner.llm_calls <= 4  # most of the way from the store
+    # Scores rise round over round until the win, as the store's progress grows.
+    scores = [e.score or 0 for e in episodes[: won[0] + 1]]
+    assert scores[-1] == 100 and scores[0] < scores[-1]
+    assert [m.mean_score for m in round_metrics(episodes)][0] == scores[0]
+    # A step that failed the task outright in an episode is not taken again in later ones.
+    fatal = {e.steps[-1].action for e in episodes if e.steps[-1].score is not None and e.steps[-1].score < 0}
+    for action in fatal:
+        first = min(e.round for e in episodes if e.steps[-1].action == action and (e.steps[-1].score or 0) < 0)
+        assert not any(s.action == action for e in episodes if e.round > first for s in e.steps)

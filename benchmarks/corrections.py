@@ -40,12 +40,12 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from prag.corrections.learn import correct_episode
 from prag.corrections.prior import load_prior
 from prag.corrections.replay import episode_spec, open_task
-from prag.corrections.transcripts import Entry, Transcript
 from prag.envs.registry import domain
 from prag.envs.spec import load_spec
 from prag.llm import make_llm
 from prag.retrieval.embed import EmbeddingCache, Encoder
 from prag.store import Store
+from prag.store.transcripts import Entry, Transcript
 
 
 def planner_plan(spec_ref: str, task_id: str) -> list[str]:

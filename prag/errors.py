@@ -1,4 +1,7 @@
 """Errors a user can act on: the CLI prints their message, without a traceback."""
+from __future__ import annotations
+
+import errno
 
 
 class PragError(Exception):
@@ -23,3 +26,17 @@ class LLMError(PragError):
 
 class ConfigError(PragError):
     """A run's recorded settings cannot be read by this prag."""
+
+
+class DiskFull(PragError):
+    """A file prag writes beside the store (a run's log, the retrieval index) found the disk full."""
+
+
+def disk_full(exc: BaseException) -> DiskFull | None:
+    """A full disk (or quota) met outside the store's SQLite file, as a user error; None for any
+    other error. (SQLite's own full disk is the store's to say: prag.store.access.)"""
+    if not isinstance(exc, OSError) or exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return None
+    where = f" for {exc.filename}" if exc.filename else ""
+    return DiskFull(f"the disk has no room{where} ({exc.strerror}): free some space on it and go on; "
+                    "nothing stored was lost")

@@ -75,6 +75,8 @@ class Answer:
     pace: float = 0.0  # seconds between 64-byte pieces of the body
     length: bool = True  # send Content-Length; without it the body ends when the server hangs up
     headers: dict[str, str] = field(default_factory=dict)
+    head_pace: float = 0.0  # seconds between the bytes of the status line and headers
+    repeat: int = 1  # the body is sent this many times over (a huge body, not held in memory)
 
 
 def chat_completion(content: str | None, finish_reason: str = "stop", **fields: Any) -> bytes:
@@ -105,13 +107,17 @@ class FakeOpenAI:
     """An OpenAI-compatible HTTP server on 127.0.0.1, in a thread, answering from a script.
 
     Each chat request gets the next `Answer` of `script`; the last one repeats. GET /models
-    answers `models` as its data (404 when None). `requests` holds each chat request's size
-    and JSON, `started` the monotonic time each arrived.
+    answers `models_answer` when set, else `models` as its data (404 when None). `requests`
+    holds each chat request's size and JSON, `started` the monotonic time each arrived, `sent`
+    the bytes of bodies sent; `hung_up` is set once a client hangs up before an answer's end.
     """
 
     def __init__(self) -> None:
         self.script: list[Answer] = [Answer(chat_completion("open drawer 2"))]
         self.models: list[dict[str, Any]] | None = None
+        self.models_answer: Answer | None = None
+        self.sent = 0
+        self.hung_up = threading.Event()
         self.requests: list[tuple[int, dict[str, Any]]] = []
         self.started: list[float] = []
         self._closing = threading.Event()
@@ -134,6 +140,10 @@ class FakeOpenAI:
     def next_answer(self) -> Answer:
         return self.script.pop(0) if len(self.script) > 1 else self.script[0]
 
+    @property
+    def closing(self) -> bool:
+        return self._closing.is_set()
+
     def pause(self, seconds: float) -> None:
         """Sleep, cut short when the server closes (so no answer outlives its test)."""
         self._closing.wait(seconds)
@@ -155,7 +165,9 @@ def _fake_handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             self._send(answer)
 
         def do_GET(self) -> None:
-            if fake.models is None:
+            if fake.models_answer is not None:
+                self._send(fake.models_answer)
+            elif fake.models is None:
                 self._send(Answer(b"", status=404))
             else:
                 self._send(Answer(json.dumps({"object": "list", "data": fake.models}).encode()))
@@ -165,17 +177,31 @@ def _fake_handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self.send_response(answer.status)
                 self.send_header("Content-Type", answer.content_type)
                 if answer.length:
-                    self.send_header("Content-Length", str(len(answer.body)))
+                    self.send_header("Content-Length", str(len(answer.body) * answer.repeat))
                 for name, value in answer.headers.items():
                     self.send_header(name, value)
-                self.end_headers()
+                if answer.head_pace:
+                    self._drip(b"".join(self._headers_buffer) + b"\r\n", answer.head_pace)
+                    self._headers_buffer = []
+                else:
+                    self.end_headers()
                 step = 64 if answer.pace else len(answer.body) or 1
-                for start in range(0, len(answer.body), step):
-                    self.wfile.write(answer.body[start : start + step])
-                    self.wfile.flush()
-                    fake.pause(answer.pace)
+                for _ in range(answer.repeat):
+                    for start in range(0, len(answer.body), step):
+                        self.wfile.write(answer.body[start : start + step])
+                        self.wfile.flush()
+                        fake.sent += len(answer.body[start : start + step])
+                        fake.pause(answer.pace)
             except (BrokenPipeError, ConnectionResetError):
-                pass  # the client hung up, as it should on a reply too big or too slow
+                fake.hung_up.set()  # the client hung up, as it should on a reply too big or too slow
+
+        def _drip(self, head: bytes, pace: float) -> None:
+            for byte in head:
+                if fake.closing:
+                    return
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                fake.pause(pace)
 
         def log_message(self, *args: object) -> None:
             pass

@@ -179,13 +179,16 @@ def test_prag_console_plays_with_search_among_the_sources_and_the_llm_never_aske
     assert refused.exit_code == 1 and "telepathy" in refused.output and not (tmp_path / "t.db").exists()
 
 
-@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
-def test_sigterm_and_sighup_stop_prag_console_as_ctrl_c_does(tmp_path, signum, status):
-    # Before: the console died of the signal (exit -15, -1).
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)])
+def test_sigterm_sighup_and_ctrl_c_stop_prag_console_and_leave_its_run_interrupted(tmp_path, signum, status):
+    # Before: the console died of the signal (exit -15, -1); then its run was left `running (stale)`.
     spec = write_spec(tmp_path, "dishes", ["wash_dishes"], max_steps=3)
     code, err = stop_at_first_llm_call(tmp_path, signum, "console", spec, "--store", str(tmp_path / "s.db"),
                                        "--no-prior", "--no-confirm", "--sources", "llm", "--readers", "template", typed="\n")
-    assert code == status and f"interrupted by {signal.Signals(signum).name}" in err and "Traceback" not in err, err
+    said = "interrupted" if signum == signal.SIGINT else f"interrupted by {signal.Signals(signum).name}"
+    assert code == status and said in err and "Traceback" not in err, err
+    with Store(tmp_path / "s.db", create=False) as store:
+        assert list(store.run_states().values()) == ["interrupted"]
 
 
 def test_the_person_asked_about_a_reading_is_shown_the_words_read():

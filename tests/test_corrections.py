@@ -13,13 +13,13 @@ import prag.store.database as store_module
 from prag.cli import _register, app
 from prag.corrections.prior import load_prior, prior_dir, prior_transcripts
 from prag.corrections.replay import open_task, replay
-from prag.corrections.transcripts import parse
 from prag.envs.spec import load_spec
 from prag.retrieval.corrections import add_correction
 from prag.retrieval.embed import EmbeddingCache, text_hash
 from prag.store import Store
 from prag.store.corrections import Correction, CorrectionError
 from prag.store.schema import SCHEMA_VERSION
+from prag.store.transcripts import parse
 
 _register()
 

@@ -103,7 +103,7 @@ def _edit(lines, kind, change):
     n = _first(lines, kind)
     data = json.loads(lines[n])
     change(data)
-    return lines[:n] + [json.dumps(data)] + lines[n + 1:], n + 1
+    return lines[:n] + [_dumps(data)] + lines[n + 1:], n + 1
 
 
 def _vector_of(data, size):
@@ -136,7 +136,38 @@ BAD = {
     "a prior load's name not text": ("prior_load", lambda d: d.update(name=7), "name: input should be a valid string, got 7"),
     "an ask policy's network not base64": ("ask_policy", lambda d: d.update(model="%%%"), "model: not base64"),
     "an ask policy's penalty not a number": ("ask_policy", lambda d: d.update(penalty="high"), 'penalty: input should be a valid number, got "high"'),
+    # Transcripts are read on import as anywhere else: before, these were stored unread and then
+    # crashed every run of the store at its first step.
+    "a transcript of 200,000 terms": ("correction", lambda d: d.update(transcript=">>> act(" + "+".join(["'a'"] * 200_000) + ")\n"),
+                                      "transcript: line 1: `act('a'+'a'+"),
+    "a transcript of 200,000 minus signs": ("correction", lambda d: d.update(transcript=">>> act(" + "-" * 200_000 + "1)\n"),
+                                            "is too long or too deeply nested"),
+    "a transcript that is no console API": ("correction", lambda d: d.update(transcript='>>> os.system("rm -rf /")\n'),
+                                            "transcript: line 1: `os.system"),
+    "an object nested too deep for Python": ("run", lambda d: d.update(config={"x": _Deep(100_000)}), "JSON nested too deeply to be read"),
+    "an object nested past any record": ("episode", lambda d: d["extra"].update(x=_Deep(40)), "JSON nested more than 32 levels deep"),
 }
+
+
+class _Deep:
+    """A value nested `levels` lists deep, written by `_dumps` as raw text (json.dumps recurses)."""
+
+    def __init__(self, levels: int) -> None:
+        self.levels = levels
+
+
+def _dumps(data) -> str:
+    """JSON text of `data` in which each `_Deep` stands for its nested lists."""
+    deep: list[_Deep] = []
+
+    def mark(value):
+        deep.append(value)
+        return f"@deep{len(deep) - 1}@"
+
+    text = json.dumps(data, default=mark)
+    for n, value in enumerate(deep):
+        text = text.replace(f'"@deep{n}@"', "[" * value.levels + "]" * value.levels)
+    return text
 
 
 @pytest.mark.parametrize("case", sorted(BAD))

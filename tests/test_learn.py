@@ -2,6 +2,7 @@
 LLM), replay verification on the real grid world, and `prag correct` from feedback or an edit."""
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
 from pathlib import Path
@@ -26,12 +27,14 @@ from prag.corrections.learn import (
     learn_from_interaction,
 )
 from prag.corrections.replay import open_task, replay
-from prag.corrections.transcripts import Entry, from_episode, parse
+from prag.envs.registry import domain
 from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.embed import EmbeddingCache
 from prag.run.config import ExperimentConfig, RetrievalConfig, RunConfig
 from prag.run.runner import Runner, start_run
 from prag.store import Store
+from prag.store.corrections import Correction, correction_texts
+from prag.store.transcripts import Entry, from_episode, parse
 
 _register()
 
@@ -222,3 +225,71 @@ def test_attempts_stop_at_the_first_transcript_that_wins_its_replay(lost_episode
             attempts=2, keep_unverified=lambda r: offered.append(r.actions) or False,
         )
         assert outcome.stored is None and offered == [len(plan) - 1]
+
+
+def test_an_improvement_llm_answering_a_pathological_transcript_is_discarded(lost_episode):
+    # Before: `act(` and 3,000 minus signs exhausted CPython's parser (RecursionError).
+    _, _, episode, _, _ = lost_episode
+    given = feedback_transcript(from_episode(episode), "open the door first")
+    for answer in (">>> act(" + "-" * 3_000, ">>> act(" + "+".join(['"a"'] * 200_000) + ")"):
+        learning = learn_from_interaction(given, ScriptedLLM([PROBLEM, ADVICE, answer]))
+        assert not learning.kept and "unreadable: line 1: `act(" in learning.reason
+        assert "too long or too deeply nested" in learning.reason
+
+
+def test_a_stored_correction_that_cannot_be_read_is_left_out_of_runs_with_a_warning(lost_episode, tmp_path, caplog):
+    # Before: one imported unread (or written by another program) crashed every run at step 1.
+    path, spec, _, goal, plan = lost_episode
+    copy = store_copy(path, tmp_path)
+    with Store(copy) as store:
+        cache = EmbeddingCache(store, minilm())
+        unreadable = Correction(origin="edit", domain=domain("grid").name, goal=goal, instructions=[goal],
+                                transcript=">>> act(" + "-" * 200_000 + "1)\n", verified=True)
+        cache.vectors(correction_texts(unreadable))
+        row = {**unreadable.to_dict(), "instructions": json.dumps([goal]), "scenes": "[]", "verified": 1}
+        row.pop("id")
+        bad_id = store.insert("corrections", row)  # as written before transcripts were read on the way in
+        config = RunConfig(ExperimentConfig(spec=spec, rounds=1), RetrievalConfig(k=0, prior=False))
+        run = start_run(store, config, "after")
+        Runner(store, run, config, llm=ScriptedLLM(plan_follower(plans_of(spec))), encoder=minilm()).play()
+        (played,) = store.episodes("after")  # played to its step cap (3), past step 1
+        assert played.n_actions == 3 and store.run_states()["after"] == "finished"
+    assert f"correction {bad_id} in {copy} is left out: its transcript cannot be read (line 1: `act(---" in caplog.text
+    assert f"prag corrections delete {copy} {bad_id}" in caplog.text
+
+
+EDITOR = """
+import pathlib, shutil, sys
+shown = pathlib.Path(sys.argv[1]).read_text()
+log = pathlib.Path({log!r})
+log.write_text(log.read_text() + shown + "\\f" if log.exists() else shown + "\\f")
+shutil.copy({fixed!r}, sys.argv[1])
+"""
+
+
+def test_prag_correct_edit_names_the_lines_the_editor_showed_and_keeps_the_edit_for_another_try(lost_episode, tmp_path):
+    # Before: the numbers were off by one and one more per `#` line, and the edit was thrown away.
+    path, _, episode, goal, plan = lost_episode
+    copy = store_copy(path, tmp_path)
+    fixed, log = tmp_path / "fixed.txt", tmp_path / "shown.txt"
+    editor = tmp_path / "editor.py"
+    editor.write_text(EDITOR.format(log=str(log), fixed=str(fixed)))
+    env = {"EDITOR": f"{sys.executable} {editor}"}
+    lines = ["# my notes:", "# the door first"] + plan_transcript(goal, plan).splitlines()
+    lines.insert(6, "# then the rest")
+    bad = lines + [">>> act(" + "-" * 200_000 + "1)"]
+    fixed.write_text("\n".join(bad) + "\n")
+    result = invoke("correct", copy, episode.id, "--edit", env=env)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"line {len(bad)}: `act(---" in result.output and "too long or too deeply nested" in result.output
+    kept = copy.with_name(f"{copy.name}.edit-{episode.id}.txt")
+    assert kept.read_text() == fixed.read_text() and f"your edit is kept in {kept}" in " ".join(result.output.split())
+    # The next try opens the edit as it was left; once stored, the kept edit goes.
+    fixed.write_text("\n".join(lines) + "\n")
+    result = invoke("correct", copy, episode.id, "--edit", env=env)
+    assert result.exit_code == 0 and "stored verified correction" in result.output, result.output
+    assert log.read_text().split("\f")[1] == "\n".join(bad) + "\n"
+    assert not kept.exists()
+    with Store(copy) as store:
+        (only,) = store.corrections.list()
+        assert (only.origin, only.verified, parse(only.transcript).actions) == ("edit", True, plan)

@@ -19,9 +19,9 @@ from typer.testing import CliRunner
 from prag.cli import _register, app
 from prag.corrections.prior import load_prior
 from prag.corrections.replay import replay_episode_task
-from prag.corrections.transcripts import parse
 from prag.retrieval.embed import EmbeddingCache
 from prag.store import Store
+from prag.store.transcripts import parse
 
 _register()
 

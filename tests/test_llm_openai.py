@@ -6,6 +6,7 @@ what the server sent and names only options that exist; answers come back bounde
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -394,3 +395,41 @@ def test_messages_name_only_options_that_exist(
     assert {"--llm-timeout", "--llm-retries"} <= named
     assert named <= _run_options()
     assert not any("raise the timeout" in message for message in messages)
+
+
+# Before: the HTTP client's timeout bounds each read, and a server sending a byte at a time
+# within it held a call until it had sent everything (here 5 to 30 s; a hostile one: for ever);
+# now the client hangs up at the deadline, before the server is through. (A chat reply's body
+# was already read against a deadline: that case guards it.)
+DRIP = {"status line and headers": {"head_pace": 0.1}, "body": {"pace": 0.5}}  # a byte, 64 bytes
+
+
+@pytest.mark.parametrize("where", list(DRIP))
+def test_a_chat_reply_dripping_past_the_timeout_times_out_as_a_whole(fake_openai: FakeOpenAI, where: str) -> None:
+    fake_openai.answer(fake_openai.Answer(fake_openai.chat("open drawer 2"), **DRIP[where]))  # type: ignore[arg-type]
+    with pytest.raises(LLMError, match=r"did not answer within 1 s \(1 time\).*--llm-timeout"):
+        llm_for(fake_openai, timeout=1, retries=0).complete(ACT)
+    assert fake_openai.hung_up.wait(30)
+
+
+@pytest.mark.parametrize("where", list(DRIP))
+def test_a_model_list_dripping_past_the_timeout_times_out_as_a_whole(fake_openai: FakeOpenAI, where: str) -> None:
+    listed = [{"id": f"m{n}", "object": "model", "owned_by": "llamacpp"} for n in range(10)]
+    models = json.dumps({"object": "list", "data": listed}).encode()
+    fake_openai.models_answer = fake_openai.Answer(models, **DRIP[where])  # type: ignore[arg-type]
+    with pytest.raises(LLMError, match=r"did not answer within 1 s \(1 time\)"):
+        _ = OpenAILLM("m", base_url=fake_openai.url, timeout=1, retries=0).constraint
+    assert fake_openai.hung_up.wait(30)
+    # The backend left with a call past its deadline serves the next one.
+    fake_openai.models_answer = fake_openai.Answer(models)
+    assert OpenAILLM("m", base_url=fake_openai.url, timeout=1).constraint == "grammar"
+
+
+@pytest.mark.parametrize("length", [True, False], ids=["declared", "undeclared"])
+def test_a_model_list_of_400_mb_is_not_read(fake_openai: FakeOpenAI, length: bool) -> None:
+    # Before: read whole (1.16 GB at its peak). Now read up to MODELS_BYTES, then "no constraint".
+    fake_openai.models_answer = fake_openai.Answer(b" " * (1 << 16), repeat=6_400, length=length)
+    llm = OpenAILLM("m", base_url=fake_openai.url, timeout=10)
+    assert llm.constraint == "none"
+    assert fake_openai.sent < 64 << 20  # the server got no further than the socket's buffers
+    assert llm.complete(ACT).text == "open drawer 2"

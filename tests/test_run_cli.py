@@ -3,10 +3,13 @@ through the CLI's test hook, `prag.cli.common.test_llm`): what a run stores, pri
 parallel workers, Ctrl-C and `--resume`, and runs recorded by other versions of prag."""
 from __future__ import annotations
 
+import errno
 import io
 import itertools
 import json
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -307,6 +310,23 @@ def test_sigterm_and_sighup_leave_the_run_interrupted_with_the_resume_command_as
         assert store.run("early").status == "interrupted"
 
 
+def test_the_resume_command_of_a_run_named_with_spaces_and_accents_is_pasted_as_it_is_printed(tmp_path, cli):
+    # Before: `prag run --resume my run é --store …/my stores/café.db`, which a shell splits apart.
+    invoke, play, _ = cli
+    spec = write_spec(tmp_path, "pair", ["throw_away_trash", "collect_toys"])
+    db = tmp_path / "my stores" / "café.db"
+    code, err, _ = interrupt_at(tmp_path, "building", spec, "--store", str(db), "--name", "my run é", "--no-prior")
+    assert code == 130, err
+    hint = re.search(r"continue with `([^`]*)`", err)
+    assert hint is not None and hint.group(1) == f"prag run --resume 'my run é' --store '{db}'", err
+    argv = shlex.split(hint.group(1))  # as a shell reads the pasted line
+    assert argv[:2] == ["prag", "run"]
+    play(plan_follower(plans_of(spec)))
+    resumed = invoke(*argv[1:])
+    assert resumed.exit_code == 0, resumed.output
+    assert f"compare rounds with `prag compare '{db}' 'my run é'`" in " ".join(resumed.output.split())
+
+
 def test_ctrl_c_stops_a_run_also_when_the_tests_were_started_in_the_background(tmp_path, started_in_background):
     # `pytest &` from a script starts pytest with SIGINT ignored, and its children inherit that:
     # before, the run never saw the Ctrl-C and was killed after the wait.
@@ -360,6 +380,29 @@ def test_a_server_that_stops_answering_shows_the_wait_then_leaves_the_run_interr
         assert store.run("gone").status == "interrupted"
     stats = invoke("stats", db, "--json")
     assert json.loads(stats.output)["runs"][0]["status"] == "interrupted"
+
+
+def test_a_full_disk_beside_the_store_stops_the_run_interrupted_with_what_to_do(tmp_path, cli, monkeypatch):
+    # Before: an OSError traceback (No space left on device) from the run's log, the run left running.
+    invoke, play, _ = cli
+    spec = write_spec(tmp_path, "pair", ["throw_away_trash", "collect_toys"])
+    db = tmp_path / "s.db"
+    log = RunLog.__call__
+
+    def full_after_one_episode(self, event, data):
+        if event == "episode" and data["task_id"] != task_ids(spec)[0]:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path))
+        log(self, event, data)
+
+    monkeypatch.setattr(RunLog, "__call__", full_after_one_episode)
+    play(plan_follower(plans_of(spec)))
+    result = invoke("run", spec, "--store", db, "--name", "full", "--no-prior")
+    out = " ".join(result.output.split())
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert "the disk has no room for" in out and "log.jsonl (No space left on device): free some space on it" in out
+    assert f"continue with `prag run --resume full --store {db}`" in out
+    with Store(db) as store:
+        assert store.run("full").status == "interrupted" and len(list(store.episodes("full"))) == 2
 
 
 def test_the_progress_of_a_run_fits_80_columns_and_shows_the_wait(tmp_path):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from support import damage_a_page_of, episode, run, stored_steps
 
+import prag.store.access as access
 from prag.errors import StoreError
 from prag.retrieval.embed import text_hash
 from prag.store import Store
@@ -308,3 +309,72 @@ def test_a_new_run_is_claimed_by_its_process_and_stamped_by_each_episode(tmp_pat
         store.add_episode(episode())
         assert store.run_claims()["r1"].heartbeat_at >= first
         assert store.run_states() == {"r1": "running", "done": "running (stale)"}
+
+
+# --- what the machine allows: another application's file, a lock held too long, a full disk --------
+
+
+def test_an_empty_sqlite_file_of_another_application_is_refused_and_left_untouched(tmp_path):
+    # Before: an SQLite file with no tables was adopted as a new store, whoever had marked it.
+    path = tmp_path / "theirs.db"
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA application_id = 1196444487")  # 'GPKG': a GeoPackage
+    conn.close()
+    before = file_digest(path)
+    with pytest.raises(StoreError, match=r"theirs.db is an SQLite database of another application \(its application_id is 0x47504b47\); it was left untouched"):
+        Store(path)
+    assert file_digest(path) == before and not (tmp_path / "theirs.db-wal").exists()
+
+
+HOLDER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("begin immediate")  # the write lock, held until stdin closes
+print("locked", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_store_locked_by_another_process_past_the_wait_says_which_process_and_loses_nothing(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    path = tmp_path / "s.db"
+    stored_steps(path, episodes=3)
+    monkeypatch.setattr(access, "BUSY_SECONDS", 0.2)  # the wait is 60 s
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        with Store(path) as store:
+            with pytest.raises(StoreError) as raised:
+                store.add_run(run("new"))
+            message = " ".join(str(raised.value).split())
+            assert f"s.db is locked by process {holder.pid} (" in message and "held its write lock for more than 0.2 s" in message
+            assert "Nothing stored was lost" in message and "take s.db-wal with it" in message
+            assert [r.id for r in store.runs()] == ["r1"] and store.count("episodes") == 3
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    with Store(path) as store:  # once the lock is let go, the store takes writes again
+        store.add_run(run("new"))
+        assert store.count("episodes") == 3
+
+
+def test_a_full_disk_ends_the_write_whole_with_what_to_do_and_keeps_what_was_stored(tmp_path):
+    # SQLITE_FULL as a disk without room gives it: the file may not grow past its pages.
+    path = tmp_path / "s.db"
+    stored_steps(path, episodes=3)
+    with Store(path) as store:
+        (pages,) = store.db.execute("PRAGMA page_count").fetchone()
+        store.db.execute(f"PRAGMA max_page_count = {pages}")
+        with pytest.raises(StoreError) as raised:
+            for n in range(200):  # until the free pages run out
+                store.add_run(run(f"new {n}"))
+                store.add_episode(episode(f"new {n}", scenes=tuple(f"scene {n} {i} " * 40 for i in range(6))))
+        message = " ".join(str(raised.value).split())
+        assert "the disk holding" in message and "s.db is full" in message and "nothing stored before was lost" in message
+        assert "move" in message and "together with s.db-wal" in message
+        kept = store.count("episodes")
+        store.db.execute("PRAGMA max_page_count = 1000000")
+        assert store.count("episodes") == kept and store.integrity() == "ok"
+        assert kept >= 3 and store.episode(1).steps  # the earlier writes, whole

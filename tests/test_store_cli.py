@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -251,3 +252,60 @@ def test_query_reading_shows_what_the_words_name_in_a_room(store_path):
     best = json.loads(result.output)["readings"][0]
     assert (best["sentence"], best["source"]) == ("put a apple in cabinet", "words")
     assert "cupboard" in best["why"]
+
+
+@pytest.fixture
+def read_only_store(store_path, tmp_path):
+    """A copy of the module's store in a directory prag may not write to: mode 555, or for root,
+    whom modes do not stop, a read-only bind mount (skipped where root may not mount)."""
+    directory = tmp_path / "shelf"
+    directory.mkdir()
+    copy = directory / "demo.db"
+    with sqlite3.connect(store_path) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+    if os.geteuid() != 0:
+        directory.chmod(0o555)
+        yield copy
+        directory.chmod(0o755)
+        return
+    if subprocess.run(["mount", "--bind", directory, directory], capture_output=True).returncode:
+        pytest.skip("root may not mount here: no read-only directory to test with")
+    try:
+        if subprocess.run(["mount", "-o", "remount,bind,ro", directory], capture_output=True).returncode:
+            pytest.skip("root may not remount read-only here")
+        yield copy
+    finally:
+        subprocess.run(["umount", "--lazy", directory], check=True)  # lazy: a file a failed test left open
+
+
+@pytest.mark.parametrize("args", [
+    ["stats", "--json"], ["export"], ["query", "{store}", "put an apple in the fridge", "--json"],
+    ["compare", "{store}", "demo", "--json"], ["corrections", "list", "{store}", "--json"],
+], ids=lambda args: args[0])
+def test_the_commands_that_only_read_work_on_a_store_in_a_read_only_directory(read_only_store, store_path, args):
+    # Before: "cannot be read as an SQLite database (unable to open database file)".
+    argv = [a.replace("{store}", str(read_only_store)) for a in args]
+    if "{store}" not in args:
+        argv.insert(1, str(read_only_store))
+    result = invoke(*argv)
+    assert result.exit_code == 0, result.output
+    same = invoke(*[a.replace(str(read_only_store), str(store_path)) for a in argv])
+    assert result.output.replace(str(read_only_store), str(store_path)) == same.output
+    assert sorted(p.name for p in read_only_store.parent.iterdir()) == ["demo.db"]
+
+
+def test_a_write_into_a_store_in_a_read_only_directory_says_so_and_what_to_do(read_only_store, store_path, tmp_path):
+    export = tmp_path / "demo.jsonl"
+    export.write_text(invoke("export", store_path).output)
+    for args in (["import", read_only_store, export], ["delete", read_only_store, "--run", "demo", "--yes"]):
+        result = invoke(*args)
+        message = " ".join(result.output.split())
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert f"{read_only_store} is read-only for prag (" in message and "this command writes into the store" in message
+        assert "The commands that only read (stats, export, query, compare) work on it" in message
+        assert "copy" in message and "demo.db-wal" in message
+    for new in (read_only_store.parent / "new.db", read_only_store.parent / "sub" / "new.db"):
+        result = invoke("import", new, export)
+        message = " ".join(result.output.split())
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert f"{new} cannot be created" in message and "give a store path in a directory you may write to" in message

@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prag.corrections.transcripts import (
+from prag.store.records import EpisodeRecord, StepRecord
+from prag.store.transcripts import (
+    MAX_CHARS,
     Entry,
     Transcript,
     TranscriptError,
@@ -19,7 +21,6 @@ from prag.corrections.transcripts import (
     parse,
     render,
 )
-from prag.store.records import EpisodeRecord, StepRecord
 
 EPISODE_TEXT = '''>>> wait_for_trigger()
 {'type': 'dialog', 'text': 'put a candle in shelf.'}
@@ -166,3 +167,39 @@ def test_what_a_model_writes_after_the_learning_call_is_not_part_of_the_transcri
     answer = EPISODE_TEXT.rstrip("\n") + "\n>>> learn_from_interaction()\nThe robot should have opened the fridge.\n"
     assert extract(answer).endswith(">>> learn_from_interaction()")
     assert parse(extract(answer)).without_learning() == parse(EPISODE_TEXT).without_learning()
+
+
+# Before: CPython's parser recursed on these (RecursionError, MemoryError), whoever gave the text.
+PATHOLOGICAL = {
+    "200,000 terms": ">>> act(" + "+".join(["'a'"] * 200_000) + ")\n",
+    "200,000 unary minus signs": ">>> act(" + "-" * 200_000 + "1)\n",
+    "an LLM's act( and 3,000 minus signs": ">>> act(" + "-" * 3_000 + "\n",
+    "3,000 minus signs closed": ">>> act(" + "-" * 3_000 + "1)\n",
+    "3,000 continuation lines": ">>> act(\n" + "... -\n" * 3_000 + "... 1)\n",
+    "a dialog nested 100,000 deep": ">>> wait_for_trigger()\n" + "[" * 100_000 + "]" * 100_000 + "\n",
+    "a dialog of 200,000 terms": ">>> wait_for_trigger()\n" + "+".join(["'a'"] * 200_000) + "\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(PATHOLOGICAL))
+def test_a_pathological_statement_is_refused_by_its_line_without_exhausting_the_parser(case):
+    text = ">>> wait_for_trigger()\n{'type': 'dialog', 'text': 'wash'}\n" + PATHOLOGICAL[case]
+    with pytest.raises(TranscriptError, match=r"^(the result of wait_for_trigger\(\) on )?line 3\b.* too long or too deeply nested"):
+        parse(text)
+
+
+def test_a_transcript_past_the_size_bound_is_refused_whole():
+    line = '>>> act("go to counter 1")\nYou arrive at counter 1.\n'
+    text = line * (MAX_CHARS // len(line) + 1)
+    with pytest.raises(TranscriptError, match=r"characters long, over the 1,048,576 a transcript may have"):
+        parse(text)
+    assert parse(text[: MAX_CHARS - MAX_CHARS % len(line)]).actions[0] == "go to counter 1"
+
+
+def test_comment_lines_are_left_out_and_errors_name_the_lines_of_the_text_as_given():
+    text = "# a note\n>>> wait_for_trigger()\n# another\n{'type': 'dialog', 'text': 'wash'}\n# more\n>>> os.system('x')\n"
+    with pytest.raises(TranscriptError, match=r"^line 6: `os.system"):
+        parse(text, comments=True)
+    assert parse("# a note\n>>> act('look')\n# seen\nnothing\n", comments=True).entries == (Entry.action("look", "nothing"),)
+    with pytest.raises(TranscriptError, match="line 1: '# a note' comes before"):
+        parse(text)  # without comments, a `#` line is text

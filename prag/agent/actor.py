@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from prag.agent.mediator import MediatorState
 from prag.agent.plans import Follower, Names, Plan, adapt
 from prag.agent.shortcut import shortcut
-from prag.corrections.transcripts import TranscriptError, parse
 from prag.envs.domain import Domain
 from prag.retrieval.corrections import CorrectionHit
 from prag.retrieval.episodes import Experience
@@ -48,10 +47,7 @@ def candidates(
         correction = hit.correction
         if not correction.verified:
             continue  # its replay did not win: not a plan to follow blindly
-        try:
-            actions = parse(correction.transcript).actions
-        except TranscriptError:
-            continue
+        actions = hit.transcript.actions
         plan = adapt(actions, correction.goal, goal, domain, "correction", correction.id)
         if plan is not None and actions:
             same = correction.goal == goal and correction.scenes[:1] == [first_scene]

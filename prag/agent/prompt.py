@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from prag.agent.plans import Names
-from prag.corrections.transcripts import Transcript, parse
 from prag.envs.domain import Domain
 from prag.llm.base import Message
 from prag.retrieval.corrections import CorrectionHit
 from prag.retrieval.episodes import Experience, never_opened, where_things_were
 from prag.store.records import EpisodeRecord, StepRecord
+from prag.store.transcripts import Transcript
 from prag.text import clip
 
 THINK = "Think in one short sentence about what to do next. Reply with the sentence only."
@@ -112,7 +112,7 @@ def correction_block(corrections: Sequence[CorrectionHit], limits: PromptLimits)
     for number, hit in enumerate(corrections, start=1):
         correction = hit.correction
         status = "checked: it reaches the goal" if correction.verified else "unchecked: its replay did not reach the goal"
-        shown = _first_actions(parse(correction.transcript), limits.correction_steps)
+        shown = _first_actions(hit.transcript, limits.correction_steps)
         parts.append(
             f"## Corrected by a person {number} ({status})\nGoal: {correction.goal}\n"
             + shown.render(limits.observation_chars).rstrip()

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from prag.envs.base import Task
-from prag.errors import PragError
+from prag.errors import PragError, disk_full
 from prag.llm import LLM, check_spec
 from prag.run.config import ExecutionConfig
 from prag.signals import exit_status, stopped_by
@@ -22,15 +22,19 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def guarded(fn: F) -> F:
-    """Turn a PragError into `Error: …` on stderr and exit code 1, and Ctrl-C (or SIGTERM, SIGHUP:
-    prag.signals) into `interrupted` and the signal's exit code (130, 143, 129), with no traceback."""
+    """Turn a PragError (or a full disk: prag.errors.disk_full) into `Error: …` on stderr and exit
+    code 1, and Ctrl-C (or SIGTERM, SIGHUP: prag.signals) into `interrupted` and the signal's exit
+    code (130, 143, 129), with no traceback."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except PragError as exc:
-            error(str(exc))
+        except (PragError, OSError) as exc:
+            found = exc if isinstance(exc, PragError) else disk_full(exc)
+            if found is None:
+                raise
+            error(str(found))
             raise typer.Exit(1) from None
         except KeyboardInterrupt as stop:
             interrupted(stop)

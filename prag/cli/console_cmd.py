@@ -38,10 +38,9 @@ from prag.cli.common import (
     injected_llm,
     task_at,
 )
-from prag.cli.run_cmd import DEFAULT, DEFAULT_STORE, READERS_HELP
+from prag.cli.run_cmd import DEFAULT, DEFAULT_STORE, READERS_HELP, leave_interrupted
 from prag.corrections.learn import Outcome, correct_episode
 from prag.corrections.replay import Replay
-from prag.corrections.transcripts import Entry, statement
 from prag.envs.base import Observation
 from prag.envs.spec import load_spec
 from prag.llm import LLM, SPEC_HELP
@@ -55,6 +54,7 @@ from prag.run.config import (
 from prag.run.runner import Phase, Runner, build_llm, check_playable, start_run
 from prag.store import Store
 from prag.store.records import StepRecord
+from prag.store.transcripts import Entry, statement
 
 LEARN, QUIT, GO = "learn", "quit", "go"
 ReadLine = Callable[[str], Optional[str]]  # shows a prompt, returns the line (None at end of input)
@@ -144,7 +144,11 @@ class ConsoleSession:
             f"[bold]{escape(self.spec.name)}[/] task {escape(self.task.task_id)}: press Enter for the agent's "
             f"next action, type text to tell it something, `{LEARN}` to learn, `{QUIT}` to stop."
         )
-        record = runner.play_one(Phase(0, self.spec, [self.task], self.source), self.task, self._before_act)
+        try:
+            record = runner.play_one(Phase(0, self.spec, [self.task], self.source), self.task, self._before_act)
+        except BaseException:  # Ctrl-C, SIGTERM or SIGHUP (prag.signals), an LLM that stopped answering
+            leave_interrupted(self.store, run)
+            raise
         self.store.set_run_status(run.id, "finished")
         last = record.steps[-1]
         if last.action is not None:

@@ -16,12 +16,13 @@ from prag.cli.common import LLMRetriesOpt, LLMTimeoutOpt, console, guarded
 from prag.cli.layout import show
 from prag.corrections.learn import Outcome, correct_episode
 from prag.corrections.replay import Replay
-from prag.corrections.transcripts import from_episode, parse
 from prag.errors import PragError
 from prag.llm import DEFAULT_RETRIES, DEFAULT_TIMEOUT, SPEC_HELP, make_llm
 from prag.retrieval.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
 from prag.store import Store
 from prag.store.corrections import Correction
+from prag.store.transcripts import from_episode, parse
+from prag.text import command
 
 StoreArg = Annotated[Path, typer.Argument(help="Path of the experience store (SQLite file).")]
 EDIT_HEADER = "# Fix the transcript below and save; lines starting with # are ignored.\n"
@@ -59,16 +60,9 @@ def correct(
         cache = EmbeddingCache(store, Encoder(model))
         decide = _decider(keep_unverified)
         if edit:
-            try:
-                text = click.edit(EDIT_HEADER + transcript.render(), extension=".txt")
-            except UnicodeDecodeError as exc:
-                raise PragError(f"the edited transcript is not UTF-8 text ({exc.reason} at byte {exc.start}): "
-                                "nothing stored; save it as UTF-8 in your editor and correct again") from None
-            if text is None:
-                console.print("not saved: nothing stored")
+            outcome = _edit(store, episode_id, cache, transcript.render(), feedback or "", decide)
+            if outcome is None:
                 return
-            edited = parse("\n".join(line for line in text.splitlines() if not line.startswith("#")))
-            outcome = correct_episode(store, episode_id, cache, feedback=feedback or "", edited=edited, keep_unverified=decide)
         else:
             said = feedback if feedback is not None else typer.prompt("Your feedback")
             outcome = correct_episode(
@@ -77,6 +71,40 @@ def correct(
             )
     _report(outcome)
 
+
+def _edit(
+    store: Store, episode_id: int, cache: EmbeddingCache, rendered: str, feedback: str, decide: Callable[[Replay], bool]
+) -> Outcome | None:
+    """The person's edit of the episode's transcript, replayed and stored; None when not saved.
+
+    Until it is stored, the edit is kept beside the store and the next `prag correct --edit` of
+    the episode opens it again: an error, or a replay the person would not keep, costs them
+    nothing they typed. Errors name the lines of the file the editor showed."""
+    kept = store.path.with_name(f"{store.path.name}.edit-{episode_id}.txt")
+    again = kept.exists()
+    start = kept.read_text(encoding="utf-8") if again else EDIT_HEADER + rendered
+    if again:
+        console.print(f"going on with your last edit, kept in {escape(str(kept))}")
+    try:
+        text = click.edit(start, extension=".txt")
+    except UnicodeDecodeError as exc:
+        raise PragError(f"the edited transcript is not UTF-8 text ({exc.reason} at byte {exc.start}): "
+                        "nothing stored; save it as UTF-8 in your editor and correct again") from None
+    if text is None:
+        console.print("not saved: nothing stored")
+        return None
+    kept.write_text(text, encoding="utf-8")
+    again = f"your edit is kept in {kept}; `{command('prag', 'correct', store.path, episode_id, '--edit')}` opens it again"
+    try:
+        edited = parse(text, comments=True)
+        outcome = correct_episode(store, episode_id, cache, feedback=feedback, edited=edited, keep_unverified=decide)
+    except PragError as exc:
+        raise PragError(f"{exc}\nnothing stored: {again}") from None
+    if outcome.stored is None:
+        console.print(f"{again} (delete it to start from the episode)", markup=False, highlight=False)
+    else:
+        kept.unlink()
+    return outcome
 
 def _decider(keep: bool | None) -> Callable[[Replay], bool]:
     def decide(replay: Replay) -> bool:

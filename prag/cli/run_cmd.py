@@ -32,7 +32,7 @@ from prag.cli.common import (
     interrupted,
 )
 from prag.envs.spec import load_spec
-from prag.errors import DamagedStore, PragError
+from prag.errors import DamagedStore, PragError, disk_full
 from prag.llm import SPEC_HELP
 from prag.run.config import (
     ExecutionConfig,
@@ -46,6 +46,7 @@ from prag.signals import exit_status
 from prag.store import Store
 from prag.store.records import RunRecord
 from prag.store.stats import store_stats
+from prag.text import command
 
 DEFAULT_SPEC = "alfworld-medium"
 READERS_HELP = "Who reads the goal into a formal one, in order: template (the family's own sentences), experience (readings verified before), words (the kinds the words name, in English or Korean, and their cue words), llm (under a grammar of the family's goals), person (yes/no when in doubt; `prag console`)."
@@ -138,7 +139,7 @@ def run(
 
 def _play(store: Store, store_path: Path, run_record: RunRecord, config: RunConfig) -> None:
     """Play a recorded run to its end; on Ctrl-C or an error, leave it `interrupted` and say how to resume."""
-    resume = f"prag run --resume {run_record.id} --store {store_path}"
+    resume = command("prag", "run", "--resume", run_record.id, "--store", store_path)
     try:
         experiment, retrieval = config.experiment, config.retrieval
         log = RunLog(Path("runs") / run_record.id)
@@ -152,15 +153,16 @@ def _play(store: Store, store_path: Path, run_record: RunRecord, config: RunConf
         with run_display(log) as display:
             Runner(store, run_record, config, display, llm=injected_llm(experiment.llm), on_wait=display.waiting).play()
     except KeyboardInterrupt as stop:
-        _stop(store, run_record)
+        leave_interrupted(store, run_record)
         interrupted(stop, f"finished episodes are stored; continue with `{resume}`")
         raise typer.Exit(exit_status(stop)) from None
     except DamagedStore:
         raise  # prag writes nothing into a damaged store, not even the run's status
     except Exception as exc:
-        _stop(store, run_record)
-        if isinstance(exc, PragError):
-            raise PragError(f"{exc}\nThe run is interrupted, its finished episodes stored: once that is fixed, "
+        leave_interrupted(store, run_record)
+        said = exc if isinstance(exc, PragError) else disk_full(exc)
+        if said is not None:
+            raise PragError(f"{said}\nThe run is interrupted, its finished episodes stored: once that is fixed, "
                             f"continue with `{resume}`") from None
         raise
     summary = [r for r in store_stats(store).rounds if r.run_id == run_record.id]
@@ -169,7 +171,7 @@ def _play(store: Store, store_path: Path, run_record: RunRecord, config: RunConf
     )
     for r in summary:
         console.print(f"round {r.round}: {r.won}/{r.episodes} won ({r.success_rate:.0%})", highlight=False)
-    console.print(f"log and summary in {log.directory}; compare rounds with `prag compare {store_path} {run_record.id}`",
+    console.print(f"log and summary in {log.directory}; compare rounds with `{command('prag', 'compare', store_path, run_record.id)}`",
                   markup=False, highlight=False, soft_wrap=True)
 
 
@@ -186,8 +188,9 @@ def _where(config: RunConfig) -> str:
     return f"{servers}, {execution.workers} {' or '.join(kinds)}"
 
 
-def _stop(store: Store, run_record: RunRecord) -> None:
-    # A store that cannot take the status (damaged, gone) shows the run `running (stale)` instead.
+def leave_interrupted(store: Store, run_record: RunRecord) -> None:
+    """Mark a run stopped before its end `interrupted` (its process lets it go). A store that
+    cannot take the status (damaged, gone) shows the run `running (stale)` instead."""
     with contextlib.suppress(PragError):
         store.set_run_status(run_record.id, "interrupted")
 

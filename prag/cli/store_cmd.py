@@ -364,8 +364,9 @@ def import_(
                 result = import_file(store, source, skip_bad=skip_bad)
     except PragError:
         if new:  # a failed import into a new store leaves no store behind
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{store_path}{suffix}").unlink(missing_ok=True)
+            for left in (Path(f"{store_path}{suffix}") for suffix in ("", "-wal", "-shm")):
+                if left.exists():  # not unlink(missing_ok): a read-only place refuses even that
+                    left.unlink()
         raise
     console.print(_imported(result), highlight=False)
     if result.bad:

@@ -15,15 +15,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from prag.corrections.replay import Replay, episode_spec, replay_episode_task
-from prag.corrections.transcripts import (
-    Entry,
-    Transcript,
-    TranscriptError,
-    api_help,
-    extract,
-    from_episode,
-    parse,
-)
 from prag.envs.registry import domain
 from prag.envs.spec import load_spec
 from prag.errors import PragError
@@ -32,6 +23,15 @@ from prag.retrieval.corrections import CorrectionSource, add_correction
 from prag.retrieval.embed import EmbeddingCache
 from prag.store import Store
 from prag.store.corrections import Correction
+from prag.store.transcripts import (
+    Entry,
+    Transcript,
+    TranscriptError,
+    api_help,
+    extract,
+    from_episode,
+    parse,
+)
 
 SYSTEM = (
     "You improve the behaviour of a household robot. Its interactions with a person are recorded "

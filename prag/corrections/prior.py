@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 
 from prag.corrections.replay import open_task, replay
-from prag.corrections.transcripts import Transcript, parse
 from prag.envs import registry
 from prag.envs.spec import load_spec
 from prag.files import read_text
@@ -36,6 +35,7 @@ from prag.retrieval.embed import EmbeddingCache
 from prag.store import Store
 from prag.store.corrections import Correction, correction_texts
 from prag.store.records import text_hash
+from prag.store.transcripts import Transcript, parse
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prag.corrections.transcripts import Entry, Transcript
 from prag.envs.base import Environment, Task
 from prag.envs.spec import TaskSetSpec, load_spec
 from prag.errors import PragError
 from prag.store import Store
 from prag.store.records import EpisodeRecord
+from prag.store.transcripts import Entry, Transcript
 from prag.text import clip
 
 

@@ -1,10 +1,13 @@
 """Any OpenAI-compatible chat server through the `openai` client: OpenAI, vLLM, llama.cpp, Ollama.
 
-Each request may take `timeout` seconds; after a timeout, a refused connection, 408/409/429,
-5xx or a reply that is not a chat completion it is sent again, up to `retries` more times, with
-backoff (and Retry-After when the server gives one); then an `LLMError` says what the server
-answered and what to do. The reply is read as a stream and bounded (`prag.llm.reply`), so a
-server that ignores `max_tokens` cannot hand back more than an answer can be.
+Each request may take `timeout` seconds in all, from sending it to the reply's last byte: the
+HTTP client's own timeout bounds each read only, and a server that sends its status line, its
+headers or its body a byte at a time would hold a call for ever. After a timeout, a refused
+connection, 408/409/429, 5xx or a reply that is not a chat completion it is sent again, up to
+`retries` more times, with backoff (and Retry-After when the server gives one); then an
+`LLMError` says what the server answered and what to do. Replies are read as streams and bounded
+(`prag.llm.reply`): a server that ignores `max_tokens` cannot hand back more than an answer can
+be, nor a model list more than `MODELS_BYTES`.
 
 Constrained choice is not part of the OpenAI API, so it is sent the way the server understands
 it: a GBNF `grammar` for llama.cpp servers, `structured_outputs.choice` / `guided_choice` for
@@ -16,11 +19,14 @@ action alone.
 
 from __future__ import annotations
 
-import importlib
+import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Literal, TypeVar
 
 import openai
@@ -47,6 +53,8 @@ _DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # `owned_by` of /models entries: llama-cpp-python's server says "me", llama.cpp's "llamacpp".
 _OWNERS: dict[str, Constraint] = {"me": "grammar", "llamacpp": "grammar", "vllm": "vllm"}
 _TRANSIENT_STATUS = {408, 409, 429}
+# A model list is a few kB (llama.cpp's, vLLM's: one model; OpenAI's: some hundred).
+MODELS_BYTES = 1 << 20
 
 
 class OpenAILLM:
@@ -91,10 +99,9 @@ class OpenAILLM:
         self.timeout = float(timeout)
         self.retries = retries
         self.on_wait = on_wait
-        # Retries are ours (`retrying`): they also cover junk replies and report each attempt.
-        self._client = openai.OpenAI(
-            api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=0
-        )
+        self._key = key
+        self._client = self._new_client()
+        self._client_lock = threading.Lock()  # guards replacing the client after a deadline
         self._constraint: Constraint | None = None if constraint == "auto" else constraint
         self._lock = threading.Lock()
 
@@ -110,19 +117,34 @@ class OpenAILLM:
                 self._constraint = self._detect_constraint()
             return self._constraint
 
+    def _new_client(self) -> openai.OpenAI:
+        # Retries are ours (`retrying`): they also cover junk replies and report each attempt.
+        return openai.OpenAI(api_key=self._key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
+
     def _detect_constraint(self) -> Constraint:
         try:
-            models = self._retrying(lambda: list(self._client.models.list()))
+            owners = self._retrying(self._model_owners)
         except openai.APIStatusError as exc:
             if _transient(exc):
                 raise self._error(exc) from None
             return "none"  # a server without /models: send no constraint
-        except openai.APIError as exc:
+        except (openai.APIError, TimeoutError) as exc:
             raise self._error(exc) from None
-        except (AttributeError, TypeError, ValueError):
-            return "none"  # /models answered something else than a model list
-        owners = {getattr(m, "owned_by", None) for m in models}
         return next((_OWNERS[o] for o in owners if o in _OWNERS), "none")
+
+    def _model_owners(self, client: openai.OpenAI) -> set[str]:
+        """The `owned_by` of the models /models lists; none when it answers something else than
+        a model list, or more than a model list can be."""
+        with client.models.with_streaming_response.list() as response:
+            try:
+                body = read_body(response.iter_bytes(), declared=response.headers.get("content-length"),
+                                 limit=MODELS_BYTES)
+                models = json.loads(body)["data"]
+                return {m["owned_by"] for m in models if isinstance(m, dict) and isinstance(m.get("owned_by"), str)}
+            except (BadReply, ValueError, TypeError, KeyError):
+                return set()
+            except _http_errors() as exc:
+                raise BadReply(f"a model list that broke off ({type(exc).__name__})", b"") from None
 
     def complete(
         self,
@@ -164,7 +186,7 @@ class OpenAILLM:
         limit = answer_limit(choices, max_tokens, more_lines if "grammar" in extra else 0)
         start = time.perf_counter()
         try:
-            reply = self._retrying(lambda: self._ask(request, limit, constrained=bool(extra)))
+            reply = self._retrying(lambda client: self._ask(client, request, limit, constrained=bool(extra)))
         except (openai.APIError, BadReply, TimeoutError) as exc:
             raise self._error(exc) from None
         return Completion(
@@ -175,24 +197,44 @@ class OpenAILLM:
             seconds=time.perf_counter() - start,
         )
 
-    def _ask(self, request: dict[str, Any], limit: int, *, constrained: bool) -> Reply:
-        """One request, its reply read within the timeout and the byte bound, then checked."""
-        deadline = time.monotonic() + self.timeout
-        create = self._client.chat.completions.with_streaming_response.create
+    def _ask(self, client: openai.OpenAI, request: dict[str, Any], limit: int, *, constrained: bool) -> Reply:
+        """One request, its reply read within the byte bound, then checked."""
+        create = client.chat.completions.with_streaming_response.create
         with create(**request) as response:
             try:
                 body = read_body(
-                    response.iter_bytes(),
-                    declared=response.headers.get("content-length"),
-                    limit=body_limit(limit),
-                    deadline=deadline,
+                    response.iter_bytes(), declared=response.headers.get("content-length"), limit=body_limit(limit)
                 )
             except _http_errors() as exc:
                 raise BadReply(f"a reply that broke off ({type(exc).__name__})", b"") from None
         return parse_reply(body, text_limit=limit, constrained=constrained)
 
-    def _retrying(self, call: Callable[[], T]) -> T:
-        return retrying(call, retries=self.retries, pause=_pause, on_wait=self.on_wait)
+    def _retrying(self, call: Callable[[openai.OpenAI], T]) -> T:
+        """`call(client)`, each request of it within the timeout, retried as the module says."""
+        return retrying(lambda: self._on_time(call), retries=self.retries, pause=_pause, on_wait=self.on_wait)
+
+    def _on_time(self, call: Callable[[openai.OpenAI], T]) -> T:
+        """`call(client)` (one request and its reply) within `timeout` seconds in all. It runs in
+        a helper thread: past the deadline it is left there, and its client's connections are
+        closed under it (a new client serves the next request), which ends it at its next read."""
+        client = self._client
+        result: Future[T] = Future()
+
+        def run() -> None:
+            try:
+                result.set_result(call(client))
+            except BaseException as exc:  # handed to the caller, whatever it is
+                result.set_exception(exc)
+
+        threading.Thread(target=run, name="llm-request", daemon=True).start()
+        try:
+            return result.result(timeout=self.timeout)
+        except FutureTimeout:
+            with self._client_lock:  # calls of parallel episodes may time out at once: one new client
+                if self._client is client:
+                    self._client = self._new_client()
+            client.close()
+            raise TimeoutError(f"no whole reply within {self.timeout:g} s") from None
 
     def _error(self, exc: Exception) -> LLMError:
         """What went wrong, with where and what to do (retries are spent when it is transient)."""
@@ -258,11 +300,8 @@ def _detail(exc: Exception) -> str:
 
 def _http_errors() -> tuple[type[Exception], ...]:
     """The transport errors of the HTTP library under `openai` (httpx, or httpx2 from openai 3),
-    which reach us unwrapped while a streamed body is read."""
-    errors = []
-    for name in ("httpx2", "httpx"):
-        try:
-            errors.append(importlib.import_module(name).TransportError)
-        except ImportError:
-            continue
-    return tuple(errors)
+    which reach us unwrapped while a streamed body is read. Only a library already loaded (the
+    one `openai` sends with) is looked at: importing httpx from a request's thread while openai 3
+    asks whether it is loaded, in another, showed it half-imported to openai (AttributeError)."""
+    loaded = (sys.modules.get(name) for name in ("httpx2", "httpx"))
+    return tuple(error for module in loaded if (error := getattr(module, "TransportError", None)) is not None)

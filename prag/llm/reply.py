@@ -3,12 +3,12 @@
 A server may answer anything: HTML from a proxy, JSON without choices, megabytes of text that
 ignore `max_tokens`. What is read stops at a bound derived from the request, and a reply that is
 not a chat completion becomes a `BadReply` (a server error, retried by the caller), never text.
+How long a reply may take is the caller's to bound, over the whole request.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -46,8 +46,8 @@ def body_limit(text_limit: int) -> int:
     return _ENVELOPE_BYTES + _BYTES_PER_CHAR * text_limit
 
 
-def read_body(chunks: Iterable[bytes], *, declared: str | None, limit: int, deadline: float) -> bytes:
-    """The reply's bytes; `BadReply` past `limit` bytes, `TimeoutError` past `deadline` (monotonic)."""
+def read_body(chunks: Iterable[bytes], *, declared: str | None, limit: int) -> bytes:
+    """The reply's bytes; `BadReply` past `limit` bytes."""
     if declared and declared.isdigit() and int(declared) > limit:
         raise BadReply(f"a body of {int(declared):,} bytes, over the {limit:,} an answer can need", b"")
     body = bytearray()
@@ -55,8 +55,6 @@ def read_body(chunks: Iterable[bytes], *, declared: str | None, limit: int, dead
         body += chunk
         if len(body) > limit:
             raise BadReply(f"a body over the {limit:,} bytes an answer can need", bytes(body))
-        if time.monotonic() > deadline:
-            raise TimeoutError("the reply was still arriving at the timeout")
     return bytes(body)
 
 

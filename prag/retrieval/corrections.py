@@ -11,9 +11,14 @@ tasks the P-RAG scene-graph term max_t cos(scene now, scene of H at t) is added,
 agent's own episodes. An unverified correction (its replay did not win) counts for less:
 `UNVERIFIED_PENALTY` is taken off its score, so it outranks a verified one only when it matches
 clearly better.
+
+Each correction's transcript is read once, when the corrections are loaded; one that cannot be
+read (written by another program, or by a prag before transcripts were checked) is left out
+with a warning, so that it never stops a run.
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,7 +26,11 @@ import numpy as np
 
 from prag.retrieval.embed import EmbeddingCache
 from prag.store import Store
-from prag.store.corrections import Correction, correction_texts
+from prag.store.corrections import Correction, correction_texts, read_transcript
+from prag.store.transcripts import Transcript, TranscriptError
+from prag.text import command
+
+_log = logging.getLogger(__name__)
 
 GAMMA = 0.6
 N_INSTRUCTIONS = 3
@@ -52,6 +61,7 @@ class CorrectionHit:
     """A retrieved correction and how well it matched (instructions, scene graph)."""
 
     correction: Correction
+    transcript: Transcript  # the correction's transcript, read
     score: float
     interaction_score: float
     scene_score: float
@@ -86,11 +96,25 @@ class CorrectionSource:
         self.gamma = gamma
         self.scene_term = scene_term
         self.corrections: list[Correction] = []
+        self.transcripts: list[Transcript] = []
         self.refresh()
 
     def refresh(self) -> int:
         """Reload the corrections (a small table: deletions must show, so it is read whole)."""
-        self.corrections = self.store.corrections.list(domain=self.domain, prior=self.prior)
+        self.corrections, self.transcripts = [], []
+        for correction in self.store.corrections.list(domain=self.domain, prior=self.prior):
+            try:
+                transcript = read_transcript(correction)
+            except TranscriptError as exc:
+                _log.warning(
+                    "correction %s in %s is left out: its transcript cannot be read (%s); see it with `%s`, "
+                    "delete it with `%s`", correction.id, self.store.path, exc,
+                    command("prag", "corrections", "show", self.store.path, correction.id),
+                    command("prag", "corrections", "delete", self.store.path, correction.id),
+                )
+                continue
+            self.corrections.append(correction)
+            self.transcripts.append(transcript)
         instructions = [(i, text) for i, c in enumerate(self.corrections) for text in c.instructions]
         scenes = [(i, text) for i, c in enumerate(self.corrections) for text in c.scenes]
         self._instruction_owner = np.asarray([i for i, _ in instructions], dtype=np.int64)
@@ -128,7 +152,7 @@ class CorrectionSource:
         order = np.lexsort((ids, -np.round(scores, 6)))[:k]
         return [
             CorrectionHit(
-                self.corrections[i], float(scores[i]), float(interaction[i]), float(scene_scores[i]), best_steps[i]
+                self.corrections[i], self.transcripts[i], float(scores[i]), float(interaction[i]), float(scene_scores[i]), best_steps[i]
             )
             for i in order
         ]

@@ -24,6 +24,7 @@ from prag.run.config import ExecutionConfig, RetrievalConfig, recorded_config
 from prag.run.metrics import RoundMetrics, round_metrics
 from prag.store import Store
 from prag.store.records import EpisodeRecord, RunRecord
+from prag.text import command
 
 # The engine packages each family plays on: their versions go on the card.
 ENGINES: dict[str, tuple[str, ...]] = {
@@ -150,7 +151,7 @@ def results_card(store: Store, run_id: str) -> Card:
     experiment, retrieval, agent = config.experiment, config.retrieval, config.agent
     episodes = [e for e in store.episodes(run.id) if e.source == "agent"]
     if not episodes:
-        raise PragError(f"run {run.id} has no episodes yet: play it with `prag run --resume {run.id}`")
+        raise PragError(f"run {run.id} has no episodes yet: play it with `{command('prag', 'run', '--resume', run.id, '--store', store.path)}`")
     notes: list[str] = []
     spec = _spec(experiment.spec, notes)
     family = spec.env if spec is not None else str(_first_extra(episodes, "env", "unknown"))

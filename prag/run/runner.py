@@ -60,6 +60,7 @@ from prag.store import Store
 from prag.store.action_models import ActionModelRecord
 from prag.store.answers import cached
 from prag.store.records import EpisodeRecord, RunRecord, StepRecord
+from prag.text import command
 
 
 def new_run_id(spec: str, mode: str) -> str:
@@ -288,7 +289,7 @@ def _round0_of(store: Store, config: RunConfig) -> list[EpisodeRecord]:
     expected = len(load_spec(config.experiment.spec).open().tasks()[: config.experiment.limit])
     if len({e.task_id for e in episodes}) < expected:
         raise PragError(f"run {source.id} has not finished round 0 ({len(episodes)} of {expected} tasks): "
-                        f"finish it first with `prag run --resume {source.id}`")
+                        f"finish it first with `{command('prag', 'run', '--resume', source.id, '--store', store.path)}`")
     return episodes
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from prag.errors import PragError
 from prag.store.records import now
 from prag.store.values import stored_int
+from prag.text import command
 
 if TYPE_CHECKING:
     from prag.store.database import Store
@@ -74,7 +75,7 @@ class ActionModels:
             wanted = f"{family!r}" + (f" version {version}" if version is not None else "")
             raise ActionModelError(
                 f"no learned action model {wanted} in {self.store.path} (stored: {known}): learn one with "
-                f"`prag model {self.store.path} {family} --save`, or play a run with --action-model learned"
+                f"`{command('prag', 'model', self.store.path, family, '--save')}`, or play a run with --action-model learned"
             )
         return rows[0]
 

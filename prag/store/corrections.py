@@ -1,6 +1,6 @@
 """The corrections layer of a store: console transcripts corrected by a person, with provenance.
 
-A correction is an improved transcript of a task (`prag.corrections.transcripts`), where it came from
+A correction is an improved transcript of a task (`prag.store.transcripts`), where it came from
 (a shipped prior transcript, a person's feedback turned into a transcript by the improvement
 LLM, or a person's own edit), the improvement model's three answers, and whether replaying it
 in the environment won (`prag.corrections.replay`). Its instructions (the goal and the person's
@@ -25,7 +25,9 @@ from sqlite_utils.db import NotFoundError
 
 from prag.errors import PragError
 from prag.store.records import now, text_hash
+from prag.store.transcripts import Transcript, TranscriptError, parse
 from prag.store.values import stored_json
+from prag.text import command
 
 if TYPE_CHECKING:
     from prag.store.database import Store
@@ -83,6 +85,12 @@ class CorrectionError(PragError):
     """A correction that cannot be stored, found or deleted."""
 
 
+def read_transcript(correction: Correction) -> Transcript:
+    """The correction's transcript, read (bounded, never evaluated: `prag.store.transcripts`);
+    `TranscriptError` says which of its lines is wrong and why."""
+    return parse(correction.transcript)
+
+
 class Corrections:
     """The corrections of a store (`store.corrections`), written through the store's transactions."""
 
@@ -95,6 +103,11 @@ class Corrections:
             raise CorrectionError(f"unknown origin {correction.origin!r}: use one of {', '.join(ORIGINS)}")
         if not correction.instructions or not correction.transcript.strip():
             raise CorrectionError("a correction needs a transcript and at least one instruction (the goal)")
+        try:
+            read_transcript(correction)  # whoever brings it: a store holds only transcripts it can read
+        except TranscriptError as exc:
+            raise CorrectionError(f"the transcript of the correction of {correction.goal[:80]!r} cannot be read "
+                                  f"({exc}); nothing stored") from None
         if correction.source_episode is not None:
             self.store.episode(correction.source_episode)  # fails clearly on an unknown episode
         row = correction.to_dict()
@@ -140,7 +153,7 @@ class Corrections:
             except NotFoundError:
                 raise CorrectionError(
                     f"no correction {correction_id} in {self.store.path}: "
-                    f"see `prag corrections list {self.store.path}`"
+                    f"see `{command('prag', 'corrections', 'list', self.store.path)}`"
                 ) from None
         return _from_row(self.store.path, row)
 

@@ -12,7 +12,9 @@ transaction however many rows it touches.
 
 A file with a damaged page is never written to: before its first write a process runs SQLite's
 quick check and refuses with a way to recover; a read that meets a damaged page ends in the
-same message (`damaged`), raised by the `with Store(...)` block it happened in.
+same message (`damaged`), raised by the `with Store(...)` block it happened in. A store prag may
+not write to is opened read-only, and a lock held too long or a full disk is a clear error
+(`prag.store.access`), from a write's transaction or else from the `with Store(...)` block.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ import numpy as np
 import sqlite_utils
 
 from prag.errors import DamagedStore, StoreError
+from prag.store.access import connect, read_only, read_only_reason, trouble
 from prag.store.action_models import ActionModels
 from prag.store.answers import Answers
 from prag.store.ask_policies import AskPolicies
@@ -41,6 +44,7 @@ from prag.store.readings import add as record_reading
 from prag.store.records import STATUSES, EpisodeRecord, RunRecord, StepRecord, now, text_hash
 from prag.store.schema import MIGRATIONS, SCHEMA_VERSION
 from prag.store.values import damaged_value, stored_float, stored_int, stored_json, stored_time
+from prag.text import command
 
 __all__ = ["Deleted", "IndexRows", "Store", "damaged", "now"]
 
@@ -87,8 +91,8 @@ def damaged(path: Path, detail: str) -> StoreError:
     fixed = path.with_name(f"{path.stem}-recovered{path.suffix or '.db'}")
     return DamagedStore(
         f"{path} is damaged ({detail}); prag writes nothing into a damaged store. Recover what "
-        f"SQLite can still read into a new file with `sqlite3 {path} .recover | sqlite3 {fixed}` "
-        f"and use {fixed}, or save the runs that still read with `prag export {path} --run RUN > RUN.jsonl` "
+        f"SQLite can still read into a new file with `{command('sqlite3', path, '.recover')} | {command('sqlite3', fixed)}` "
+        f"and use {fixed}, or save the runs that still read with `{command('prag', 'export', path, '--run', 'RUN')} > RUN.jsonl` "
         f"and `prag import NEW.db RUN.jsonl`"
     )
 
@@ -130,22 +134,28 @@ class Store:
                 f"no store at {self.path}: create one with `prag run` or `prag import`"
             )
         _check_file(self.path)
+        # Why prag may not write here (None: it may): then the store is only read.
+        self.read_only = read_only_reason(self.path) if self.path.exists() else None
         if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # a read-only place, or a file where a directory should be
+                raise StoreError(f"{self.path} cannot be created ({exc.strerror}: {exc.filename}): "
+                                 "give a store path in a directory you may write to") from None
         try:
             # Shared by parallel episodes' threads; `lock` serialises every use.
-            # A generous busy timeout: another process (a run, a query) may hold the write lock.
-            self.db = sqlite_utils.Database(sqlite3.connect(self.path, timeout=60, check_same_thread=False))
+            self.db = sqlite_utils.Database(connect(self.path, self.read_only))
             self._recognise()
             self.db.conn.execute("PRAGMA foreign_keys = ON")
-            if self.db.journal_mode != "wal":
+            if not self.read_only and self.db.journal_mode != "wal":
                 self._check_before_writing()
                 self.db.enable_wal()
             self._migrate()
         except sqlite3.DatabaseError as exc:
             if is_damage(exc):
                 raise damaged(self.path, str(exc)) from None
-            raise StoreError(f"{self.path} cannot be read as an SQLite database ({exc})") from None
+            raise trouble(self.path, exc) or StoreError(
+                f"{self.path} cannot be read as an SQLite database ({exc})") from None
 
     @classmethod
     def memory(cls) -> "Store":
@@ -153,6 +163,7 @@ class Store:
         store = cls.__new__(cls)
         store.lock = threading.RLock()
         store.path = Path(":memory:")
+        store.read_only = None
         store._depth = 0
         store._checked = False
         store.corrections = Corrections(store)
@@ -178,10 +189,19 @@ class Store:
         self.close()
         if exc is not None and is_damage(exc):
             raise damaged(self.path, str(exc)) from None
+        found = trouble(self.path, exc) if isinstance(exc, sqlite3.OperationalError) else None
+        if found is not None:  # a read kept from the file by a lock, say
+            raise found from None
 
     # --- schema and transactions ------------------------------------------------------------
 
     def _recognise(self) -> None:
+        (application,) = self.db.execute("PRAGMA application_id").fetchone()
+        if application:  # prag never sets one: a file another program marked as its own, even empty
+            raise StoreError(
+                f"{self.path} is an SQLite database of another application (its application_id is "
+                f"{application:#010x}); it was left untouched: give a prag store, or a new file name"
+            )
         tables = set(self.db.table_names())
         if not tables:
             return
@@ -210,7 +230,7 @@ class Store:
             return 0
         applied = max(self._applied(), default=0)
         return stored_int(self.path, "prag_meta.schema_version", row[0], fix=(
-            f"set it to the newest migration applied, {applied}: sqlite3 {self.path} "
+            f"set it to the newest migration applied, {applied}: {command('sqlite3', self.path)} "
             f"\"update prag_meta set value = '{applied}' where key = 'schema_version'\""))
 
     def integrity(self) -> str:
@@ -234,28 +254,37 @@ class Store:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One explicit transaction, holding the write lock; nested calls join it (as savepoints,
         so a failed inner part is undone alone when its caller handles the error). Inside it,
-        write with the raw connection only: sqlite-utils' insert helpers commit on their own."""
+        write with the raw connection only: sqlite-utils' insert helpers commit on their own.
+        A lock held too long by another process or a full disk ends it as a `StoreError`."""
         with self.lock:
             conn = self.db.conn
-            if self._depth == 0:
+            outermost = self._depth == 0
+            if outermost:
+                if self.read_only:
+                    raise read_only(self.path, self.read_only)
                 self._check_before_writing()
-                conn.execute("BEGIN IMMEDIATE")
             savepoint = f"prag_{self._depth}"
-            if self._depth:
-                conn.execute(f"SAVEPOINT {savepoint}")
-            self._depth += 1
             try:
-                yield conn
-            except BaseException:
-                self._depth -= 1
-                if self._depth:
-                    conn.execute(f"ROLLBACK TO {savepoint}")
-                    conn.execute(f"RELEASE {savepoint}")
-                else:
-                    conn.execute("ROLLBACK")
-                raise
-            self._depth -= 1
-            conn.execute(f"RELEASE {savepoint}" if self._depth else "COMMIT")
+                conn.execute("BEGIN IMMEDIATE" if outermost else f"SAVEPOINT {savepoint}")
+                self._depth += 1
+                try:
+                    yield conn
+                    conn.execute("COMMIT" if outermost else f"RELEASE {savepoint}")
+                except BaseException:
+                    # SQLite ends the transaction itself after some errors (a full disk): then
+                    # there is nothing left to undo.
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK" if outermost else f"ROLLBACK TO {savepoint}")
+                        if not outermost:
+                            conn.execute(f"RELEASE {savepoint}")
+                    raise
+                finally:
+                    self._depth -= 1
+            except sqlite3.OperationalError as exc:
+                found = trouble(self.path, exc) if outermost else None
+                if found is None:
+                    raise
+                raise found from None
 
     def _applied(self) -> set[int]:
         if "prag_migrations" not in self.db.table_names():
@@ -265,6 +294,13 @@ class Store:
     def _migrate(self) -> None:
         # By the recorded set, not the highest version: a migration released after a higher one
         # (numbers are taken as work starts) still runs.
+        pending = [version for version, _, _ in MIGRATIONS if version not in self._applied()]
+        if pending and self.read_only:
+            raise StoreError(
+                f"{self.path} needs this prag's schema upgrade (migrations {', '.join(map(str, pending))}), which "
+                f"writes into it, but it is read-only for prag ({self.read_only}): copy it (with {self.path.name}-wal, "
+                "if there is one) to a writable place and use the copy"
+            )
         for version, name, step in MIGRATIONS:
             if version in self._applied():
                 continue
@@ -357,7 +393,7 @@ class Store:
             if run.status == "running" and claim is not None and claim.is_alive() and not claim.is_mine():
                 raise StoreError(
                     f"run {run_id} is being resumed elsewhere ({claim.describe()}): let it finish, "
-                    f"or stop that process and resume again; `prag stats {self.path}` shows the run's state"
+                    f"or stop that process and resume again; `{command('prag', 'stats', self.path)}` shows the run's state"
                 )
             mine = Claim.mine()
             conn.execute(
@@ -599,7 +635,7 @@ class Store:
                     named = ", ".join(f"{c} (of episode {e})" for c, e in sources)
                     raise StoreError(
                         f"corrections by a person were made from these episodes: {named}; a correction goes "
-                        f"away only when deleted itself: `prag corrections delete {self.path} ID`, then delete again"
+                        f"away only when deleted itself: `{command('prag', 'corrections', 'delete', self.path, 'ID')}`, then delete again"
                     )
                 hashes.update(row[0] for row in conn.execute(
                     f"select goal_hash from episodes where id in ({_marks(chunk)})", chunk))

@@ -18,7 +18,6 @@ correction; a prior load of the same name) is skipped, so importing twice change
 from __future__ import annotations
 
 import base64
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -31,7 +30,7 @@ from prag.store.action_models import ActionModelRecord
 from prag.store.ask_policies import AskPolicyRecord
 from prag.store.corrections import Correction, PriorLoad, correction_texts
 from prag.store.database import Store
-from prag.store.lines import BadLine, EpisodeKey, Line, encode, parse_line, utf8_line
+from prag.store.lines import BadLine, EpisodeKey, Line, encode, parse_line, read_json, utf8_line
 from prag.store.records import EpisodeRecord, RunRecord, text_hash
 
 SHOWN_BAD_LINES = 20
@@ -191,8 +190,8 @@ def _survey(store: Store, read: Callable[[], Iterable[str | bytes]]) -> _Survey:
 def _run_id_of_bad_run_line(text: str | bytes) -> str | None:
     """The id a bad run line gives, if it gives one (its episodes are then bad too)."""
     try:
-        data = json.loads(text)
-    except ValueError:  # not JSON, or not UTF-8
+        data = read_json(text)
+    except BadLine:
         return None
     if isinstance(data, dict) and data.get("kind") == "run" and isinstance(data.get("id"), str):
         return data["id"]

@@ -15,7 +15,8 @@ adds the next version of its name or family): a correction names the episode it 
 episode's key (each task is played once per round of a run). Vectors are keyed by the sha256 of
 their text and must belong to the line's own texts.
 
-A line is checked whole before anything is written: every field's type (strictly, by pydantic:
+A line is checked whole before anything is written: JSON nested at most `MAX_DEPTH` deep (deeper
+JSON would exhaust Python's recursion in the checks, and no record nests so), every field's type (strictly, by pydantic:
 `"won": "no"` or `"round": "1"` are errors, not conversions), no unknown fields, steps numbered
 0..n with the reset first, counts not negative, base64 that decodes to finite float32 vectors.
 Whether vector dimensions agree is a question of the whole file and the store, so `LineChecker`
@@ -37,10 +38,14 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 from prag.envs.sam import ActionModel
 from prag.store.action_models import ActionModelRecord
 from prag.store.ask_policies import AskPolicyRecord
-from prag.store.corrections import ORIGINS, Correction, PriorLoad, correction_texts
+from prag.store.corrections import ORIGINS, Correction, PriorLoad, correction_texts, read_transcript
 from prag.store.records import STATUSES, EpisodeRecord, RunRecord, text_hash
+from prag.store.transcripts import TranscriptError
 
 KINDS = ("run", "episode", "correction", "prior_load", "ask_policy", "action_model")
+# The deepest a record nests is a step's triples in an episode's steps (4), or what a run's config
+# or an episode's `extra` holds: a few levels more.
+MAX_DEPTH = 32
 SOURCES = ("agent", "correction")
 _HASH = re.compile(r"[0-9a-f]{64}")
 
@@ -98,14 +103,36 @@ _ADAPTERS: dict[type, TypeAdapter[Any]] = {
 }
 
 
-def parse_line(text: str | bytes) -> Line:
-    """The line's record, checked; raises BadLine saying what is wrong."""
+def read_json(text: str | bytes) -> Any:
+    """The line's JSON value, nested at most `MAX_DEPTH` deep; raises BadLine otherwise."""
     if isinstance(text, bytes):
         text = utf8_line(text)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise BadLine(f"not a JSON line ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise BadLine(f"JSON nested too deeply to be read (a line of prag nests at most {MAX_DEPTH} levels)") from None
+    if _depth(data) > MAX_DEPTH:
+        raise BadLine(f"JSON nested more than {MAX_DEPTH} levels deep, deeper than any line of prag")
+    return data
+
+
+def _depth(value: Any) -> int:
+    """How deep lists and objects nest in `value` (walked without recursion: it may nest deeply)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def parse_line(text: str | bytes) -> Line:
+    """The line's record, checked; raises BadLine saying what is wrong."""
+    data = read_json(text)
     if not isinstance(data, dict):
         raise BadLine(f"a line must be a JSON object, not {type(data).__name__}")
     kind = data.pop("kind", None)
@@ -217,6 +244,10 @@ def _check_correction(correction: Correction) -> None:
         raise BadLine("a correction needs a transcript and at least one instruction (the goal)")
     if correction.origin == "prior" and not correction.name:
         raise BadLine("name: a prior transcript needs its name")
+    try:
+        read_transcript(correction)
+    except TranscriptError as exc:
+        raise BadLine(f"transcript: {exc}") from None
 
 
 def _vectors(embeddings: Any, texts: list[str]) -> dict[str, dict[str, np.ndarray]]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from prag.errors import DamagedStore
-from prag.text import clip
+from prag.text import clip, command
 
 Where = Path | sqlite3.Connection  # the store: its path, or a connection to it
 
@@ -25,7 +25,7 @@ def damaged_value(store: Where, what: str, value: object, expected: str, fix: st
     path = _path(store)
     fix = fix or (
         f"restore {path} from a backup, or save the runs that still read with "
-        f"`prag export {path} --run RUN > RUN.jsonl` and `prag import NEW.db RUN.jsonl`"
+        f"`{command('prag', 'export', path, '--run', 'RUN')} > RUN.jsonl` and `prag import NEW.db RUN.jsonl`"
     )
     return DamagedStore(
         f"{path} is damaged: {what} is {clip(repr(value), 80)}, not {expected} (the file was changed by hand "

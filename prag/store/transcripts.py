@@ -15,18 +15,24 @@ calls after `>>> ` and their results on the lines below; a person's utterances a
     >>> act("open drawer 1")
     You open the drawer 1. The drawer 1 is open. In it, you see a candle 1.
 
-Transcripts come from people and from LLMs, so reading one never evaluates it: each statement is
-parsed with `ast` and must be one call of the API below with string literals as arguments;
-a dialog result is read with `ast.literal_eval` (literals only). Anything else is a
-`TranscriptError` that says which line and why.
+Transcripts come from people, from LLMs and from imported files, so reading one never evaluates
+it: each statement is parsed with `ast` and must be one call of the API below with string
+literals as arguments; a dialog result is read with `ast.literal_eval` (literals only). Reading
+is bounded, so that no text can exhaust the parser (`MAX_CHARS`, `MAX_TOKENS`). Anything else
+is a `TranscriptError` that says which line and why. The store reads a correction's transcript
+before it keeps one (`prag.store.corrections`), which is why this format lives in the store.
 """
 from __future__ import annotations
 
 import ast
+import io
+import itertools
+import tokenize
 from dataclasses import dataclass, field
 
 from prag.errors import PragError
 from prag.store.records import EpisodeRecord
+from prag.text import clip
 
 PROMPT = ">>> "
 CONTINUATION = "... "
@@ -40,6 +46,15 @@ API: dict[str, tuple[int, str]] = {
     "learn_from_interaction": (0, "learn from the interaction so far (right after a person's feedback)"),
 }
 HAS_RESULT = {"wait_for_trigger", "observe", "act"}
+
+# CPython's parser recurses on nesting: `act('a'+'a'+...)` with 200,000 terms, or 200,000 unary
+# minus signs, end in RecursionError or MemoryError inside `ast`. A statement of the API is a
+# name, two parentheses and a string literal (a few pieces at most), a dialog result a dict of
+# two items: some ten tokens. Past `MAX_TOKENS` a text never reaches `ast`, which bounds both its
+# terms and its depth. A transcript of a few hundred steps is some 100 kB: `MAX_CHARS` is far
+# past any, and keeps a stray file or a runaway answer from being read line by line.
+MAX_TOKENS = 64
+MAX_CHARS = 2**20
 
 
 class TranscriptError(PragError):
@@ -154,42 +169,69 @@ def from_episode(episode: EpisodeRecord) -> Transcript:
 # --- reading ------------------------------------------------------------------------------------
 
 
-def parse(text: str) -> Transcript:
-    """Read a console transcript; raises `TranscriptError` on anything but prag's API."""
+def parse(text: str, *, comments: bool = False) -> Transcript:
+    """Read a console transcript; raises `TranscriptError` on anything but prag's API. With
+    `comments`, lines starting with `#` are left out (an editor's notes) and the others keep
+    their numbers, so that errors name the lines of the text as it was given."""
+    if len(text) > MAX_CHARS:
+        raise TranscriptError(
+            f"the transcript is {len(text):,} characters long, over the {MAX_CHARS:,} a transcript may have: "
+            "give the console transcript of one task"
+        )
+    numbered = [
+        (number, line)
+        for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1)
+        if not (comments and line.startswith("#"))
+    ]
     entries: list[Entry] = []
-    lines = text.replace("\r\n", "\n").split("\n")
     i = 0
-    while i < len(lines):
-        line = lines[i]
+    while i < len(numbered):
+        number, line = numbered[i]
         if not line.strip():
             i += 1
             continue
         if not line.startswith(PROMPT.rstrip()):
             raise TranscriptError(
-                f"line {i + 1}: {line[:60]!r} comes before any `>>> ` statement; a transcript "
+                f"line {number}: {line[:60]!r} comes before any `>>> ` statement; a transcript "
                 "starts with a `>>> ` line"
             )
-        number = i + 1
         source = [line[len(PROMPT):] if line.startswith(PROMPT) else line[len(PROMPT) - 1:]]
         i += 1
-        while i < len(lines) and lines[i].startswith(CONTINUATION.rstrip()):
-            source.append(lines[i][len(CONTINUATION):])
+        while i < len(numbered) and numbered[i][1].startswith(CONTINUATION.rstrip()):
+            source.append(numbered[i][1][len(CONTINUATION):])
             i += 1
         output: list[str] = []
-        while i < len(lines) and not lines[i].startswith(PROMPT.rstrip()):
-            output.append(lines[i])
+        while i < len(numbered) and not numbered[i][1].startswith(PROMPT.rstrip()):
+            output.append(numbered[i][1])
             i += 1
         call, args = _read_statement("\n".join(source), number)
         entries.append(_entry(call, args, "\n".join(output).strip(), number))
     return Transcript(tuple(entries))
 
 
-def _read_statement(source: str, line: int) -> tuple[str, tuple[str, ...]]:
-    where = f"line {line}: `{source.strip()[:80]}`"
+def _bounded_tree(source: str, what: str, mode: str) -> ast.AST:
+    """`source` parsed by `ast` once it is known to be short: `TranscriptError` past `MAX_TOKENS`
+    tokens (`what` names it), SyntaxError as `ast` raises it."""
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
     try:
-        tree = ast.parse(source, mode="exec")
+        counted = sum(1 for _ in itertools.islice(tokens, MAX_TOKENS + 1))
+    except (tokenize.TokenError, SyntaxError):
+        counted = 0  # a string or bracket left open within the bound: `ast` says where
+    if counted > MAX_TOKENS:
+        raise TranscriptError(
+            f"{what} is too long or too deeply nested (over {MAX_TOKENS} tokens; a call of the console "
+            "API has about ten): write one call with string literals"
+        )
+    return ast.parse(source, mode=mode)
+
+
+def _read_statement(source: str, line: int) -> tuple[str, tuple[str, ...]]:
+    where = f"line {line}: `{clip(source, 80)}`"  # on one line: a statement may run on over `... ` lines
+    try:
+        tree = _bounded_tree(source, where, "exec")
     except SyntaxError as exc:
         raise TranscriptError(f"{where} is not a Python statement ({exc.msg})") from None
+    assert isinstance(tree, ast.Module)
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
         raise TranscriptError(f"{where}: only single calls of {_api_names()} are allowed")
     node = tree.body[0].value
@@ -225,8 +267,8 @@ def _entry(call: str, args: tuple[str, ...], output: str, line: int) -> Entry:
 def _read_dialog(output: str, line: int) -> str:
     where = f"the result of wait_for_trigger() on line {line}"
     try:
-        value = ast.literal_eval(output)  # literals only: no names, calls or attributes
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        value = ast.literal_eval(_bounded_tree(output, where, "eval"))  # literals only: no names, calls or attributes
+    except (ValueError, SyntaxError, TypeError):
         raise TranscriptError(
             f"{where} must be a literal like {{'type': 'dialog', 'text': '...'}}, got {output[:80]!r}"
         ) from None

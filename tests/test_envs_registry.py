@@ -23,7 +23,12 @@ from prag.envs.spec import TaskSetSpec, load_spec
 
 REPO = Path(__file__).resolve().parents[1]
 NEEDS_DATA = {"alfworld"}  # families that play downloaded games; test_alfworld covers them on the shared data
-SPECS = [spec for spec in map(load_spec, map(str, sorted((REPO / "envs").glob("*.toml")))) if spec.env not in NEEDS_DATA]
+# ScienceWorld's 30-task specs begin with boil, whose gold path runs to 164 steps (past TALES' cap of
+# 100, which its specs keep): their first tasks are too long to play here. sciworld-mini stands for
+# the family; test_sciworld opens the others.
+LONG = {"sciworld-test", "sciworld-train", "sciworld-dev"}
+SPECS = [spec for spec in map(load_spec, map(str, sorted((REPO / "envs").glob("*.toml"))))
+         if spec.env not in NEEDS_DATA and spec.name not in LONG]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -59,7 +64,8 @@ def test_api(spec: TaskSetSpec) -> None:
         assert obs.goal.strip() and obs.text.strip() and obs.scene_text.strip()  # triples may be none yet
         assert obs.admissible and all(isinstance(a, str) and a for a in obs.admissible)
         plan = env.oracle_plan()
-        assert env.shortest_path_length == len(plan) > 1
+        # A family whose oracle's plan wins but is not known to be shortest (ScienceWorld's gold path) says None.
+        assert env.shortest_path_length in (None, len(plan)) and len(plan) > 1
         action = next(a for a in obs.admissible if a != plan[0])
         after = env.step(action)
         assert isinstance(after, Observation)

@@ -18,6 +18,8 @@ What the family does beyond passing actions through, each a fact of ScienceWorld
   episode;
 - an action the simulator finds ambiguous ("Ambiguous request: Please enter the number ...") is
   answered with its first reading, as one step;
+- a room's look text lists what is there in no fixed order (the same room reads differently from
+  one load to the next): its lines are sorted, so the same state reads the same;
 - the score (0-100, partial credit) is the observation's `score`; the task is won at 100; a score
   below 0 means the task failed (a wrong `focus on`), which ends the episode.
 """
@@ -76,6 +78,7 @@ class SciworldEnv:
         self._goal = ""
         self._focused: list[str] = []
         self._refused: set[str] = set()
+        self._taken: list[str] = []  # the actions sent since reset, as sent
         self._plan: list[str] | None = None
 
     @property
@@ -89,7 +92,10 @@ class SciworldEnv:
             sim = engine.simulator()
             sim.load(self.name, self.variation, self.simplifications, generateGoldPath=True)
             self._plan = [a for a in sim.get_gold_action_sequence() if a]
-            self._sim = None  # the load replaced the game: reset() loads it again
+            if self._sim is not None:  # the load restarted the game being played: back to where it was
+                sim.server.reset()
+                for action in ["look around", *self._taken]:
+                    self._act(action)
         return list(self._plan)
 
     def reset(self) -> Observation:
@@ -99,6 +105,7 @@ class SciworldEnv:
         self._sim = sim
         self._focused = []
         self._refused = set()
+        self._taken = []
         self._goal = _goal(sim.get_task_description())
         return self._observe(self._act("look around"))
 
@@ -106,9 +113,11 @@ class SciworldEnv:
         if self._sim is None:
             raise PragError("call reset() before step()")
         text = self._act(action)
+        self._taken.append(action)
         if text.startswith(_AMBIGUOUS):
             # Answered with the first reading; the simulator counts the answer as the step.
             text = self._act("0")
+            self._taken.append("0")
         if text.strip() == _REFUSED:
             self._refused.add(action)
         if action.startswith(FOCUS) and text.startswith("You focus on"):
@@ -121,7 +130,7 @@ class SciworldEnv:
     def _act(self, action: str) -> str:
         # The simulator's own, not the Python wrapper's `step`, which also lists every valid
         # action as text (a third of a step's time) for an `infos` this family does not read.
-        text: str = self._sim.server.step(action)
+        text: str = engine.simulator().server.step(action)
         return text
 
     def _observe(self, text: str) -> Observation:
@@ -141,7 +150,7 @@ class SciworldEnv:
         won = score >= 100
         return Observation(
             goal=self._goal,
-            text=text.strip(),
+            text=_in_order(text.strip()),
             admissible=admissible,
             scene_triples=triples,
             scene_text=scene_text_from_triples(location, triples),
@@ -151,6 +160,19 @@ class SciworldEnv:
             location=location,
             score=float(score),
         )
+
+
+def _in_order(text: str) -> str:
+    """A look text with each run of its tab-indented lines (the things listed) sorted."""
+    out: list[str] = []
+    run: list[str] = []
+    for line in text.split("\n") + [""]:
+        if line.startswith("\t"):
+            run.append(line)
+            continue
+        out += sorted(run) + [line]
+        run = []
+    return "\n".join(out[:-1])
 
 
 def _goal(description: str) -> str:

@@ -55,7 +55,8 @@ def memoize_engine() -> None:
 
         textgen._parse_and_convert = _kept_parse(textgen._parse_and_convert, copy.deepcopy)
         logic._parse_and_convert = _kept_parse(logic._parse_and_convert, _new_list)
-        # Two entries: a game's translations with and without optimisation, from load to reset.
+        # Two entries: textworld's two calls per game (with and without optimisation: the same
+        # translation for a game prag plays, see for_play), from load to reset.
         fast_downward.pddl2sas = lru_cache(maxsize=2)(_kept_translation(fast_downward.pddl2sas))
         fast_downward.load_lib = _pooled(fast_downward.load_lib)
         _installed = True

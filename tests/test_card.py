@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from prag.cli import _register, app
+from prag.envs.alfworld import plans
 from prag.run.config import recorded_config
 from prag.store import Store
 
@@ -52,6 +53,7 @@ def test_card_states_the_protocol_the_run_recorded(real_run: tuple[Path, str, Pa
     assert protocol["places"] == list(config.agent.places) == ["rules"]
     assert protocol["ask_policy"] == config.agent.ask
     assert protocol["model"] == config.experiment.llm and protocol["seeds"]["llm"] == 7
+    assert protocol["shortest_plans"] == {plans.TEXTWORLD: 2}  # valid_seen's are shipped
     assert [r["round"] for r in card["rounds"]] == [0] and card["rounds"][0]["episodes"] == 2
     for option in ("--max-steps 10", "--limit 2", "--seed 7", "--readers template,experience", "--think", "--places rules"):
         assert option in card["command"]
@@ -75,3 +77,18 @@ def test_card_says_skipped_games_are_unknown_where_the_games_cannot_be_listed(
     assert card["protocol"]["skipped"] is None and card["protocol"]["games"] == 2
     assert any("could not be listed" in note for note in card["notes"])
     assert "skipped: unknown" in invoke("compare", db, run_id, "--card", data=tmp_path).output
+
+
+def test_card_says_the_shortest_plans_of_games_never_played_here_were_planned_by_prag(
+    alfworld_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A valid_train game (no plan shipped) with an empty user cache: its shortest plan was
+    planned on the part of the game its goal can use, and the card says so."""
+    monkeypatch.setenv("PRAG_CACHE", str(tmp_path / "cache"))
+    db = tmp_path / "s.db"
+    played = invoke("run", "alfworld-valid-train", "--store", db, "--limit", 1, "--max-steps", 3, "--rounds", 1,
+                    "--llm", "random", "--name", "cold", data=alfworld_data)
+    assert played.exit_code == 0, played.output
+    card = json.loads(invoke("compare", db, "cold", "--card", "--json", data=alfworld_data).output)
+    assert card["protocol"]["shortest_plans"] == {plans.GOAL: 1}
+    assert f"| SPL's shortest plans | {plans.GOAL}: 1 episode |" in invoke("compare", db, "cold", "--card", data=alfworld_data).output

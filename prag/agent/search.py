@@ -13,33 +13,28 @@ so a call takes about 15 ms of CPU (benchmarks/search.py); the same observed sta
 from a cache.
 
 As in Soar, the search is bounded: a plan longer than `depth` actions is not returned. Unlike
-Soar's iterative deepening, Fast Downward's search here (the configuration textworld's library
-is built with) is greedy best-first: its plans are not proven shortest, though on the tests'
-hand-made states they are. A family without an action model (TextWorld) gets None.
+Soar's iterative deepening, Fast Downward's search here (the one textworld's library runs,
+`prag.envs.planner`) is ordered by the cost so far alone, and every action of these problems
+costs 1 (none states a `:metric`): its plans are shortest, as long as textworld's planner's on
+every real ALFWorld game tried (`prag.envs.alfworld.shortest`). A family without an action model
+(TextWorld) gets None.
 """
 from __future__ import annotations
 
-import sys
-import threading
 from collections.abc import Callable, Sequence
-from functools import cache, lru_cache
-from typing import Any
+from functools import lru_cache
 
 from prag.agent.plans import Plan
 from prag.envs.domain import Domain, imported
 from prag.envs.learned import problem as learned_problem
 from prag.envs.model import Problem, Seen
+from prag.envs.planner import RefusedProblem, solve
 from prag.envs.sam import ActionModel
 from prag.errors import PragError
 
 # The longest plan returned: an ALFWorld two-object task from the start takes 8-10 actions, a grid
 # task up to 28 (three things fetched from other rooms through doors).
 DEPTH = 30
-
-# Fast Downward's library keeps one task at a time, and its translator sets process-wide options
-# and sys.argv: one search at a time per process.
-_LOCK = threading.Lock()
-
 
 class SearchError(PragError):
     """A family's action model wrote a problem the planner refused (a bug in the model)."""
@@ -82,27 +77,7 @@ def _model(ref: str | None) -> Model | None:
 @lru_cache(maxsize=512)
 def _solve(domain: str, problem: str) -> tuple[str, ...] | None:
     """Fast Downward's plan for a PDDL problem, as operator names; None when there is none."""
-    import fast_downward
-
-    with _LOCK:
-        argv = sys.argv
-        try:
-            _task, sas = fast_downward.pddl2sas(domain, problem, optimize=True)
-        except SystemExit as refused:  # the translator exits on a malformed problem
-            raise SearchError(f"Fast Downward refused a problem the action model wrote ({refused}); report it as a bug") from None
-        finally:
-            sys.argv = argv  # the translator sets it for its own options
-        planner = _planner()
-        if not planner.solve_sas(sas.encode(), False):
-            return None
-        operators = (fast_downward.Operator * planner.get_last_plan_length())()
-        planner.get_last_plan(operators)
-        return tuple(op.name for op in operators)
-
-
-@cache
-def _planner() -> Any:
-    """This process's own copy of Fast Downward's library (textworld's games load theirs)."""
-    import fast_downward
-
-    return fast_downward.load_lib()
+    try:
+        return solve(domain, problem)
+    except RefusedProblem as refused:
+        raise SearchError(f"{refused}: the action model wrote it; report it as a bug") from None

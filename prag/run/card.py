@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections import Counter
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -59,6 +60,7 @@ class Protocol:
     llm_budget: int | None  # the most LLM calls a game makes (None: no limit)
     variations: str | None  # ScienceWorld: how many variations of each task, and the simplifications
     score: str | None  # what the score is, for families that keep one
+    shortest_plans: dict[str, int]  # how SPL's shortest plans were found -> episodes, as they recorded it
     ask_policy: str
     model: str
     model_sha256: str | None
@@ -107,6 +109,7 @@ class Card:
             f"| where things are | {', '.join(p.places) or 'no source (places searched as listed)'} |",
             f"| action model | {p.action_model} |",
             f"| LLM budget | {'none' if p.llm_budget is None else f'{p.llm_budget} calls a game, then steps at random'} |",
+            f"| SPL's shortest plans | {_shortest_plans_text(p.shortest_plans)} |",
             f"| retrieval | {p.retrieval} |",
             f"| ask policy | {p.ask_policy} |",
             f"| model | {p.model}" + (f" (sha256 {p.model_sha256[:16]}…)" if p.model_sha256 else "") + " |",
@@ -176,6 +179,7 @@ def results_card(store: Store, run_id: str) -> Card:
         llm_budget=agent.llm_budget,
         variations=_variations(spec) if family == "sciworld" else None,
         score=SCORES.get(family),
+        shortest_plans=dict(Counter(str(e.extra["shortest_plan"]) for e in episodes if "shortest_plan" in e.extra)),
         ask_policy=agent.ask + (f" ({agent.asker})" if agent.asker else ""),
         model=model,
         model_sha256=_model_sha256(model),
@@ -295,6 +299,12 @@ def _skipped(spec: Any, played: set[str], limit: int | None, max_steps: int | No
         return []
     reason = f"--limit {limit}" if limit is not None and len(tasks) > limit else "not played yet (run unfinished)"
     return [f"{len(missing)} of {len(tasks)} ({reason})"]
+
+
+def _shortest_plans_text(found: dict[str, int]) -> str:
+    if not found:
+        return "as the family finds them (not recorded with the episodes)"
+    return "; ".join(f"{source}: {count} episode{'s' if count != 1 else ''}" for source, count in found.items())
 
 
 def _skipped_text(skipped: list[str] | None) -> str:

@@ -165,8 +165,15 @@ def play_task(
         seconds=time.perf_counter() - start,
         llm_seconds=usage.llm_seconds,
         extra={**trace.extra, "spec": phase.spec.name, "env": phase.spec.env, "retrieved": trace.retrieved,
-               **_goal_as_written(env, trace.goal)},
+               **_goal_as_written(env, trace.goal), **_plan_source(env)},
     )
+
+
+def _plan_source(env: Environment) -> dict[str, str]:
+    """How the shortest plan SPL measures against was found, where the family says (ALFWorld's
+    `plan_source`): the card states it."""
+    source = getattr(env, "plan_source", None)
+    return {"shortest_plan": source} if isinstance(source, str) else {}
 
 
 def _goal_as_written(env: Environment, instruction: str) -> dict[str, str]:

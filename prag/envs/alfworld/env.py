@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from prag.envs.alfworld.graph import Fact, scene_graph
-from prag.envs.alfworld.memo import give_back, memoize_engine
+from prag.envs.alfworld.memo import for_play, give_back, memoize_engine
 from prag.envs.alfworld.plans import shortest_plan
+from prag.envs.alfworld.shortest import goal_operators
 from prag.envs.alfworld.wording import instructions, parse_wording
 from prag.envs.base import KnowsItsPlan, Observation, Task, scene_text_from_triples
 from prag.errors import PragError, SpecError
@@ -228,10 +229,11 @@ class AlfworldTaskSource:
 class AlfworldEnv(KnowsItsPlan):
     """One ALFWorld game on the real engine (textworld's PDDL env with ALFWorld's wrappers).
 
-    `infos` of each observation: `game_file`. `oracle_plan()` is the planner's plan from the start
-    and `goal_sentence` the game's own goal sentence (for tests, oracle baselines and scoring a
-    goal reading; no part of what an agent may see). `instruction`, when given, is the goal as the
-    agent is told it instead of the game's own sentence.
+    `infos` of each observation: `game_file`. `oracle_plan()` is a shortest plan from the start,
+    `plan_source` how it was found (prag.envs.alfworld.plans), and `goal_sentence` the game's own
+    goal sentence (for tests, oracle baselines, SPL and scoring a goal reading; no part of what an
+    agent may see). `instruction`, when given, is the goal as the agent is told it instead of the
+    game's own sentence.
     """
 
     def __init__(self, task: Task, game_file: Path, instruction: str | None = None) -> None:
@@ -243,11 +245,12 @@ class AlfworldEnv(KnowsItsPlan):
         self.goal_sentence: str | None = None
         self._history: list[tuple[str, str]] = []
         self._plan: list[str] | None = None
+        self.plan_source: str | None = None
         self._done = True
 
 
     def reset(self) -> Observation:
-        with argv_kept():
+        with argv_kept(), for_play():
             if self._engine is None:
                 self._engine = _start_engine(self.game_file)
             state = self._engine.reset()
@@ -260,7 +263,8 @@ class AlfworldEnv(KnowsItsPlan):
         text = intro[: match.start()].strip()
         self._history = [("", text)]
         if self._plan is None:
-            self._plan = shortest_plan(self.game_file)
+            found = shortest_plan(self.game_file, self._goal_plan)
+            self._plan, self.plan_source = list(found.actions), found.source
         self._done = bool(state.won)
         return self._observe(state, text)
 
@@ -278,6 +282,13 @@ class AlfworldEnv(KnowsItsPlan):
         if self._engine is not None:
             close_engine(self._engine)
             self._engine = None
+
+    def _goal_plan(self) -> list[str]:
+        """A shortest plan planned on the part of the game its goal can use, as the game's
+        commands (as textworld's planner writes its own); [] when the game has none."""
+        game = self._engine.unwrapped
+        operators = goal_operators(game._game_data["pddl_domain"], game._game_data["pddl_problem"])
+        return game._pddl_state.plan_to_templated_actions(list(operators or []), game._entity_infos)
 
     def _observe(self, state: Any, text: str) -> Observation:
         location, triples = scene_graph(self._history, _facts(state))
@@ -314,7 +325,8 @@ def _start_engine(game_file: Path) -> Any:
     from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
 
     # No planner here (neither `policy_commands` nor the `walkthrough` extra): the shortest plan,
-    # which only SPL needs, is a property of the game file, found once (prag.envs.alfworld.plans).
+    # which only SPL needs, is a property of the game file, found once (prag.envs.alfworld.plans)
+    # on the part of the game its goal can use (prag.envs.alfworld.shortest).
     memoize_engine()
     infos = textworld.EnvInfos(admissible_commands=True, won=True, facts=True)
     return textworld.start(str(game_file), request_infos=infos, wrappers=[AlfredDemangler(), AlfredInfos])

@@ -10,6 +10,10 @@ a deep copy of text symbols (derive sets a context on each), a new list of logic
 (propositions, rules: hashable values textworld never changes), the same translated task (read only).
 And the planner library a closed game loaded is given to the next game (`_pooled`): the memory it held.
 
+A game prag plays is never planned on by textworld (SPL's reference is planned on the part of the
+game its goal can use, prag.envs.alfworld.shortest), so the translation textworld makes for its
+planner (optimised) is not made for it (`for_play`): half of a new game's translating.
+
 A translation also outlives the process: its SAS text, a function of the game's PDDL and the
 translator's version, is kept compressed in the user cache (`<cache_dir>/alfworld-sas/`, about
 50 kB a game), so a game played before (a second round, a rerun, the other worker) parses its
@@ -24,7 +28,7 @@ import io
 import sys
 import threading
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache, lru_cache
 from importlib.metadata import version
 from pathlib import Path
@@ -35,6 +39,7 @@ from prag.paths import cache_dir, write_whole
 _lock = threading.Lock()
 _installed = False
 _free: list[Any] = []  # planner libraries of closed games (see _pooled)
+_playing = threading.local()  # `on` inside for_play(), in the thread that loads or resets a game
 
 
 def memoize_engine() -> None:
@@ -50,10 +55,22 @@ def memoize_engine() -> None:
 
         textgen._parse_and_convert = _kept_parse(textgen._parse_and_convert, copy.deepcopy)
         logic._parse_and_convert = _kept_parse(logic._parse_and_convert, _new_list)
-        # Two entries: a game's translations with and without optimisation, from load to reset.
+        # Two entries: textworld's two calls per game (with and without optimisation: the same
+        # translation for a game prag plays, see for_play), from load to reset.
         fast_downward.pddl2sas = lru_cache(maxsize=2)(_kept_translation(fast_downward.pddl2sas))
         fast_downward.load_lib = _pooled(fast_downward.load_lib)
         _installed = True
+
+
+@contextlib.contextmanager
+def for_play() -> Iterator[None]:
+    """Games loaded or reset inside are played, never planned on by textworld's `replan`: it gets
+    the game's own translation, which it never searches, instead of an optimised one made for it."""
+    _playing.on = True
+    try:
+        yield
+    finally:
+        _playing.on = False
 
 
 def give_back(library: Any) -> None:
@@ -105,6 +122,7 @@ def _kept_translation(pddl2sas: Callable[..., tuple[Any, str]]) -> Callable[...,
     def translate(domain: str, problem: str, verbose: bool = False, optimize: bool = False) -> tuple[Any, str]:
         if verbose:  # textworld's TW_PDDL_DEBUG: show the translator's own output
             return pddl2sas(domain, problem, verbose=verbose, optimize=optimize)
+        optimize = optimize and not getattr(_playing, "on", False)
         key = hashlib.sha256("\0".join([translator, str(optimize), domain, problem]).encode("utf-8")).hexdigest()
         path = sas_cache() / f"{key}.sas.z"
         try:

@@ -103,8 +103,8 @@ def test_two_workers_play_with_one_model_server(alfworld_data: Path, tmp_path: P
     monkeypatch.setenv("ALFWORLD_DATA", str(alfworld_data))
     db = tmp_path / "two.db"
     command = [sys.executable, str(ROOT / "cli.py"), "run", "alfworld-valid-seen", "--store", str(db), "--limit", "2",
-               "--max-steps", "3", "--rounds", "1", "--workers", "2", "--llm", "local:0.5b", "--name", "two",
-               "--ask", "always", "--sources", "experience,llm", "--no-answer-cache"]
+               "--max-steps", "2", "--rounds", "1", "--workers", "2", "--llm", "local:0.5b", "--name", "two",
+               "--ask", "always", "--sources", "experience,llm", "--no-answer-cache", "--no-corrections"]
     process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     servers: set[int] = set()
     while process.poll() is None:
@@ -114,7 +114,7 @@ def test_two_workers_play_with_one_model_server(alfworld_data: Path, tmp_path: P
     assert process.returncode == 0, output
     assert len(servers) == 1
     with Store(db, create=False) as store:
-        episodes = store.episodes("two")
+        episodes = list(store.episodes("two"))
     assert len(episodes) == 2
-    assert all(e.llm_calls >= 3 for e in episodes)  # every step asked, all answered by the one server
+    assert all(e.llm_calls >= 2 for e in episodes)  # every step asked, all answered by the one server
     assert sum(e.cached_tokens for e in episodes) > 0  # each episode's prefix was kept between its calls

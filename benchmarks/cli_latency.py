@@ -61,7 +61,7 @@ def build(path: Path, episodes: int) -> None:
             run = "first" if n < episodes // 2 else "second"
             steps = [StepRecord(t, None if t == 0 else f"go to {rng.choice(PLACES)} 1", f"obs {n}.{t}",
                                 rng.choice(scenes)) for t in range(STEPS)]
-            store.add_episode(EpisodeRecord(run_id=run, round=n % 3, task_id=f"task-{n % 500}",
+            store.add_episode(EpisodeRecord(run_id=run, round=n % 3, task_id=f"task-{n}",
                                             task_type=rng.choice(TYPES), goal=rng.choice(goals),
                                             won=rng.random() < 0.6, steps=steps, shortest_path=5))
         for run in ("first", "second"):

@@ -92,7 +92,7 @@ def query(
         if not store.count("episodes") and not store.count("corrections"):
             raise PragError(f"{store_path} has no episodes yet (and no corrections): fill it with `prag run` or `prag import`")
         visibility = Visibility() if run is None else _seen_by(store, run, before_round)
-        cache = EmbeddingCache(store, Encoder(model), read_only=True)
+        cache = EmbeddingCache(store, Encoder(model, quick=True), read_only=True)
         index = ExperienceIndex.from_store(store, cache)
         hits = index.query(
             cache.vector(goal), cache.vector(scene) if scene else None, k=k, mode=chosen, visibility=visibility,
@@ -181,7 +181,7 @@ def _reading(store_path: Path, words: str, asked: ReadingQuery, as_json: bool) -
     room = [kind.strip() for kind in (asked.room or "").split(",") if kind.strip()]
     with Store(store_path, create=False) as store:
         visibility = Visibility() if asked.run is None else _seen_by(store, asked.run, asked.before_round)
-        recall = ReadingMemory(store, EmbeddingCache(store, Encoder(asked.model), read_only=True)).recaller(visibility)
+        recall = ReadingMemory(store, EmbeddingCache(store, Encoder(asked.model, quick=True), read_only=True)).recaller(visibility)
         readers: list[GoalReader] = [TemplateReader(), ExperienceReader(recall), WordsReader(recall)]
         if asked.llm is not None:
             readers.append(LLMReader(make_llm(asked.llm), recall, Usage()))

@@ -215,13 +215,14 @@ class LocalLLM:
         wanted = np.asarray(tokens, dtype=np.intc)
         live = _common(llama.input_ids[: llama.n_tokens], wanted)
         best = max(self._parked, key=lambda p: _common(p.tokens, wanted), default=None)
-        switch = best is not None and _common(best.tokens, wanted) > live
-        if switch:
+        if best is not None and _common(best.tokens, wanted) <= live:
+            best = None  # the live conversation shares the most
+        if best is not None:
             self._parked.remove(best)
-        if llama.n_tokens and (switch or 2 * live < llama.n_tokens):
+        if llama.n_tokens and (best is not None or 2 * live < llama.n_tokens):
             self._parked.append(self._park(llama))
             del self._parked[: -self._park_at_most]  # the least recently used go first
-        if switch:
+        if best is not None:
             self._restore(llama, best)
 
     def _park(self, llama: Any) -> _Parked:

@@ -87,7 +87,7 @@ class ModelServer:
             self.log.unlink(missing_ok=True)
 
 
-_WHY = {
+_WHY: dict[int, str] = {
     signal.SIGSEGV: "a crash in llama.cpp's native code",
     signal.SIGBUS: "a crash in llama.cpp's native code",
     signal.SIGILL: "an instruction this CPU lacks",

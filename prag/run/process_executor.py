@@ -109,7 +109,7 @@ class Processes:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
-_WHY = {
+_WHY: dict[int, str] = {
     signal.SIGSEGV: "a crash in native code: an engine's or llama.cpp's",
     signal.SIGBUS: "a crash in native code",
     signal.SIGABRT: "native code aborted",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -68,13 +69,17 @@ def build(path: Path, episodes: int) -> None:
             store.set_run_status(run, "finished")
 
 
-def timed(command: list[str]) -> tuple[float, str]:
+def timed(command: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, CPU seconds (user + system, of the command's processes) and what it printed.
+    On a shared machine the CPU seconds are what an idle one would take, about."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode:
         sys.exit(f"{' '.join(command)} exited with {done.returncode}:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
-    return wall, done.stdout
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, done.stdout
 
 
 def main() -> None:
@@ -96,13 +101,13 @@ def main() -> None:
         "query": [*prag, "query", str(store), "Put a washed apple on the kitchen table, please."],
     }
     for name, command in commands.items():
-        walls, outputs = [], []
+        times, outputs = [], []
         for _ in range(args.repeat):
-            wall, out = timed(command)
-            walls.append(wall)
+            wall, cpu, out = timed(command)
+            times.append((wall, cpu))
             outputs.append(out)
         same = all(out == outputs[0] for out in outputs)
-        print(f"prag {name}: " + ", ".join(f"{w:.2f} s" for w in walls)
+        print(f"prag {name}: " + ", ".join(f"{w:.2f} s ({c:.2f} s CPU)" for w, c in times)
               + ("" if same else "  (outputs differ between repeats!)"), flush=True)
         print(f"  $ {' '.join(command)}", flush=True)
 

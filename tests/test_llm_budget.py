@@ -33,3 +33,36 @@ def test_past_the_budget_steps_are_drawn_at_random_without_a_call(game):
     assert len(llm.calls) == 3 and trace.usage.calls == 3
     assert trace.extra["steps_past_llm_budget"] == 7
     assert [source for source, *_ in trace.extra["decisions"]][3:] == ["random"] * 7
+
+
+@pytest.mark.parametrize(("given", "ask", "budget"), [
+    (None, "hard-coded", 6),  # prag run's default where experience and search ask the LLM only at need
+    (None, "always", None),  # P-RAG as published: the LLM chooses every step, without a limit
+    ("none", "hard-coded", None),
+    ("2", "always", 2),
+    ("0", "random", 0),
+])
+def test_the_run_commands_budget(given: str | None, ask: str, budget: int | None) -> None:
+    from prag.cli.run_cmd import DEFAULT_LLM_BUDGET, _llm_budget
+
+    assert DEFAULT_LLM_BUDGET == 6
+    assert _llm_budget(given, ask) == budget
+
+
+def test_a_budget_that_is_not_a_count_is_refused() -> None:
+    from prag.cli.run_cmd import _llm_budget
+    from prag.errors import PragError
+
+    with pytest.raises(PragError, match="--llm-budget '-1': give a number of LLM calls"):
+        _llm_budget("-1", "hard-coded")
+
+
+def test_the_rerun_command_says_the_budget_even_when_there_was_none() -> None:
+    from prag.run.card import rerun_command
+    from prag.run.config import ExperimentConfig, RunConfig
+    from prag.store.records import RunRecord
+
+    for budget, said in ((None, "--llm-budget none"), (4, "--llm-budget 4")):
+        config = RunConfig(ExperimentConfig(spec="alfworld-valid-seen"), agent=AgentConfig(llm_budget=budget))
+        run = RunRecord(id="r", spec="alfworld-valid-seen", llm="local", mode="prag", k=3, rounds=1, config=config.to_dict())
+        assert said in rerun_command(run)

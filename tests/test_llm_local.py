@@ -129,6 +129,73 @@ def test_a_gguf_path_loads_that_file(llm: LocalLLM) -> None:
         make_llm("local:/nonexistent/model.gguf")
 
 
+BATCH_DECODE = textwrap.dedent(
+    """
+    from prag.llm import make_llm
+
+    llm = make_llm("local:0.5b", n_ctx=4096)
+    rooms = "\\n".join(f"Room {i}: a cabinet {i}, a drawer {i + 1} and a shelf {i + 2}." for i in range(60))
+    out = llm.complete([{"role": "system", "content": rooms},
+                        {"role": "user", "content": "What is the capital of France? Answer with one word."}], max_tokens=8)
+    print(out.prompt_tokens, out.text.strip(), flush=True)
+    """
+)
+
+
+def test_the_model_answers_a_batch_decode_as_the_readme_installs_it() -> None:
+    """The README's `pip install -e ".[local]"` (no build flags) and the first call of `prag run`:
+    a prompt of several batches decoded at once. On machines that advertise AMX the native
+    build's extra buffer types crashed here (exit -11, a segfault): the load turns them off
+    there (`extra_buffers_safe`). In a child process, so that a crash fails this test alone."""
+    done = subprocess.run([sys.executable, "-c", BATCH_DECODE], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"exit {done.returncode}: {done.stderr[-2000:]}"
+    prompt_tokens, answer = done.stdout.split(maxsplit=1)
+    assert int(prompt_tokens) > 1024  # more than two of llama.cpp's 512-token batches
+    assert "paris" in answer.lower()
+
+
+@pytest.mark.parametrize(
+    ("flags", "safe"),
+    [
+        ("fpu sse2 avx2 fma f16c avx512f avx512_vnni", True),
+        ("fpu sse2 avx2 avx512f amx_bf16 amx_tile amx_int8", False),
+        ("fpu sse2 amx_tile", False),
+    ],
+)
+def test_extra_buffers_are_off_where_the_cpu_advertises_amx(tmp_path, flags: str, safe: bool) -> None:  # type: ignore[no-untyped-def]
+    from prag.llm.local import extra_buffers_safe
+
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"processor\t: 0\nmodel name\t: Some CPU\nflags\t\t: {flags}\n\nprocessor\t: 1\nflags\t\t: {flags}\n")
+    assert extra_buffers_safe(cpuinfo) is safe
+    assert extra_buffers_safe(tmp_path / "missing") is True  # unreadable: nothing is turned off
+
+
+def test_where_they_are_unsafe_the_model_loads_without_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("prag.llm.local.extra_buffers_safe", lambda: False)
+    llm = make_llm("local:0.5b", n_ctx=1024)
+    assert "paris" in llm.complete([{"role": "user", "content": "The capital of France? One word."}], max_tokens=6).text.lower()
+    assert llm._llama.model_params.use_extra_bufts is False  # type: ignore[attr-defined]
+    default = llama_cpp.llama_cpp.llama_model_default_params()
+    assert default.use_extra_bufts is True  # the swap of the defaults ended with the load
+
+
+def test_parked_conversations_come_back_with_their_cache_and_the_same_answers(llm: LocalLLM) -> None:
+    path = llm._llama.model_path
+    shared = LocalLLM(path, n_ctx=4096, sequences=2)
+    first, second = ({"role": "system", "content": f"[{nonce}] " + _household(15)} for nonce in ("one", "two"))
+    question = {"role": "user", "content": "Which room has shelf 9? Answer with the room's number."}
+    for system in (first, second):
+        shared.complete([system, {"role": "user", "content": "Which room has drawer 5?"}], max_tokens=4)
+    before = _evaluated(shared)
+    again = shared.complete([first, question], max_tokens=6)
+    # Only what follows the parked household is decoded again (llama.cpp's own count), not its 400 tokens.
+    assert _evaluated(shared) - before < 40
+    assert again.cached_tokens > again.prompt_tokens - 30
+    fresh = LocalLLM(path, n_ctx=4096).complete([first, question], max_tokens=6)
+    assert again.text == fresh.text
+
+
 LOADER = textwrap.dedent(
     """
     import time

@@ -1,6 +1,7 @@
 """The command line: a thin layer over the library (one module per command group)."""
 from __future__ import annotations
 
+import importlib
 import sys
 
 import typer
@@ -15,18 +16,38 @@ app = typer.Typer(
 )
 
 
-def _register() -> None:
-    # Each module adds its commands to `app`; imported here so `prag --help` lists them all.
-    from prag.cli import (  # noqa: F401
-        asker_cmd,
-        compare_cmd,
-        console_cmd,
-        correct_cmd,
-        envs_cmd,
-        model_cmd,
-        run_cmd,
-        store_cmd,
-    )
+# The module of each top-level command. A command imports its own module alone: `prag stats`
+# read 3 s of imports (the runner, the console, PPO's trainer, the env families) before it printed.
+COMMAND_MODULES = {
+    "run": "run_cmd",
+    "compare": "compare_cmd",
+    "query": "store_cmd",
+    "stats": "store_cmd",
+    "export": "store_cmd",
+    "import": "store_cmd",
+    "delete": "store_cmd",
+    "envs": "envs_cmd",
+    "correct": "correct_cmd",
+    "corrections": "correct_cmd",
+    "console": "console_cmd",
+    "model": "model_cmd",
+    "train-asker": "asker_cmd",
+}
+
+
+@app.callback()
+def _group() -> None:
+    """prag: a progressive retrieval planner for embodied everyday tasks."""
+    # A group even when one command's module is registered: typer would run a lone command
+    # directly and read its name as its first argument.
+
+
+def _register(command: str | None = None) -> None:
+    """Add `command`'s module's commands to `app`, or every module's (for `--help`, an unknown
+    name, or tests); each module adds its commands when imported."""
+    module = COMMAND_MODULES.get(command or "")
+    for name in [module] if module else sorted(set(COMMAND_MODULES.values())):
+        importlib.import_module(f"prag.cli.{name}")
 
 
 def main() -> None:
@@ -35,7 +56,7 @@ def main() -> None:
     a command does: `interrupted`, the signal's exit code, no traceback."""
     try:
         stop_on_signals()
-        _register()
+        _register(next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None))
         app()
     except KeyboardInterrupt as stop:
         # Plain stderr: the interrupt may have cut the import of rich or of prag.cli.common.

@@ -3,17 +3,19 @@ LLM server options."""
 from __future__ import annotations
 
 import functools
-from typing import Annotated, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Callable, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from prag.envs.base import Task
 from prag.errors import PragError, disk_full
 from prag.llm import LLM, check_spec
-from prag.run.config import ExecutionConfig
 from prag.signals import exit_status, stopped_by
+
+if TYPE_CHECKING:  # every command imports this module: the run's settings and the envs load where used
+    from prag.envs.base import Task
+    from prag.run.config import ExecutionConfig
 
 console = Console()
 err_console = Console(stderr=True)

@@ -56,6 +56,10 @@ DEFAULT_STORE = Path("stores/default.db")
 # them can go on. Measured in the README: alfworld-medium won 12/12 in each of three rounds in
 # 7 minutes, where the LLM asked every step won 2/12 of the smaller alfworld-mini rooms in round 0.
 # The library's AgentConfig keeps P-RAG's defaults (ask always, experience and the LLM).
+# LLM calls a game may spend on steps unless --llm-budget says otherwise (docs/first_hour.md):
+# where experience and search leave every step to the LLM, the 1.5B model seldom wins, and each
+# step costs seconds to minutes on a small machine; the games it wins take far fewer calls.
+DEFAULT_LLM_BUDGET = 6
 DEFAULT = RunConfig(
     ExperimentConfig(spec=DEFAULT_SPEC),
     agent=AgentConfig(ask="hard-coded", sources=("experience", "search", "llm")),
@@ -98,7 +102,7 @@ def run(
     sources: Annotated[str, typer.Option("--sources", help="Where steps come from, comma-separated, tried in this order each step: experience (plans from retrieved successes and corrections), search (find what the goal needs, then means-ends search; or the goal's sub-goals in order where it spells a route, as TextWorld's do; followed unless --ask always), llm. A person takes part in `prag console`.")] = ",".join(DEFAULT.agent.sources),
     readers: Annotated[str, typer.Option("--readers", help=READERS_HELP)] = ",".join(AgentConfig.readers),
     places: Annotated[str, typer.Option("--places", help="Where the search for a thing the goal needs looks first (with search among --sources), comma-separated: memory (where the store saw such things, in earlier rounds), llm (the LLM's guess, for kinds the memory never saw: one call per kind), rules (the family's placement table); they take precedence in that order, whatever the order given. '' for none: places as listed.")] = ",".join(DEFAULT.agent.places),
-    llm_budget: Annotated[Optional[int], typer.Option("--llm-budget", min=0, help="The most LLM calls a game makes for steps, its goal readings counted; past them a step only the LLM would choose is drawn at random from the admissible actions (a reading is still asked for). Default: no limit.")] = None,
+    llm_budget: Annotated[Optional[str], typer.Option("--llm-budget", metavar="N|none", help=f"The most LLM calls a game makes for steps, its goal readings counted; past them a step only the LLM would choose is drawn at random from the admissible actions (a reading is still asked for). Default: {DEFAULT_LLM_BUDGET} when the LLM is not asked every step (--ask always, P-RAG as published, has no limit); none for no limit.")] = None,
     action_model: Annotated[str, typer.Option("--action-model", help="What means-ends search (with search among --sources) plans with: given (the family's written model; the one learned from the store where it has none) or learned (the model learned from the episodes this round may see: SAM, `prag model`).")] = DEFAULT.agent.action_model,
 ) -> None:
     """Run P-RAG's progressive rounds: round r retrieves the episodes of rounds < r.
@@ -123,7 +127,7 @@ def run(
                         corrections_k=corrections_k, prior=prior),
         replace(DEFAULT.agent, think=think, constrained=constrain, ask=ask, ask_probability=ask_p, asker=asker,
                 plan_length=plan_length, sources=_run_sources(sources), readers=parse_readers(readers),
-                places=parse_places(places), action_model=action_model, llm_budget=llm_budget),
+                places=parse_places(places), action_model=action_model, llm_budget=_llm_budget(llm_budget, ask)),
         ExecutionConfig(workers=workers, llm_timeout=llm_timeout, llm_retries=llm_retries, answer_cache=answer_cache,
                         executor=executor, ray_address=ray_address, llm_urls=tuple(llm_url or ())),
     )
@@ -269,6 +273,18 @@ def run_display(log: RunLog, out: Console = console) -> Iterator[RunDisplay]:
     )
     with progress:
         yield RunDisplay(log, progress, out)
+
+
+def _llm_budget(given: str | None, ask: str) -> int | None:
+    """`--llm-budget`: a count, `none` (no limit), or left out: DEFAULT_LLM_BUDGET unless the LLM is
+    asked every step (P-RAG as published plays without a limit)."""
+    if given is None:
+        return None if ask == "always" else DEFAULT_LLM_BUDGET
+    if given.strip().lower() == "none":
+        return None
+    if not given.strip().isdigit():
+        raise PragError(f"--llm-budget {given!r}: give a number of LLM calls (0 or more), or none for no limit")
+    return int(given)
 
 
 def _run_sources(text: str) -> tuple[str, ...]:

@@ -8,30 +8,30 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from prag.agent.protocol import Usage
-from prag.agent.readers import Context, ExperienceReader, GoalReader, LLMReader, TemplateReader, WordsReader, read
 from prag.cli import app
 from prag.cli.common import console, err_console, guarded
 from prag.cli.layout import show
-from prag.envs import registry
 from prag.errors import PragError
 from prag.files import checked_file
-from prag.llm import make_llm
 from prag.retrieval.corrections import CorrectionHit, CorrectionSource
 from prag.retrieval.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
 from prag.retrieval.index import ExperienceIndex, Hit, Visibility, check_mode
-from prag.retrieval.readings import ReadingMemory
 from prag.run.config import train_spec
 from prag.store import EpisodeRecord, Store
 from prag.store.database import damaged
-from prag.store.exchange import JSONL, ImportResult, import_file, write_export
 from prag.store.stats import StoreStats, store_stats
+
+if TYPE_CHECKING:
+    from prag.store.exchange import ImportResult
+
+# What only `query --reading`, `export` and `import` need is imported by them (the goal readers,
+# the env registry, the LLM backends, the pydantic line checks): `stats` and `query` answer sooner.
 
 StoreArg = Annotated[Path, typer.Argument(help="Path of the experience store (SQLite file).")]
 ModelOpt = Annotated[str, typer.Option("--model", help="Sentence-embedding model: a name or a local path.")]
@@ -92,7 +92,7 @@ def query(
         if not store.count("episodes") and not store.count("corrections"):
             raise PragError(f"{store_path} has no episodes yet (and no corrections): fill it with `prag run` or `prag import`")
         visibility = Visibility() if run is None else _seen_by(store, run, before_round)
-        cache = EmbeddingCache(store, Encoder(model), read_only=True)
+        cache = EmbeddingCache(store, Encoder(model, quick=True), read_only=True)
         index = ExperienceIndex.from_store(store, cache)
         hits = index.query(
             cache.vector(goal), cache.vector(scene) if scene else None, k=k, mode=chosen, visibility=visibility,
@@ -177,11 +177,25 @@ def _reading(store_path: Path, words: str, asked: ReadingQuery, as_json: bool) -
     """`prag query --reading WORDS`: the readings the chain gives the words (template, verified
     readings from the store, the kinds the words name, the LLM when asked), best first, with why;
     and every stored reading of these very words."""
+    from prag.agent.protocol import Usage
+    from prag.agent.readers import (
+        Context,
+        ExperienceReader,
+        GoalReader,
+        LLMReader,
+        TemplateReader,
+        WordsReader,
+        read,
+    )
+    from prag.envs import registry
+    from prag.llm import make_llm
+    from prag.retrieval.readings import ReadingMemory
+
     domain = registry.domain(asked.family)
     room = [kind.strip() for kind in (asked.room or "").split(",") if kind.strip()]
     with Store(store_path, create=False) as store:
         visibility = Visibility() if asked.run is None else _seen_by(store, asked.run, asked.before_round)
-        recall = ReadingMemory(store, EmbeddingCache(store, Encoder(asked.model), read_only=True)).recaller(visibility)
+        recall = ReadingMemory(store, EmbeddingCache(store, Encoder(asked.model, quick=True), read_only=True)).recaller(visibility)
         readers: list[GoalReader] = [TemplateReader(), ExperienceReader(recall), WordsReader(recall)]
         if asked.llm is not None:
             readers.append(LLMReader(make_llm(asked.llm), recall, Usage()))
@@ -332,6 +346,8 @@ def export_(
     run: Annotated[Optional[str], typer.Option("--run", help="Export this run only (without corrections).")] = None,
 ) -> None:
     """Write the store as JSON Lines to standard output: runs, episodes (steps, vectors), corrections."""
+    from prag.store.exchange import write_export
+
     with Store(store_path, create=False) as store:
         write_export(store, sys.stdout, run)
 
@@ -348,6 +364,8 @@ def import_(
     A file with a bad line imports nothing (each bad line is listed as FILE:LINE: what is
     wrong), unless --skip-bad asks to import its good lines.
     """
+    from prag.store.exchange import JSONL, import_file
+
     if source != "-":
         checked_file(source, f"{JSONL}, or - for standard input")
     new = not store_path.exists()

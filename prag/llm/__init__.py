@@ -18,6 +18,7 @@ __all__ = [
     "Message",
     "WaitCallback",
     "check_spec",
+    "local_model",
     "make_llm",
 ]
 
@@ -39,15 +40,17 @@ def make_llm(
     many times a request that timed out, found no server, got 408/409/429/5xx or a reply that is
     not a chat completion is sent again (so a call gives up after about (retries + 1) * timeout
     seconds), and `on_wait(seconds, attempt)` is told while a call waits (`prag.llm.retrying`;
-    also settable later as the backend's `on_wait` attribute). A local model has no server and
-    ignores the three. Other options: local: n_ctx, n_threads, seed; openai: base_url, api_key,
-    constraint.
+    also settable later as the backend's `on_wait` attribute). A local model ignores the three.
+    Other options: local: n_ctx, n_threads, seed, sequences, or base_url (the model served by
+    prag to a run's workers, prag.llm.serve); openai: base_url, api_key, constraint.
     """
     kind, _, arg = spec.partition(":")
     if kind == "local":
+        path, name = _local_model(arg)
+        if "base_url" in options:
+            return _served(name or f"local:{path.stem}", options["base_url"])
         from prag.llm.local import LocalLLM
 
-        path, name = _local_model(arg)
         return LocalLLM(path, name=name, **options)
     if kind == "random":
         from prag.llm.scripted import RandomChoiceLLM
@@ -71,6 +74,26 @@ def check_spec(spec: str, *, timeout: float = DEFAULT_TIMEOUT, retries: int = DE
         _local_model(arg)
     else:
         make_llm(spec, timeout=timeout, retries=retries)  # a server's client only: no request is made
+
+
+def local_model(spec: str) -> tuple[Path, str]:
+    """The GGUF file of a `local[:ARG]` spec and the name its backend goes by."""
+    path, name = _local_model(spec.partition(":")[2])
+    return path, name or f"local:{path.stem}"
+
+
+def _served(name: str, url: str) -> LLM:
+    """The local model `name` as served by prag at `url`: the server's client, under the local
+    model's name (the answer cache's key), with no retries (the server is prag's own: a refused
+    request means it has ended, which the run reports), a timeout that waits for the other
+    workers' calls queued before this one, and no waits shown (a local model has no server to
+    wait for, as far as the user is concerned)."""
+    from prag.llm.model_server import SERVED_TIMEOUT
+    from prag.llm.openai_backend import OpenAILLM
+
+    served = OpenAILLM(name, base_url=url, timeout=SERVED_TIMEOUT, retries=0, constraint="grammar")
+    served.name = name
+    return served
 
 
 def _local_model(arg: str) -> tuple[Path, str | None]:

@@ -4,14 +4,25 @@ llama-cpp-python keeps the last prompt's KV cache and re-evaluates only the toke
 longest prefix shared with the new prompt. We format the chat ourselves with the model's own
 template (a chat prompt for messages m1..mk is a text prefix of the one for m1..mk+1) and hand
 llama.cpp the token list, so we know exactly which tokens it will reuse and can count them.
+With `sequences` > 1 (a model served to several episodes at once, prag.llm.serve) the KV caches
+of the other conversations are parked as llama.cpp sequence states and brought back when their
+next prompt comes, so that interleaved episodes each keep their prefix.
+
+The weights are loaded without llama.cpp's extra CPU buffer types on machines that advertise
+Intel AMX (`extra_buffers_safe`): there the native build's AMX kernels segfault in the first
+batch decode.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -50,6 +61,27 @@ def default_threads() -> int:
     return len(os.sched_getaffinity(0))
 
 
+def extra_buffers_safe(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether llama.cpp may load the weights into its extra CPU buffer types (AMX tiles, the
+    repacked layouts): not on a CPU that advertises AMX (any `amx*` flag), where the native
+    build's AMX kernels segfaulted in the first batch decode on cloud VMs (llama-cpp-python
+    0.3.36). Where the flags cannot be read, nothing is turned off."""
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        return True
+    flags = {flag for line in text.splitlines() if line.startswith("flags") for flag in line.split(":", 1)[-1].split()}
+    return not any(flag.startswith("amx") for flag in flags)
+
+
+@dataclass
+class _Parked:
+    """The KV cache of a conversation set aside while another one uses the context."""
+
+    tokens: np.ndarray
+    state: Any  # a ctypes byte array from llama_state_seq_get_data
+
+
 class LocalLLM:
     """A GGUF chat model in this process. Thread-safe: calls are serialised on one context."""
 
@@ -63,6 +95,7 @@ class LocalLLM:
         n_ctx: int = 8192,
         n_threads: int | None = None,
         seed: int = 0,
+        sequences: int = 1,
     ) -> None:
         if not Path(model_path).exists():
             raise LLMError(f"No model file at {model_path}: give the path of a .gguf file.")
@@ -73,6 +106,10 @@ class LocalLLM:
         # step (0 LLM calls) never pays for its load time and memory (1.1 GB file, KV cache).
         self._model_path = Path(model_path)
         self._params = dict(n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, seed=seed, verbose=False)
+        self._extra_buffers = extra_buffers_safe()
+        # Conversations whose KV cache is kept besides the live one (LRU, oldest first).
+        self._parked: list[_Parked] = []
+        self._park_at_most = max(sequences - 1, 0)
         self._loaded: tuple[Any, Any] | None = None  # (the Llama, its chat formatter)
         self._load_lock = threading.Lock()
         self.name = name or f"local:{Path(model_path).stem}"
@@ -87,7 +124,8 @@ class LocalLLM:
             if self._loaded is None:
                 llama_cpp = _llama_cpp()
                 try:
-                    llama = _load(llama_cpp, model_path=str(self._model_path), **self._params)
+                    with _extra_buffers(llama_cpp, self._extra_buffers):
+                        llama = _load(llama_cpp, model_path=str(self._model_path), **self._params)
                 except ValueError as exc:  # llama-cpp-python's way of saying the file did not load
                     raise LLMError(f"Cannot load the model {self._model_path}: {exc}") from None
                 self._loaded = (llama, _chat_formatter(llama, llama_cpp, self._model_path))
@@ -138,6 +176,7 @@ class LocalLLM:
                     f"over the context of {self.n_ctx}: shorten the prompt (fewer retrieved "
                     f"examples or history steps) or load the model with a larger n_ctx."
                 )
+            self._bring_back(tokens)
             cached = self._reused_prefix(tokens)
             result = self._llama.create_completion(
                 prompt=tokens,
@@ -162,15 +201,85 @@ class LocalLLM:
     def _reused_prefix(self, tokens: list[int]) -> int:
         """How many of `tokens` llama.cpp will take from its KV cache (as `Llama.generate` does)."""
         held = self._llama.input_ids[: self._llama.n_tokens]
-        n = min(len(held), len(tokens))
-        differ = np.flatnonzero(held[:n] != np.asarray(tokens[:n], dtype=held.dtype))
-        common = int(differ[0]) if differ.size else n
+        common = _common(held, np.asarray(tokens, dtype=held.dtype))
         # A fully cached prompt still has its last token re-evaluated to get fresh logits.
         return min(common, len(tokens) - 1)
+
+    def _bring_back(self, tokens: list[int]) -> None:
+        """Make the context hold the conversation that shares most of `tokens`. The live one is
+        parked when the prompt is another conversation's (it shares less than half of the live
+        cache, or a parked one shares more); the parked one that shares more is restored."""
+        if not self._park_at_most:
+            return
+        llama = self._llama
+        wanted = np.asarray(tokens, dtype=np.intc)
+        live = _common(llama.input_ids[: llama.n_tokens], wanted)
+        best = max(self._parked, key=lambda p: _common(p.tokens, wanted), default=None)
+        if best is not None and _common(best.tokens, wanted) <= live:
+            best = None  # the live conversation shares the most
+        if best is not None:
+            self._parked.remove(best)
+        if llama.n_tokens and (best is not None or 2 * live < llama.n_tokens):
+            self._parked.append(self._park(llama))
+            del self._parked[: -self._park_at_most]  # the least recently used go first
+        if best is not None:
+            self._restore(llama, best)
+
+    def _park(self, llama: Any) -> _Parked:
+        low = _llama_cpp().llama_cpp
+        size = low.llama_state_seq_get_size(llama._ctx.ctx, 0)
+        state = (ctypes.c_uint8 * size)()
+        low.llama_state_seq_get_data(llama._ctx.ctx, state, size, 0)
+        return _Parked(llama.input_ids[: llama.n_tokens].copy(), state)
+
+    def _restore(self, llama: Any, parked: _Parked) -> None:
+        low = _llama_cpp().llama_cpp
+        llama._ctx.kv_cache_seq_rm(0, -1, -1)
+        if not low.llama_state_seq_set_data(llama._ctx.ctx, parked.state, len(parked.state), 0):
+            llama.reset()  # the state did not load: the prompt is evaluated from its start
+            return
+        n = len(parked.tokens)
+        llama.input_ids[:n] = parked.tokens
+        llama.n_tokens = n
+        # The logits of the restored sequence's last token are not in the context: have llama-cpp-python
+        # evaluate it again rather than sample from another conversation's logits.
+        llama._requires_eval = True
 
     def close(self) -> None:
         if self._loaded is not None:
             self._loaded[0].close()
+
+
+def _common(held: np.ndarray, wanted: np.ndarray) -> int:
+    """The length of the prefix two token arrays share."""
+    n = min(len(held), len(wanted))
+    differ = np.flatnonzero(held[:n] != wanted[:n])
+    return int(differ[0]) if differ.size else n
+
+
+@contextlib.contextmanager
+def _extra_buffers(llama_cpp: Any, allowed: bool) -> Iterator[None]:
+    """Models loaded within have llama.cpp's `use_extra_bufts` off unless `allowed`.
+
+    llama-cpp-python's `Llama` takes no such argument: it starts from
+    `llama_model_default_params()`, which is swapped for the duration of the load (under the
+    backend's load lock; prag loads no other model meanwhile)."""
+    low = llama_cpp.llama_cpp
+    original = low.llama_model_default_params
+    if allowed or not hasattr(original(), "use_extra_bufts"):
+        yield
+        return
+
+    def without() -> Any:
+        params = original()
+        params.use_extra_bufts = False
+        return params
+
+    low.llama_model_default_params = without
+    try:
+        yield
+    finally:
+        low.llama_model_default_params = original
 
 
 def _load(llama_cpp: Any, **params: Any) -> Any:

@@ -42,16 +42,26 @@ def packaged_model_path() -> Path:
 
 
 class Encoder:
-    """A sentence-transformers model on the CPU: batched, normalised float32 vectors."""
+    """A sentence-transformers model on the CPU: batched, normalised float32 vectors.
 
-    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 64) -> None:
+    `quick`: for commands that encode a text or two (`prag query`), the default model runs in
+    numpy (prag.retrieval.minilm: the same vectors to 1e-6, without torch's 10 s of imports);
+    other models load as always.
+    """
+
+    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 64, *, quick: bool = False) -> None:
         self.name = model  # the cache key: vectors of different models never mix
         self._source = model
         self.batch_size = batch_size
+        self.quick = quick and model == DEFAULT_MODEL
         self._lock = threading.Lock()
 
     @cached_property
     def _model(self):  # type: ignore[no-untyped-def]
+        if self.quick:
+            from prag.retrieval.minilm import NumpyMiniLM
+
+            return NumpyMiniLM(packaged_model_path())
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -71,6 +81,8 @@ class Encoder:
 
     @property
     def dim(self) -> int:
+        if self.quick:
+            return DIM
         model = self._model
         getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(getter())
@@ -78,6 +90,9 @@ class Encoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self.quick:
+            with self._lock:
+                return self._model.encode(list(texts))
         with self._lock:  # one model, called from parallel episodes
             vectors = self._model.encode(
                 list(texts),

@@ -233,8 +233,8 @@ def rerun_command(run: RunRecord) -> str:
         argv += ["--places", ",".join(a.places)]
     if a.action_model != defaults.action_model:
         argv += ["--action-model", a.action_model]
-    if a.llm_budget is not None:
-        argv += ["--llm-budget", str(a.llm_budget)]
+    # Always said: left out, `prag run` would apply its own default budget.
+    argv += ["--llm-budget", "none" if a.llm_budget is None else str(a.llm_budget)]
     if a.think != defaults.think:
         argv.append("--think" if a.think else "--no-think")
     if a.constrained != defaults.constrained:

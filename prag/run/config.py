@@ -10,6 +10,7 @@ and `constrained` of the agent's settings); `from_dict` converts it. 2 is this n
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass, field, fields
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -195,12 +196,16 @@ def _from_flat(flat: dict[str, Any]) -> RunConfig:
     return _build(nested, "an older prag")
 
 
-_ADAPTER = TypeAdapter(RunConfig)
+@functools.cache
+def _adapter() -> TypeAdapter[RunConfig]:
+    """pydantic's validator of a config, built when a recorded config is first read (not at
+    import: every command imports this module, few read a config)."""
+    return TypeAdapter(RunConfig)
 
 
 def _build(body: dict[str, Any], written_by: str) -> RunConfig:
     try:
-        config = _ADAPTER.validate_python(body)
+        config = _adapter().validate_python(body)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise ConfigError(f"its settings, written by {written_by}, do not fit this prag ({problems})") from None

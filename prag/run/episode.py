@@ -104,6 +104,13 @@ def build_llm(
     return make_llm(spec, timeout=execution.llm_timeout, retries=execution.llm_retries, on_wait=on_wait, **where)
 
 
+def serves_local_model(config: RunConfig) -> bool:
+    """Whether the run's local model is served to its episodes (prag.llm.model_server): several
+    play at once in this machine's threads or processes (a Ray cluster's workers load their own)."""
+    execution = config.execution
+    return config.experiment.llm.partition(":")[0] == "local" and execution.workers > 1 and execution.executor != "ray"
+
+
 def llm_servers(config: RunConfig) -> list[str]:
     """The servers a run's episodes are spread over (prag.llm.balance); [] for a local model."""
     return server_urls(config.execution.llm_urls) if config.experiment.llm.startswith("openai:") else []

@@ -48,6 +48,7 @@ class Processes:
             raise PragError("a stand-in LLM lives in this process only: play it with --workers 1 or threads")
         self.host = host
         self.workers = workers
+        self._started: dict[int, multiprocessing.process.BaseProcess] = {}  # every worker, by pid: how it ended
         self.pool = ProcessPoolExecutor(
             workers, mp_context=multiprocessing.get_context("spawn"),
             initializer=_start_worker, initargs=(str(host.store.path), host.run.id, config),
@@ -60,6 +61,7 @@ class Processes:
         def submit(task: Task) -> None:
             url = servers.acquire()
             pending[self.pool.submit(_play, phase.round, phase.spec, task, url)] = url
+            self._started.update(getattr(self.pool, "_processes", None) or {})
 
         queue = list(tasks)
         try:
@@ -80,11 +82,23 @@ class Processes:
             self._end_workers()
             raise
         except BrokenProcessPool:
-            raise PragError("a worker process of the round ended mid-episode (killed, or out of memory); "
-                            "its episode was not stored") from None
+            raise PragError(f"a worker process of the round {self._how_workers_ended()} mid-episode; the "
+                            f"episodes under way were not stored") from None
         finally:
             for future in pending:
                 future.cancel()
+
+    def _how_workers_ended(self) -> str:
+        """What ended the worker processes that died, e.g. `was ended by SIGSEGV (...) (pid 12)`.
+        The pool ends the other workers with SIGTERM once one has died: those are named only
+        when nothing else ended one."""
+        ended: list[tuple[int, int]] = []
+        for pid, process in self._started.items():
+            process.join(timeout=1)  # a dead worker's exit code is known once it is reaped
+            if process.exitcode:
+                ended.append((pid, process.exitcode))
+        causes = [(pid, code) for pid, code in ended if code != -signal.SIGTERM] or ended
+        return "; another ".join(_ending(pid, code) for pid, code in causes) or "ended (how is unknown)"
 
     def _end_workers(self) -> None:
         # The pool has no public way to end its workers before Python 3.14's terminate_workers().
@@ -93,6 +107,22 @@ class Processes:
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+_WHY: dict[int, str] = {
+    signal.SIGSEGV: "a crash in native code: an engine's or llama.cpp's",
+    signal.SIGBUS: "a crash in native code",
+    signal.SIGABRT: "native code aborted",
+    signal.SIGKILL: "killed, perhaps for want of memory",
+}
+
+
+def _ending(pid: int, code: int) -> str:
+    if code > 0:
+        return f"exited with status {code} (pid {pid})"
+    name = signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
+    why = _WHY.get(-code)
+    return f"was ended by {name}{f' ({why})' if why else ''} (pid {pid})"
 
 
 class _Worker:

@@ -32,9 +32,11 @@ from prag.corrections.prior import load_prior
 from prag.envs import registry
 from prag.envs.base import Observation, Task
 from prag.envs.spec import load_spec
-from prag.errors import PragError
-from prag.llm import LLM, WaitCallback
+from prag.errors import LLMError, PragError
+from prag.llm import LLM, WaitCallback, local_model
 from prag.llm.balance import LeastLoaded
+from prag.llm.local import default_threads
+from prag.llm.model_server import ModelServer
 from prag.retrieval.corrections import CorrectionSource
 from prag.retrieval.embed import EmbeddingCache, Encoder
 from prag.retrieval.episodes import ExperienceSource
@@ -53,6 +55,7 @@ from prag.run.episode import (  # noqa: F401  (re-exported: the runner's public 
     play_episode,
     play_task,
     semantic_memory,
+    serves_local_model,
 )
 from prag.run.executors import choose, executor_name
 from prag.run.host import RoundExecutor
@@ -96,6 +99,7 @@ class Runner:
         self.injected_llm = llm
         self.on_wait = on_wait
         self.servers = LeastLoaded(llm_servers(config))
+        self.model_server: ModelServer | None = None  # the local model's, once parallel episodes need it
         self._llms: dict[str | None, LLM] = {}  # by server
         self._llms_lock = threading.Lock()
         self._executors: dict[str, RoundExecutor] = {}  # by name, made on first use, closed at the end
@@ -149,10 +153,16 @@ class Runner:
                 self.listener("round", {"round": phase.round, "spec": phase.spec.name, "tasks": len(phase.tasks), "todo": len(todo)})
                 for done in self._play_round(phase, todo):
                     self._store(done)
+        except LLMError as exc:
+            if self.model_server is None:
+                raise
+            raise self.model_server.error(exc) from None
         finally:
             for executor in self._executors.values():
                 executor.close()
             self._executors.clear()
+            if self.model_server is not None:
+                self.model_server.close()
         self.store.set_run_status(self.run.id, "finished")
 
     def play_one(self, phase: Phase, task: Task, before_act: BeforeAct | None = None) -> EpisodeRecord:
@@ -192,6 +202,12 @@ class Runner:
 
     def _play_round(self, phase: Phase, tasks: list[Task]) -> Iterator[EpisodeDone]:
         name = executor_name(self.config, phase.spec.env)
+        if name in ("threads", "processes") and self.injected_llm is None and self.model_server is None \
+                and serves_local_model(self.config):
+            # One model for the round's parallel episodes, with the run's cores (prag.llm.model_server).
+            path, model = local_model(self.config.experiment.llm)
+            self.model_server = ModelServer(path, model, threads=default_threads(), sequences=self.config.execution.workers)
+            self.servers = LeastLoaded([self.model_server.url])
         if name not in self._executors:
             self._executors[name] = choose(self, name)
         yield from self._executors[name].play_round(phase, tasks)

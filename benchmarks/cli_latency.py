@@ -1,0 +1,116 @@
+"""How long the commands a user types most take on a store of 10k episodes, each in a fresh process.
+
+    python benchmarks/cli_latency.py [--episodes 10000] [--store PATH] [--repeat 3] [--cpus 1]
+
+Builds (or reuses, with --store) a store of N episodes of two runs, 10 steps each, whose goals and
+scene graphs are drawn from a few hundred ALFWorld-like texts embedded with the real encoder
+(all-MiniLM-L6-v2), as `prag run` stores them. Then times, each as `python cli.py ...` in a new
+process pinned with taskset to --cpus: `prag stats`, `prag compare` (both runs), and `prag query`
+with a goal never stored (so the encoder must run), the first query after the store was built
+(the retrieval index files beside the store are written then) and the later ones. Prints wall
+seconds per command (each repeat), and checks that every repeat printed the same as the first.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from prag.retrieval.embed import EmbeddingCache, Encoder  # noqa: E402
+from prag.store import Store  # noqa: E402
+from prag.store.records import EpisodeRecord, RunRecord, StepRecord  # noqa: E402
+
+THINGS = ["apple", "mug", "plate", "knife", "book", "pen", "cd", "cloth", "soapbar", "egg", "potato", "lettuce",
+          "pan", "pot", "spoon", "vase", "keychain", "creditcard", "newspaper", "watch"]
+PLACES = ["countertop", "cabinet", "drawer", "shelf", "desk", "fridge", "microwave", "sinkbasin", "sidetable",
+          "diningtable", "garbagecan", "sofa", "bed", "dresser", "coffeetable", "stoveburner", "toilet", "cart"]
+TYPES = ["pick_and_place_simple", "pick_clean_then_place_in_recep", "pick_heat_then_place_in_recep",
+         "pick_cool_then_place_in_recep", "look_at_obj_in_light", "pick_two_obj_and_place"]
+STEPS = 10
+
+
+def goal_text(rng: random.Random) -> str:
+    verb = rng.choice(["put a", "put a clean", "put a hot", "put a cool", "put two"])
+    return f"{verb} {rng.choice(THINGS)} in {rng.choice(PLACES)}."
+
+
+def scene_text(rng: random.Random) -> str:
+    at = rng.choice(PLACES)
+    seen = ", ".join(f"(agent, sees, {rng.choice(THINGS)} {rng.randint(1, 4)})" for _ in range(4))
+    return f"(agent, at, {at} {rng.randint(1, 3)}), {seen}, ({rng.choice(THINGS)}, in, {rng.choice(PLACES)})"
+
+
+def build(path: Path, episodes: int) -> None:
+    """`episodes` episodes over two runs, their texts embedded once each (as a run stores them)."""
+    rng = random.Random(0)
+    goals = sorted({goal_text(rng) for _ in range(400)})
+    scenes = sorted({scene_text(rng) for _ in range(2000)})
+    with Store(path) as store:
+        cache = EmbeddingCache(store, Encoder())
+        cache.vectors(goals + scenes)
+        for run in ("first", "second"):
+            store.add_run(RunRecord(id=run, spec="alfworld-like", llm="local", mode="prag", k=3, rounds=3))
+        for n in range(episodes):
+            run = "first" if n < episodes // 2 else "second"
+            steps = [StepRecord(t, None if t == 0 else f"go to {rng.choice(PLACES)} 1", f"obs {n}.{t}",
+                                rng.choice(scenes)) for t in range(STEPS)]
+            store.add_episode(EpisodeRecord(run_id=run, round=n % 3, task_id=f"task-{n}",
+                                            task_type=rng.choice(TYPES), goal=rng.choice(goals),
+                                            won=rng.random() < 0.6, steps=steps, shortest_path=5))
+        for run in ("first", "second"):
+            store.set_run_status(run, "finished")
+
+
+def timed(command: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, CPU seconds (user + system, of the command's processes) and what it printed.
+    On a shared machine the CPU seconds are what an idle one would take, about."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode:
+        sys.exit(f"{' '.join(command)} exited with {done.returncode}:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, done.stdout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--episodes", type=int, default=10_000)
+    parser.add_argument("--store", type=Path, help="a store built by an earlier run of this benchmark")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--cpus", default="1", help="taskset's CPU list")
+    args = parser.parse_args()
+    store = args.store or Path(tempfile.mkdtemp(prefix="prag-cli-latency-")) / "store.db"
+    if not store.exists():
+        start = time.perf_counter()
+        build(store, args.episodes)
+        print(f"built {store}: {args.episodes} episodes in {time.perf_counter() - start:.0f} s", flush=True)
+    prag = ["taskset", "-c", args.cpus, sys.executable, "cli.py"]
+    commands = {
+        "stats": [*prag, "stats", str(store)],
+        "compare": [*prag, "compare", str(store), "first", "second"],
+        "query": [*prag, "query", str(store), "Put a washed apple on the kitchen table, please."],
+    }
+    for name, command in commands.items():
+        times, outputs = [], []
+        for _ in range(args.repeat):
+            wall, cpu, out = timed(command)
+            times.append((wall, cpu))
+            outputs.append(out)
+        same = all(out == outputs[0] for out in outputs)
+        print(f"prag {name}: " + ", ".join(f"{w:.2f} s ({c:.2f} s CPU)" for w, c in times)
+              + ("" if same else "  (outputs differ between repeats!)"), flush=True)
+        print(f"  $ {' '.join(command)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -94,14 +94,14 @@ def _edit(
         console.print("not saved: nothing stored")
         return None
     kept.write_text(text, encoding="utf-8")
-    again = f"your edit is kept in {kept}; `{command('prag', 'correct', store.path, episode_id, '--edit')}` opens it again"
+    reopen = f"your edit is kept in {kept}; `{command('prag', 'correct', store.path, episode_id, '--edit')}` opens it again"
     try:
         edited = parse(text, comments=True)
         outcome = correct_episode(store, episode_id, cache, feedback=feedback, edited=edited, keep_unverified=decide)
     except PragError as exc:
-        raise PragError(f"{exc}\nnothing stored: {again}") from None
+        raise PragError(f"{exc}\nnothing stored: {reopen}") from None
     if outcome.stored is None:
-        console.print(f"{again} (delete it to start from the episode)", markup=False, highlight=False)
+        console.print(f"{reopen} (delete it to start from the episode)", markup=False, highlight=False)
     else:
         kept.unlink()
     return outcome

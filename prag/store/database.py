@@ -432,7 +432,9 @@ class Store:
         row = {
             key: value
             for key, value in episode.to_dict().items()
-            if key not in {"steps", "id", "extra", "n_actions"}
+            # An episode without a score leaves the column to its default (NULL), as stores of
+            # schema 9 and before, which have no such column, are written.
+            if key not in {"steps", "id", "extra", "n_actions"} and not (key == "score" and value is None)
         }
         row.update(
             won=int(episode.won),
@@ -444,12 +446,13 @@ class Store:
         try:
             with self.transaction() as conn:
                 episode_id = self.insert("episodes", row)
+                scored = any(s.score is not None for s in episode.steps)
                 conn.executemany(
-                    "insert into steps (episode_id, t, action, observation, scene, scene_hash, graph, score) "
-                    "values (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "insert into steps (episode_id, t, action, observation, scene, scene_hash, graph"
+                    + (", score) values (?, ?, ?, ?, ?, ?, ?, ?)" if scored else ") values (?, ?, ?, ?, ?, ?, ?)"),
                     [
                         (episode_id, s.t, s.action, s.observation, s.scene, text_hash(s.scene),
-                         json.dumps({"location": s.location, "triples": s.triples}), s.score)
+                         json.dumps({"location": s.location, "triples": s.triples}), *([s.score] if scored else []))
                         for s in episode.steps
                     ],
                 )

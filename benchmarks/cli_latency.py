@@ -64,7 +64,8 @@ def build(path: Path, episodes: int) -> None:
                                 rng.choice(scenes)) for t in range(STEPS)]
             store.add_episode(EpisodeRecord(run_id=run, round=n % 3, task_id=f"task-{n}",
                                             task_type=rng.choice(TYPES), goal=rng.choice(goals),
-                                            won=rng.random() < 0.6, steps=steps, shortest_path=5))
+                                            won=rng.random() < 0.6, steps=steps, shortest_path=5,
+                                            extra={"env": "alfworld", "spec": "alfworld-like"}))
         for run in ("first", "second"):
             store.set_run_status(run, "finished")
 

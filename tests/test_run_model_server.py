@@ -46,7 +46,9 @@ def _run_and_crash(tmp_path: Path, llm: str, victim: Callable[[str], bool]) -> t
     command = [sys.executable, str(ROOT / "cli.py"), "run", "alfworld-valid-seen", "--store", str(db), "--limit", "2",
                "--max-steps", "4", "--rounds", "1", "--workers", "2", "--llm", llm, "--name", "crash",
                "--ask", "always", "--sources", "experience,llm"]
-    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # TMPDIR: the crashed server's log, kept for the user, lands in the test's folder.
+    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "TMPDIR": str(tmp_path)})
     seen: set[str] = set()
     try:
         deadline = time.monotonic() + 240
@@ -92,6 +94,7 @@ def test_a_crash_of_the_model_server_is_an_llm_error_and_the_run_interrupted(alf
     assert code == 1, err
     assert "The local model server prag started for this run" in flat
     assert "was ended by SIGSEGV (a crash in llama.cpp's native code)" in flat
+    assert f"its output is in {tmp_path}/prag-model-server-" in flat
     assert "prag run --resume crash" in flat
     assert sum("prag.llm.serve" in line for line in seen) == 1  # one model for the two workers
 

@@ -12,7 +12,7 @@ from prag.errors import PragError, SpecError
 
 def test_every_family_has_a_domain_and_alike_families_share_one():
     assert {family: domain(family).name for family in FAMILIES} == {
-        "alfworld": "alfworld", "alfworld-gen": "alfworld", "grid": "grid", "textworld": "textworld",
+        "alfworld": "alfworld", "alfworld-gen": "alfworld", "grid": "grid", "textworld": "textworld", "sciworld": "sciworld",
     }
     with pytest.raises(SpecError, match="unknown env 'alfred': use one of alfworld"):
         domain("alfred")

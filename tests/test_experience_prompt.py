@@ -124,6 +124,36 @@ def test_past_two_hundred_actions_the_prompt_shows_patterns_over_the_scenes_name
     assert "OBJ" not in few and "move: metal pot to sink" in few  # below the threshold: every action
 
 
+def test_past_two_hundred_actions_the_prompt_only_grows_with_a_card_per_room() -> None:
+    """With room cards each step's prompt extends the last one (the prefix cache covers all but
+    the new step), a room's card is shown where it was entered, and the history shown moves on
+    a window at a time."""
+    from prag.agent.prompt import PromptLimits, RoomCards, messages
+    from prag.envs.sciworld.domain import SCIWORLD
+
+    def room(name: str) -> tuple[str, list[str]]:
+        things = [f"{name} thing {i}" for i in range(16)]
+        return (f"at: {name}\n" + "\n".join(f"{t} in {name}" for t in things),
+                [f"move {a} to {b}" for a in things for b in things if a != b] + [f"go to {name} door"])
+
+    limits, cards = PromptLimits(history_window=4), RoomCards()
+    history: list[tuple[str | None, str]] = [(None, "This room is called the kitchen.")]
+    walk = ["kitchen", "kitchen", "hallway", "hallway", "hallway", "kitchen", "kitchen", "kitchen", "kitchen"]
+    contents = []
+    for t, where in enumerate(walk):
+        scene, admissible = room(where)
+        cards.see(len(history) - 1, where, scene, admissible, SCIWORLD)
+        prompt = messages(SCIWORLD, [], "find a living thing", history, scene, admissible, [], limits, cards=cards)
+        contents.append(prompt[-1]["content"])
+        history.append((f"move {where} thing 0 to {where} thing {t + 1}", f"You move it, step {t}."))
+    assert [at for at, _ in cards.cards] == [0, 2, 5]  # a card where each room was entered
+    assert all(later.startswith(earlier) for earlier, later in zip(contents[:7], contents[1:7]))
+    assert contents[1].count("Scene graph now") == 1 and contents[3].count("Scene graph now") == 2
+    # Past two windows the first is dropped, and the card in force at the window's start is shown again.
+    assert "(4 earlier steps not shown.)" in contents[8] and "step 0." not in contents[8]
+    assert contents[8].count("in hallway: hallway thing 0") == 1 and contents[8].count("in kitchen:") == 1
+
+
 def test_a_scored_failure_shows_the_steps_that_raised_its_score_and_the_one_that_failed_it() -> None:
     from prag.agent.prompt import _failure_summary
     from prag.envs.sciworld.domain import SCIWORLD

@@ -53,7 +53,7 @@ from prag.agent.options import named
 from prag.agent.person import Effort, Person
 from prag.agent.places import DEFAULT_PLACES, LLMPlaces, Places, Ranking, no_ranking
 from prag.agent.plans import Plan
-from prag.agent.prompt import THINK, PromptLimits, act_instruction, messages
+from prag.agent.prompt import THINK, PromptLimits, RoomCards, act_instruction, messages, with_instruction
 from prag.agent.readers import (
     READERS,
     Context,
@@ -249,6 +249,7 @@ class PragAgent:
         self._corrections_for = 0  # how many instructions the shown corrections were retrieved for
         self.shown_corrections: list[int] = []  # every correction that was in a prompt, in order
         self.utterances: list[tuple[int, str]] = []  # (index in history it followed, text)
+        self.cards = RoomCards()
         self.thoughts: list[str] = []
         self.actor = Actor(self.domain)
         self.first_scene = observation.scene_text
@@ -545,23 +546,24 @@ class PragAgent:
             retrieved=self.retrieved, utterances=self.utterances, seen=self.observed.seen,
         )
         goal = self.goal if self.goal == self.instruction else f"{self.instruction} (read as: {self.goal})"
+        self.cards.see(len(self.history) - 1, observation.location, observation.scene_text, allowed, self.domain)
         prompt = messages(
             self.domain, self.retrieved, goal, self.history, observation.scene_text, allowed,
             [note for hint in self.hints for note in hint.notes(now)], self.config.limits,
-            corrections=self.corrected, utterances=self.utterances,
+            corrections=self.corrected, utterances=self.utterances, cards=self.cards,
         )
         thought = ""
         act = act_instruction(self.config.plan_length)
         if self.config.think:
-            thought = self._ask(_with_instruction(prompt, THINK), self.config.thought_tokens).strip()
+            thought = self._ask(with_instruction(prompt, THINK), self.config.thought_tokens).strip()
             thought = thought.splitlines()[0] if thought else ""
             self.thoughts.append(thought)
-            prompt = _with_instruction(prompt, THINK) + [
+            prompt = with_instruction(prompt, THINK) + [
                 {"role": "assistant", "content": thought},
                 {"role": "user", "content": act},
             ]
         else:
-            prompt = _with_instruction(prompt, act)
+            prompt = with_instruction(prompt, act, self.cards)
         return self._choose(prompt, allowed, thought)
 
     def finish(self) -> Trace:
@@ -692,7 +694,3 @@ def _least_tried(tried: dict[str, int]) -> list[str]:
     return [action for action, count in tried.items() if count == fewest]
 
 
-def _with_instruction(prompt: list[Message], instruction: str) -> list[Message]:
-    last = dict(prompt[-1])
-    last["content"] = f"{last['content']}\n\n{instruction}"
-    return prompt[:-1] + [last]

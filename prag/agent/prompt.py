@@ -5,7 +5,9 @@ Messages, most stable first:
 2. user: the matching corrections (console transcripts corrected by a person), then the
    retrieved experiences (changes only when either set changes);
 3. user: the goal and the episode so far, appended step by step, then the part that changes
-   every step (scene graph, admissible actions, warnings) last.
+   every step (scene graph, admissible actions, warnings) last. Past `PATTERNS_OVER` admissible
+   actions (`RoomCards`), the scene graph and the actions are shown once a room, inside the
+   history, and only the warnings follow it.
 """
 from __future__ import annotations
 
@@ -46,6 +48,9 @@ class PromptLimits:
     example_steps: int = 20  # actions shown per retrieved episode
     observation_chars: int = 200  # observation text kept per step (examples and history)
     correction_steps: int = 30  # actions shown per correction
+    # With room cards, the history shown starts at a multiple of this many steps, between one and
+    # two windows long: the prompt's prefix changes once a window, not every step.
+    history_window: int = 25
 
 
 def experience_block(experiences: Sequence[Experience], limits: PromptLimits, domain: Domain) -> str:
@@ -135,15 +140,21 @@ def episode_text(
     history: Sequence[tuple[str | None, str]],
     limits: PromptLimits,
     utterances: Sequence[tuple[int, str]] = (),
+    notes: Sequence[tuple[int, str]] = (),
+    start: int = 0,
 ) -> str:
     """The goal and the episode so far: the reset observation, then `> action` and its result;
-    what the person said (`utterances`: (history index it followed, text)) where they said it."""
+    what the person said (`utterances`: (history index it followed, text)) where they said it,
+    and the `notes` (room cards) likewise. From history index `start` on, when not 0."""
     lines = [f"Your goal: {goal}"]
-    for index, (action, observation) in enumerate(history):
+    if start:
+        lines.append(f"({start} earlier steps not shown.)")
+    for index, (action, observation) in enumerate(history[start:], start=start):
         if action is not None:
             lines.append(f"> {action}")
         lines.append(clip(observation, limits.observation_chars))
         lines += [f'The person says: "{text}"' for at, text in utterances if at == index]
+        lines += [text for at, text in notes if at == index]
     return "\n".join(lines)
 
 
@@ -239,16 +250,55 @@ def _triple(line: str) -> tuple[str, str, str] | None:
     return None
 
 
+def room_card(scene: str, admissible: Sequence[str], names: Names) -> str:
+    """A room's scene graph grouped and its actions as patterns (`scene_lines`, `action_patterns`)."""
+    known = [t[0] for t in (_triple(line) for line in scene.splitlines()) if t]
+    return f"Scene graph now:\n{scene_lines(scene)}\nAdmissible actions: {action_list(admissible, names, known)}"
+
+
 def step_text(scene: str, admissible: Sequence[str], warnings: Sequence[str], names: Names | None = None) -> str:
     """What changes every step: the scene graph, the actions, and warnings or notes (one per line).
-    Past `PATTERNS_OVER` actions, both grouped (`scene_lines`, `action_patterns`)."""
+    Past `PATTERNS_OVER` actions, both grouped (`room_card`)."""
     if names is not None and len(admissible) > PATTERNS_OVER:
-        known = [t[0] for t in (_triple(line) for line in scene.splitlines()) if t]
-        lines = [f"Scene graph now:\n{scene_lines(scene)}", "Admissible actions: " + action_list(admissible, names, known)]
+        lines = [room_card(scene, admissible, names)]
     else:
         lines = [f"Scene graph now:\n{scene}", "Admissible actions: " + action_list(admissible, names)]
-    lines += list(warnings)
-    return "\n".join(lines)
+    return "\n".join(lines + list(warnings))
+
+
+class RoomCards:
+    """Past `PATTERNS_OVER` admissible actions, the episode's prompt only grows: the room card
+    (`room_card`) is shown once a room, in the history where the agent was in it, and each step
+    adds just its action and what it saw. A card after the history, remade every step, cost
+    about 500 tokens the prefix cache could not cover: 13 s a step for the 1.5B model on 2 cores.
+    The answer is still held to the admissible actions by the grammar."""
+
+    def __init__(self) -> None:
+        self.cards: list[tuple[int, str]] = []  # (history index it follows, card)
+        self._room: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return bool(self.cards)
+
+    def see(self, index: int, location: str | None, scene: str, admissible: Sequence[str], names: Names) -> None:
+        """The step at history `index` is about to be chosen: card the room if it is new here."""
+        if (not self.cards and len(admissible) <= PATTERNS_OVER) or (self.cards and location == self._room):
+            return
+        self._room = location
+        self.cards.append((index, room_card(scene, admissible, names)))
+
+    def start(self, length: int, window: int) -> int:
+        """Where a history of `length` is shown from: a multiple of `window`, one to two windows back."""
+        return max(0, (length // window - 1) * window)
+
+    def notes(self, start: int) -> list[tuple[int, str]]:
+        """The cards to show from history index `start`: the one in force there, then the later ones."""
+        shown = [(at, card) for at, card in self.cards if at >= start]
+        before = [card for at, card in self.cards if at < start]
+        if before and not (shown and shown[0][0] == start):
+            shown.insert(0, (start, before[-1]))
+        return shown
 
 
 def messages(
@@ -262,8 +312,10 @@ def messages(
     limits: PromptLimits,
     corrections: Sequence[CorrectionHit] = (),
     utterances: Sequence[tuple[int, str]] = (),
+    cards: RoomCards | None = None,
 ) -> list[Message]:
-    """The whole prompt of one step, in the order above (the domain gives the rules)."""
+    """The whole prompt of one step, in the order above (the domain gives the rules). With active
+    room `cards`, the scene and the actions are the cards in the history, not a part of their own."""
     out: list[Message] = [{"role": "system", "content": domain.rules}]
     # Corrections by a person outrank the agent's own attempts: they come first.
     examples = ([correction_block(corrections, limits)] if corrections else []) + (
@@ -272,10 +324,21 @@ def messages(
     if examples:
         out.append({"role": "user", "content": "\n\n".join(examples)})
         out.append({"role": "assistant", "content": "Understood."})
-    out.append(
-        {
-            "role": "user",
-            "content": episode_text(goal, history, limits, utterances) + "\n\n" + step_text(scene, admissible, warnings, domain),
-        }
-    )
+    if cards is not None and cards.active:
+        start = cards.start(len(history), limits.history_window)
+        episode = episode_text(goal, history, limits, utterances, cards.notes(start), start)
+        content = "\n\n".join([episode, *(["\n".join(warnings)] if warnings else [])])
+    else:
+        content = episode_text(goal, history, limits, utterances) + "\n\n" + step_text(scene, admissible, warnings, domain)
+    out.append({"role": "user", "content": content})
     return out
+
+
+def with_instruction(prompt: list[Message], instruction: str, cards: RoomCards | None = None) -> list[Message]:
+    """`prompt` with `instruction` after its last message's text; with active room `cards`,
+    before the episode instead, where the prefix cache keeps it (after the history it is read
+    again every step)."""
+    last = dict(prompt[-1])
+    first = cards is not None and cards.active
+    last["content"] = f"{instruction}\n\n{last['content']}" if first else f"{last['content']}\n\n{instruction}"
+    return prompt[:-1] + [last]

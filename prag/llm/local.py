@@ -37,6 +37,7 @@ from prag.llm.base import (
     choice_grammar,
     choice_token_budget,
 )
+from prag.llm.choice_decoding import Chosen, choose
 from prag.llm.model_files import check_gguf
 from prag.signals import STOP_SIGNALS
 
@@ -160,9 +161,13 @@ class LocalLLM:
         seed: int = 0,
         grammar: str | None = None,
     ) -> Completion:
-        if choices:
+        # One of the choices, greedily: picked token by token (`prag.llm.choice_decoding`), which
+        # reads the model's logits only where the choices branch; a grammar (plans, sampling,
+        # readings) checks the whole vocabulary at every token.
+        pick = bool(choices) and not more_lines and temperature == 0.0
+        if choices and not pick:
             grammar = choice_grammar(choices, more_lines)
-        compiled = self._grammar(grammar) if grammar else None
+        compiled = self._grammar(grammar) if grammar and not pick else None
         limit = answer_limit(choices, max_tokens, more_lines if choices else 0)
         if choices:
             max_tokens = choice_token_budget(choices, max_tokens)
@@ -178,25 +183,51 @@ class LocalLLM:
                 )
             self._bring_back(tokens)
             cached = self._reused_prefix(tokens)
-            result = self._llama.create_completion(
-                prompt=tokens,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                seed=seed,
-                stop=list(stop or []) + list(formatted.stop or []),
-                stopping_criteria=formatted.stopping_criteria,
-                grammar=compiled,
-            )
+            if pick:
+                assert choices is not None
+                chosen = self._pick(tokens, cached, choices)
+                text, completion_tokens = chosen.text, chosen.tokens
+            else:
+                result = self._llama.create_completion(
+                    prompt=tokens,
+                    max_tokens=max_tokens,
+                    temperature=temperature,
+                    seed=seed,
+                    stop=list(stop or []) + list(formatted.stop or []),
+                    stopping_criteria=formatted.stopping_criteria,
+                    grammar=compiled,
+                )
+                choice = (result.get("choices") or [{}])[0]
+                text = choice.get("text") or ""
+                completion_tokens = (result.get("usage") or {}).get("completion_tokens", 0)
             seconds = time.perf_counter() - start
-        choice = (result.get("choices") or [{}])[0]
-        usage = result.get("usage") or {}
         return Completion(
-            text=(choice.get("text") or "")[:limit],
-            prompt_tokens=usage.get("prompt_tokens", len(tokens)),
+            text=text[:limit],
+            prompt_tokens=len(tokens),
             cached_tokens=cached,
-            completion_tokens=usage.get("completion_tokens", 0),
+            completion_tokens=completion_tokens,
             seconds=seconds,
         )
+
+    def _pick(self, tokens: list[int], cached: int, choices: list[str]) -> Chosen:
+        """Evaluate the prompt past its `cached` prefix, then pick one of `choices` greedily."""
+        llama = self._llama
+        llama.n_tokens = cached  # `eval` drops the KV cache past it
+        llama.eval(tokens[cached:])
+        vocabulary = llama.n_vocab()
+
+        def step(more: list[int]) -> np.ndarray:
+            if more:
+                llama.eval(more)
+            return np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(vocabulary,))
+
+        tokenized = {c: llama.tokenize(c.encode("utf-8"), add_bos=False, special=False) for c in choices}
+        return choose(tokenized, step, self._end_tokens(llama))
+
+    @staticmethod
+    def _end_tokens(llama: Any) -> list[int]:
+        """What ends an answer: the model's end of turn, or a new line."""
+        return [llama.token_eos(), *llama.tokenize(b"\n", add_bos=False, special=False)]
 
     def _reused_prefix(self, tokens: list[int]) -> int:
         """How many of `tokens` llama.cpp will take from its KV cache (as `Llama.generate` does)."""

@@ -175,3 +175,25 @@ def test_progress_is_the_steps_up_to_the_best_score_less_those_that_changed_noth
     assert fatal_actions("find another thing", "at: hallway", [Experience(None, episode)]) == set()  # type: ignore[arg-type]
     unscored = EpisodeRecord("r", 0, "t", "find", "g", False, [StepRecord(0, None, "o", "s"), StepRecord(1, "a", "o", "s")])
     assert progress_made(unscored) == (0.0, [])
+
+
+def test_the_action_model_learns_what_open_go_activate_and_focus_do_from_stored_transitions() -> None:
+    """SAM on the family's facts: the first steps of boil's gold path, as the store keeps them."""
+    from prag.agent.world_model import learn_episode
+    from prag.envs.sam import ActionModel
+    from prag.store.records import EpisodeRecord, StepRecord
+
+    env = game("boil", 0)
+    first = env.reset()
+    steps = [StepRecord.of(0, None, first)]
+    for t, action in enumerate(env.oracle_plan()[:12], start=1):
+        steps.append(StepRecord.of(t, action, env.step(action)))
+    model = ActionModel("sciworld")
+    assert learn_episode(model, EpisodeRecord("r", 0, "boil-0", "boil", first.goal, False, steps), SCIWORLD) >= 6
+    ops = model.operators
+    assert ops["open {0}"].add == {("is-open", (0,))} and ops["open {0}"].delete == {("is-closed", (0,))}
+    assert ("is-closed", (0,)) in ops["open {0}"].pre
+    assert ops["go to {0}"].add == {("at", (0,))} and ops["go to {0}"].delete == {("at", (1,))}
+    assert ops["activate {0}"].add == {("is-on", (0,))} and ("is-off", (0,)) in ops["activate {0}"].pre
+    assert ops["pick up {0}"].add == {("holds", (0,))}
+    assert ops["focus on {0}"].add == {("is-focused", (0,))}

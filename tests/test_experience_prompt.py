@@ -107,7 +107,7 @@ def test_closed_places_are_pointed_out_while_the_hands_are_free():
 def test_past_two_hundred_actions_the_prompt_shows_patterns_over_the_scenes_names() -> None:
     """ScienceWorld's kitchen: thousands of actions become their patterns and the names, whole
     names first ("orange in bowl" is one thing), and the scene graph is grouped by relation."""
-    from prag.agent.prompt import PATTERNS_OVER, step_text
+    from prag.agent.prompt import PATTERNS_OVER, room_card, step_text
     from prag.envs.sciworld.domain import SCIWORLD
 
     things = ["metal pot", "sink", "orange in bowl", "cup containing water", "stove", "table", "counter",
@@ -115,12 +115,12 @@ def test_past_two_hundred_actions_the_prompt_shows_patterns_over_the_scenes_name
     admissible = ([f"move {a} to {b}" for a in things for b in things if a != b]
                   + [f"focus on {a}" for a in things] + ["open fridge", "open oven", "look around"])
     assert len(admissible) > PATTERNS_OVER
-    scene = "at: kitchen\n" + "\n".join(f"{t} in kitchen" for t in things) + "\nfridge is closed\noven is closed"
-    text = step_text(scene, admissible, [], SCIWORLD)
+    triples = [(t, "in", "kitchen") for t in things] + [("fridge", "is", "closed"), ("oven", "is", "closed")]
+    text = room_card("kitchen", triples, admissible, SCIWORLD)
     assert "move OBJ to OBJ" in text and "open: fridge, oven" in text and "orange in bowl" in text
     assert "in kitchen: metal pot, sink, orange in bowl" in text and "is closed: fridge, oven" in text
     assert len(text) < len("; ".join(admissible)) / 4
-    few = step_text(scene, admissible[:20], [], SCIWORLD)
+    few = step_text("at: kitchen", admissible[:20], [], SCIWORLD)
     assert "OBJ" not in few and "move: metal pot to sink" in few  # below the threshold: every action
 
 
@@ -131,9 +131,9 @@ def test_past_two_hundred_actions_the_prompt_only_grows_with_a_card_per_room() -
     from prag.agent.prompt import PromptLimits, RoomCards, messages
     from prag.envs.sciworld.domain import SCIWORLD
 
-    def room(name: str) -> tuple[str, list[str]]:
+    def room(name: str) -> tuple[list[tuple[str, str, str]], list[str]]:
         things = [f"{name} thing {i}" for i in range(16)]
-        return (f"at: {name}\n" + "\n".join(f"{t} in {name}" for t in things),
+        return ([(t, "in", name) for t in things],
                 [f"move {a} to {b}" for a in things for b in things if a != b] + [f"go to {name} door"])
 
     limits, cards = PromptLimits(history_window=4), RoomCards()
@@ -141,9 +141,9 @@ def test_past_two_hundred_actions_the_prompt_only_grows_with_a_card_per_room() -
     walk = ["kitchen", "kitchen", "hallway", "hallway", "hallway", "kitchen", "kitchen", "kitchen", "kitchen"]
     contents = []
     for t, where in enumerate(walk):
-        scene, admissible = room(where)
-        cards.see(len(history) - 1, where, scene, admissible, SCIWORLD)
-        prompt = messages(SCIWORLD, [], "find a living thing", history, scene, admissible, [], limits, cards=cards)
+        triples, admissible = room(where)
+        cards.see(len(history) - 1, where, triples, admissible, SCIWORLD)
+        prompt = messages(SCIWORLD, [], "find a living thing", history, f"at: {where}", admissible, [], limits, cards=cards)
         contents.append(prompt[-1]["content"])
         history.append((f"move {where} thing 0 to {where} thing {t + 1}", f"You move it, step {t}."))
     assert [at for at, _ in cards.cards] == [0, 2, 5]  # a card where each room was entered

@@ -546,7 +546,7 @@ class PragAgent:
             retrieved=self.retrieved, utterances=self.utterances, seen=self.observed.seen,
         )
         goal = self.goal if self.goal == self.instruction else f"{self.instruction} (read as: {self.goal})"
-        self.cards.see(len(self.history) - 1, observation.location, observation.scene_text, allowed, self.domain)
+        self.cards.see(len(self.history) - 1, observation.location, canonical(observation.scene_triples), allowed, self.domain)
         prompt = messages(
             self.domain, self.retrieved, goal, self.history, observation.scene_text, allowed,
             [note for hint in self.hints for note in hint.notes(now)], self.config.limits,

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from prag.agent.plans import Names
+from prag.envs.base import Triple
 from prag.envs.domain import Domain
 from prag.llm.base import Message
 from prag.retrieval.corrections import CorrectionHit
@@ -227,42 +228,27 @@ def _named(action: str, longest: Sequence[str]) -> tuple[str, list[str]]:
     return action, [name for _, name in sorted(found)]
 
 
-def scene_lines(scene: str) -> str:
+def scene_lines(location: str | None, triples: Sequence[Triple]) -> str:
     """A large scene graph grouped by relation and object ("in kitchen: air, chair, ..."), its
     key node first: the same facts in a third of the words."""
-    lines = scene.splitlines()
-    head = [line for line in lines[:1] if line.startswith("at: ")]
     groups: dict[str, list[str]] = {}
-    for line in lines[len(head):]:
-        triple = _triple(line)
-        if triple is None:
-            continue
-        subject, relation, obj = triple
+    for subject, relation, obj in triples:
         groups.setdefault(f"{relation} {obj}", []).append(subject)
+    head = [f"at: {location}"] if location else []
     return "\n".join(head + [f"{key}: {', '.join(subjects)}" for key, subjects in groups.items()])
 
 
-def _triple(line: str) -> tuple[str, str, str] | None:
-    for relation in (" leadsTo ", " is ", " holds ", " on ", " in "):
-        subject, found, obj = line.rpartition(relation)
-        if found and subject:
-            return subject, relation.strip(), obj
-    return None
-
-
-def room_card(scene: str, admissible: Sequence[str], names: Names) -> str:
-    """A room's scene graph grouped and its actions as patterns (`scene_lines`, `action_patterns`)."""
-    known = [t[0] for t in (_triple(line) for line in scene.splitlines()) if t]
-    return f"Scene graph now:\n{scene_lines(scene)}\nAdmissible actions: {action_list(admissible, names, known)}"
+def room_card(location: str | None, triples: Sequence[Triple], admissible: Sequence[str], names: Names) -> str:
+    """A room's scene graph grouped (`scene_lines`) and its actions as patterns over the scene's
+    names (`action_patterns`)."""
+    known = [subject for subject, _, _ in triples]
+    return (f"Scene graph now:\n{scene_lines(location, triples)}\n"
+            f"Admissible actions: {action_list(admissible, names, known)}")
 
 
 def step_text(scene: str, admissible: Sequence[str], warnings: Sequence[str], names: Names | None = None) -> str:
-    """What changes every step: the scene graph, the actions, and warnings or notes (one per line).
-    Past `PATTERNS_OVER` actions, both grouped (`room_card`)."""
-    if names is not None and len(admissible) > PATTERNS_OVER:
-        lines = [room_card(scene, admissible, names)]
-    else:
-        lines = [f"Scene graph now:\n{scene}", "Admissible actions: " + action_list(admissible, names)]
+    """What changes every step: the scene graph, the actions, and warnings or notes (one per line)."""
+    lines = [f"Scene graph now:\n{scene}", "Admissible actions: " + action_list(admissible, names)]
     return "\n".join(lines + list(warnings))
 
 
@@ -281,12 +267,14 @@ class RoomCards:
     def active(self) -> bool:
         return bool(self.cards)
 
-    def see(self, index: int, location: str | None, scene: str, admissible: Sequence[str], names: Names) -> None:
+    def see(
+        self, index: int, location: str | None, triples: Sequence[Triple], admissible: Sequence[str], names: Names
+    ) -> None:
         """The step at history `index` is about to be chosen: card the room if it is new here."""
         if (not self.cards and len(admissible) <= PATTERNS_OVER) or (self.cards and location == self._room):
             return
         self._room = location
-        self.cards.append((index, room_card(scene, admissible, names)))
+        self.cards.append((index, room_card(location, triples, admissible, names)))
 
     def start(self, length: int, window: int) -> int:
         """Where a history of `length` is shown from: a multiple of `window`, one to two windows back."""

@@ -40,6 +40,7 @@ from typing import TypeVar
 from prag.agent.actor import Actor, candidates, fatal_actions
 from prag.agent.explore import find_plan, missing, seek_plan
 from prag.agent.hints import Situation, hints_for
+from prag.agent.irrevocable import NO, YES, Irrevocable, said_yes
 from prag.agent.mediator import (
     POLICIES,
     Always,
@@ -254,6 +255,7 @@ class PragAgent:
         self.actor = Actor(self.domain)
         self.first_scene = observation.scene_text
         self.fatal: set[str] = set()  # actions that failed this task outright before (prag.agent.actor)
+        self.irrevocable = Irrevocable(self.domain.irrevocable)
         self.max_steps = int(observation.infos.get("max_steps", 50))
         self.last_changed = True
         self.steps_since_ask = 0
@@ -528,7 +530,8 @@ class PragAgent:
         budget = self.config.llm_budget
         if budget is not None and self.usage.calls >= budget:
             self.past_budget += 1
-            choices = [a for a in observation.admissible if a not in rejected | self.fatal] or list(observation.admissible)
+            choices = self.irrevocable.safe([a for a in observation.admissible if a not in rejected | self.fatal], self.goal)
+            choices = choices or list(observation.admissible)
             drawn = random.Random(f"{self.seed}:{observation.text}:{len(self.history)}").choice(choices)
             return Decision(drawn, source="random"), []
         self._retrieve(observation.scene_text)
@@ -536,7 +539,7 @@ class PragAgent:
         choices = list(observation.admissible)
         tried = {action: self.tried[(observation.text, observation.scene_text, action)] for action in choices}
         banned = {action for action, count in tried.items() if count >= self.config.loop_limit} | self._undoing(observation)
-        banned |= self.fatal
+        banned |= self.fatal | self.irrevocable.withheld
         choices = [a for a in choices if a not in rejected] or choices
         allowed = [a for a in choices if a not in banned] or _least_tried({a: tried[a] for a in choices})
         self.usage.banned_actions += len(choices) - len(allowed)
@@ -564,7 +567,13 @@ class PragAgent:
             ]
         else:
             prompt = with_instruction(prompt, act, self.cards)
-        return self._choose(prompt, allowed, thought)
+        decision, planned = self._choose(prompt, allowed, thought)
+        if decision.valid and self.irrevocable.doubtful(decision.action, self.goal):
+            if not said_yes(self._ask(self.irrevocable.question(prompt, decision.action), 2, [YES, NO])):
+                # Withheld for the episode; this step is chosen again among the actions that are no gamble.
+                self.irrevocable.withheld.add(decision.action)
+                decision, planned = self._choose(prompt, self.irrevocable.safe(allowed, self.goal) or allowed, thought)
+        return decision, planned
 
     def finish(self) -> Trace:
         """What the store keeps of the episode beyond its steps."""

@@ -122,6 +122,9 @@ class Domain:
     # Regex of a name whose group `kind` is its kind, for names that carry more than a kind and a
     # number (ScienceWorld's "orange in bowl", "cup containing water"); None: the rule of `kind`.
     kind_rule: str | None = None
+    # Regex of actions that cannot be undone and fail the task when aimed at the wrong thing
+    # (ScienceWorld's "focus on"), group `x` the thing: checked before taken (prag.agent.irrevocable).
+    irrevocable: str | None = None
 
     def schema(self) -> GoalSchema | None:
         """The family's goal schema, None when it has none."""

@@ -35,4 +35,5 @@ SCIWORLD = Domain(
     passage=r".*\bdoor\b.*",
     leads_to="leadsTo",
     kind_rule=r"(?P<kind>.+?) (?:in|on|containing|to) .+",
+    irrevocable=r"focus on (?P<x>.+)",
 )

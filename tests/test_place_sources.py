@@ -25,7 +25,7 @@ from prag.errors import PragError
 from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.index import Visibility
 from prag.run.config import ExperimentConfig, RunConfig
-from prag.run.episode import semantic_memory
+from prag.run.agents import semantic_memory
 from prag.store import Store
 from prag.store.answers import cached
 

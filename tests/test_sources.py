@@ -1,5 +1,6 @@
 """The source chain: each step a plan from experience, then search (find-X, then means-ends),
-then the LLM, then a person; which source chose each step is recorded, and counted per round.
+then the LLM, then a person; which source chose each step is recorded, and counted per round;
+the names of both kinds of source come from one registry (prag.sources).
 Played on generated games on the real ALFWorld engine; the LLM is a scripted stand-in and the
 person a scripted one, each named as what it is."""
 from __future__ import annotations
@@ -12,6 +13,7 @@ from support import play_until_won
 from prag.agent.actor import Actor
 from prag.agent.agent import AgentConfig, PragAgent, parse_sources
 from prag.agent.plans import Follower, Plan
+from prag.cli.reference import root
 from prag.envs.alfworld.env import AlfworldEnv
 from prag.envs.alfworld.gen import DIFFICULTIES, generate_game
 from prag.envs.base import Environment, Observation, Task
@@ -21,7 +23,9 @@ from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.index import Visibility
 from prag.run.config import ExperimentConfig, RunConfig
 from prag.run.metrics import round_metrics, steps_by_source
-from prag.store.records import EpisodeRecord
+from prag.run.report import Comparison, sources_table
+from prag.sources import KNOWLEDGE, STEP_SOURCES, KnowledgeSource, StepSource
+from prag.store.records import EpisodeRecord, RunRecord
 
 SEARCH = ("experience", "search", "llm")
 
@@ -37,9 +41,11 @@ def alfworld(game: Path) -> AlfworldEnv:
 
 
 def play(env: Environment, agent: PragAgent, limit: int = 40) -> tuple[bool, list[list[object]]]:
-    """One episode; whether it was won, and the agent's decisions."""
+    """One episode; whether it was won, and the agent's decisions (each naming a registered step source)."""
     won = play_until_won(env, agent, limit)
-    return won, agent.finish().extra["decisions"]
+    decisions = agent.finish().extra["decisions"]
+    assert all(isinstance(source, StepSource) for source, _, _ in decisions)
+    return won, decisions
 
 
 def oracle_plan(game: Path) -> list[str]:
@@ -157,3 +163,38 @@ def test_steps_are_counted_by_the_source_that_chose_them():
     assert figures.sources == (("llm", 5), ("find", 3), ("search", 2))
     assert figures.to_dict()["steps_by_source"] == {"llm": 5, "find": 3, "search": 2}
 
+
+# --- the registry of source names ------------------------------------------------------------------
+
+
+def test_every_step_source_is_described_and_given_by_one_knowledge_source():
+    given = [step for knowledge in KNOWLEDGE.values() for step in knowledge.steps]
+    assert sorted(given) == sorted(StepSource) and len(given) == len(set(given))
+    assert list(STEP_SOURCES) == list(StepSource) and all(STEP_SOURCES.values())
+    assert list(KNOWLEDGE) == list(KnowledgeSource) and all(k.description for k in KNOWLEDGE.values())
+
+
+def test_the_step_source_names_stores_hold_are_kept():
+    # Every episode keeps them in `extra.decisions`: a renamed one would count apart from old stores' steps.
+    assert [source.value for source in StepSource] == [
+        "episode", "correction", "find", "subgoal", "search", "llm", "person", "random"]
+
+
+def test_the_cli_names_and_describes_the_registry_s_knowledge_sources():
+    assert parse_sources(",".join(KnowledgeSource)) == tuple(KnowledgeSource)
+    commands = root().commands
+    offered = {name: next(p for p in commands[name].params if "--sources" in p.opts).help for name in ("run", "console")}
+    for source in KnowledgeSource:
+        assert f"{source} ({KNOWLEDGE[source].description})" in offered["console"]
+    # `prag run` has no person to answer: it offers the others.
+    assert [s for s in KnowledgeSource if f"{s} ({KNOWLEDGE[s].description})" in offered["run"]] == [
+        KnowledgeSource.EXPERIENCE, KnowledgeSource.SEARCH, KnowledgeSource.LLM]
+
+
+def test_the_report_shows_steps_by_source_in_the_registry_s_order():
+    decisions = [[name, False, False] for name in ("llm", "plan", "search", "subgoal", "correction")]  # "plan": not ours
+    played = EpisodeRecord(run_id="r", round=0, task_id="t", task_type="x", goal="g", won=True, steps=[], n_actions=5,
+                           extra={"decisions": decisions})
+    run = RunRecord(id="r", spec="s", llm="random", mode="prag", k=3, rounds=1)
+    table = sources_table(Comparison("s.db", [run], round_metrics([played]), [], {"r": "finished"}))
+    assert [column.header for column in table.columns][2:] == ["correction", "subgoal", "search", "llm", "plan"]

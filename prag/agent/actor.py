@@ -19,10 +19,8 @@ from prag.agent.shortcut import shortcut
 from prag.envs.domain import Domain
 from prag.retrieval.corrections import CorrectionHit
 from prag.retrieval.episodes import Experience
+from prag.sources import EXPERIENCE_STEPS, SEARCH_STEPS, StepSource
 from prag.store.records import EpisodeRecord, StepRecord
-
-EXPERIENCE = ("episode", "correction")  # plan sources that are experience
-SEARCH = ("find", "search", "subgoal")  # plan sources that are search: find-X, means-ends, sub-goals
 
 
 @dataclass(frozen=True)
@@ -48,7 +46,7 @@ def candidates(
         if not correction.verified:
             continue  # its replay did not win: not a plan to follow blindly
         actions = hit.transcript.actions
-        plan = adapt(actions, correction.goal, goal, domain, "correction", correction.id)
+        plan = adapt(actions, correction.goal, goal, domain, StepSource.CORRECTION, correction.id)
         if plan is not None and actions:
             same = correction.goal == goal and correction.scenes[:1] == [first_scene]
             found.append(Candidate(0 if same else 2, len(actions), plan))
@@ -58,14 +56,14 @@ def candidates(
         if not episode.won:
             reached, progress = progress_made(episode) if same else (0.0, [])
             if progress:
-                found.append(Candidate(4, len(progress), Plan(tuple(progress), "episode", episode.id, goal=goal), reached))
+                found.append(Candidate(4, len(progress), Plan(tuple(progress), StepSource.EPISODE, episode.id, goal=goal), reached))
             continue
         if only_this_task and not same:
             continue
         actions = (
             list(shortcut(episode, domain)) if same else [step.action for step in episode.steps if step.action is not None]
         )
-        plan = adapt(actions, episode.read_as, goal, domain, "episode", episode.id)
+        plan = adapt(actions, episode.read_as, goal, domain, StepSource.EPISODE, episode.id)
         if plan is not None and actions:
             found.append(Candidate(1 if same else 3, len(actions), plan))
     return sorted(found, key=lambda c: (c.rank, -c.score, c.length))
@@ -134,23 +132,23 @@ class Actor:
         from experience whose next step can be taken now. None ends a search plan being
         followed: what it sought was found, or nothing is left to search."""
         follower = self.follower
-        if follower is not None and follower.plan.source in EXPERIENCE and self.step_now(admissible) is not None:
+        if follower is not None and follower.plan.source in EXPERIENCE_STEPS and self.step_now(admissible) is not None:
             return
         if plan is not None:
             self.follower = Follower(plan)
-        elif follower is not None and follower.plan.source in SEARCH:
+        elif follower is not None and follower.plan.source in SEARCH_STEPS:
             self.follower = None
 
     def follow_llm(self, plan: Plan) -> None:
         """The LLM's plan (the actions its answer planned after the one taken): it replaces a plan
         that ran out or an earlier answer's, never a plan from experience that still has steps."""
-        if self.follower is None or self.follower.left == 0 or self.follower.plan.source == "llm":
+        if self.follower is None or self.follower.left == 0 or self.follower.plan.source == StepSource.LLM:
             self.follower = Follower(plan)
 
     @property
-    def source(self) -> str:
-        """Where the plan being followed came from (episode, correction, ...)."""
-        return self.follower.plan.source if self.follower else ""
+    def source(self) -> StepSource | None:
+        """Where the plan being followed came from; None when there is none."""
+        return self.follower.plan.source if self.follower else None
 
     def step_now(self, admissible: Sequence[str]) -> str | None:
         return self.follower.step_now(admissible, self.names) if self.follower else None
@@ -163,7 +161,7 @@ class Actor:
         follower = self.follower
         return MediatorState(
             t=t, max_steps=max_steps, has_plan=follower is not None,
-            plan_source=follower.plan.source if follower else "", plan_left=follower.left if follower else 0,
+            plan_source=self.source, plan_left=follower.left if follower else 0,
             next_admissible=self.step_now(admissible) is not None, last_changed=last_changed,
             steps_since_ask=steps_since_ask, asks=asks, n_admissible=len(admissible), holding=holding,
         )

@@ -81,13 +81,10 @@ from prag.llm.base import LLM, Message
 from prag.retrieval.corrections import CorrectionHit, CorrectionSource
 from prag.retrieval.episodes import Experience, ExperienceSource
 from prag.retrieval.index import Visibility
+from prag.sources import KnowledgeSource, StepSource
 
 T = TypeVar("T")
 
-# Where a step may come from, in the order the mediator tries them (Soar ITL's knowledge sources):
-# a plan from experience, search (the find-X skill, then means-ends; or the goal's ordered
-# sub-goals, where the family has no action model but its goals spell a route), the LLM, a person.
-SOURCES = ("experience", "search", "llm", "person")
 ACTION_MODELS = ("given", "learned")  # what means-ends search plans with (`--action-model`)
 
 
@@ -103,10 +100,11 @@ def parse_readers(text: str) -> tuple[str, ...]:
 
 def parse_sources(text: str) -> tuple[str, ...]:
     """The sources a comma-separated list names (`--sources experience,search,llm`), checked."""
-    sources = named(text, SOURCES, "--sources", "source of steps", "comma-separated, with llm or person among them")
-    if not {"llm", "person"} & set(sources):
+    known = tuple(KnowledgeSource)
+    sources = named(text, known, "--sources", "source of steps", "comma-separated, with llm or person among them")
+    if not {KnowledgeSource.LLM, KnowledgeSource.PERSON} & set(sources):
         raise PragError(
-            f"--sources {text!r}: name some of {', '.join(SOURCES)}, comma-separated, with llm or person among them"
+            f"--sources {text!r}: name some of {', '.join(known)}, comma-separated, with llm or person among them"
         )
     return sources
 
@@ -138,8 +136,9 @@ class AgentConfig:
     # With a person present: the LLM's proposals they reject in a row before they are asked for the step
     # in words (Soar ITL asks after three).
     max_rejections: int = field(default=3, metadata={"round0": False})
-    # The knowledge sources used (of SOURCES); the default is P-RAG with plans from experience.
-    sources: tuple[str, ...] = ("experience", "llm")
+    # The knowledge sources used (prag.sources), in the order they are tried; the default is P-RAG
+    # with plans from experience.
+    sources: tuple[str, ...] = (KnowledgeSource.EXPERIENCE, KnowledgeSource.LLM)
     # Who reads the instruction into a formal goal, in order (prag.agent.readers); the person's
     # yes/no only where a person is present.
     readers: tuple[str, ...] = READERS
@@ -160,7 +159,7 @@ def plans_with_learned(config: AgentConfig, domain: Domain) -> bool:
     """Whether means-ends search would plan with a model learned from the store: search is among
     the sources, the family says what its goals mean as facts, and either the config asks for
     the learned model or the family has none given."""
-    return ("search" in config.sources and domain.goal_facts is not None
+    return (KnowledgeSource.SEARCH in config.sources and domain.goal_facts is not None
             and (config.action_model == "learned" or domain.action_model is None))
 
 
@@ -345,7 +344,7 @@ class PragAgent:
             if step is not None:
                 self.actor.follower.advance()  # `step` is the plan's next step: no need to resolve it again
                 self.steps_since_ask += 1
-                return self._decided(Decision(step, source=self.actor.source, asked=False))
+                return self._decided(Decision(step, source=self.actor.follower.plan.source, asked=False))
             # The mediator keeps the plan but its step cannot be taken: passed over, not forced.
             self.actor.follower.advance()
         self.asks += 1
@@ -353,7 +352,7 @@ class PragAgent:
         decision, planned = self._ask_source(observation)
         same = self.actor.took(decision.action, observation.admissible)
         if self.config.plan_length > 1 and decision.valid:
-            self.actor.follow_llm(Plan(tuple(planned), "llm", goal=self.goal))
+            self.actor.follow_llm(Plan(tuple(planned), StepSource.LLM, goal=self.goal))
         return self._decided(replace(decision, asked=True, same_plan=same))
 
     def mediator_state(self, observation: Observation) -> MediatorState:
@@ -365,7 +364,8 @@ class PragAgent:
     def _offer(self, observation: Observation) -> None:
         """The chain's plan sources, in the config's order, each offering the actor its plan
         once per step; the mediator then follows a plan or asks the LLM or the person."""
-        planners = {"experience": self._offer_plans_once, "search": self._offer_search_once}
+        planners: dict[str, Callable[[Observation], None]] = {
+            KnowledgeSource.EXPERIENCE: self._offer_plans_once, KnowledgeSource.SEARCH: self._offer_search_once}
         for source in self.config.sources:
             if source in planners:
                 planners[source](observation)
@@ -389,15 +389,15 @@ class PragAgent:
             return
         self._searched_at = len(self.history)
         follower = self.actor.follower
-        if follower is not None and follower.plan.source == "search" and follower.left == 0:
+        if follower is not None and follower.plan.source == StepSource.SEARCH and follower.left == 0:
             # The plan for the reading ran out and the game goes on: the reading cannot be right.
             self._revise("its plan ran out and the game was not won", {})
             follower = self.actor.follower
-        if follower is not None and follower.plan.source == "search" and self.actor.step_now(observation.admissible):
+        if follower is not None and follower.plan.source == StepSource.SEARCH and self.actor.step_now(observation.admissible):
             return
         step = self.subgoals.step(observation) if self.subgoals is not None else None
         if step is not None:  # the goal spells its route: its next sub-goal, or what readies it
-            self.actor.follow_search(Plan((step,), "subgoal", goal=self.goal), observation.admissible)
+            self.actor.follow_search(Plan((step,), StepSource.SUBGOAL, goal=self.goal), observation.admissible)
             return
         subgoals = self.subgoals
         if subgoals is not None and subgoals.current is not None and self.domain.relative_moves:
@@ -455,7 +455,7 @@ class PragAgent:
         # that task better (after training on valid_train, following them cost valid_seen 2.5 steps
         # a game and a game).
         plans = candidates(self.goal, self.first_scene, pool, self.correction_pool, self.domain,
-                           only_this_task="search" in self.config.sources)
+                           only_this_task=KnowledgeSource.SEARCH in self.config.sources)
         self.fatal |= fatal_actions(self.goal, self.first_scene, pool)
         self.actor.offer(plans, observation.admissible)
 
@@ -467,7 +467,7 @@ class PragAgent:
         """The chain's last sources, when the mediator asks: the LLM (its proposals confirmed by
         the person when one is given), or without the LLM, the person's words. Words naming no
         admissible action leave the step to the LLM all the same: something must be done."""
-        if "llm" in self.config.sources or self.person is None:
+        if KnowledgeSource.LLM in self.config.sources or self.person is None:
             return self.llm_or_person(observation)
         words = (self.person.instruct(observation) or "").strip()
         taken = self._follow_words(words, observation) if words else None
@@ -484,7 +484,7 @@ class PragAgent:
         person = self.person
         if person is None:
             return self._ask_llm(observation)
-        proposes = "llm" in self.config.sources
+        proposes = KnowledgeSource.LLM in self.config.sources
         rejected: set[str] = set()
         in_a_row = 0
         while True:
@@ -519,7 +519,7 @@ class PragAgent:
         action = {normalise(a): a for a in observation.admissible}.get(normalise(words))
         if action is not None:
             self.effort.said(words)
-            return Decision(action, source="person")
+            return Decision(action, source=StepSource.PERSON)
         self.hear(words)
         return None
 
@@ -533,7 +533,7 @@ class PragAgent:
             choices = self.irrevocable.safe([a for a in observation.admissible if a not in rejected | self.fatal], self.goal)
             choices = choices or list(observation.admissible)
             drawn = random.Random(f"{self.seed}:{observation.text}:{len(self.history)}").choice(choices)
-            return Decision(drawn, source="random"), []
+            return Decision(drawn, source=StepSource.RANDOM), []
         self._retrieve(observation.scene_text)
         self._retrieve_corrections(observation.scene_text)
         choices = list(observation.admissible)

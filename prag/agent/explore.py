@@ -24,6 +24,7 @@ from prag.agent.places import Places
 from prag.agent.plans import Plan
 from prag.agent.subgoals import meets, object_of, things
 from prag.envs.domain import Domain
+from prag.sources import StepSource
 
 
 def found(observed: Observed, kind: str) -> int:
@@ -66,7 +67,7 @@ def find_plan(targets: Sequence[str], observed: Observed, places: Places) -> Pla
     for place in search_order(targets, observed, places):
         steps = route(place, observed, domain)
         if steps:
-            return Plan(tuple(steps), "find", goal=observed.goal)
+            return Plan(tuple(steps), StepSource.FIND, goal=observed.goal)
     return None
 
 
@@ -119,7 +120,7 @@ def seek_plan(command: str, route_at: str | None, observed: Observed) -> Plan | 
 
 
 def _as_plan(steps: list[str] | None, observed: Observed) -> Plan | None:
-    return Plan(tuple(steps), "find", goal=observed.goal) if steps else None
+    return Plan(tuple(steps), StepSource.FIND, goal=observed.goal) if steps else None
 
 
 def _look_for(targets: Sequence[str], observed: Observed) -> list[str] | None:

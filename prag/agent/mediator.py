@@ -23,6 +23,8 @@ from typing import Protocol
 
 import numpy as np
 
+from prag.sources import EXPERIENCE_STEPS, StepSource
+
 POLICIES = ("always", "hard-coded", "random", "learned")
 
 
@@ -33,7 +35,7 @@ class MediatorState:
     t: int  # the step about to be taken, from 1
     max_steps: int
     has_plan: bool
-    plan_source: str  # "" (none) | llm | episode | correction
+    plan_source: StepSource | None  # None: no plan
     plan_left: int  # plan steps not yet taken
     next_admissible: bool  # the plan's next step is admissible now
     last_changed: bool  # the last action changed the observation or the scene graph
@@ -56,8 +58,8 @@ class MediatorState:
             [
                 self.t / horizon,
                 float(self.has_plan),
-                float(self.plan_source == "llm"),
-                float(self.plan_source in ("episode", "correction")),
+                float(self.plan_source == StepSource.LLM),
+                float(self.plan_source in EXPERIENCE_STEPS),
                 min(self.plan_left, 20) / 20,
                 float(self.next_admissible),
                 float(self.last_changed),

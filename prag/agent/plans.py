@@ -1,10 +1,11 @@
 """Plans: sequences of actions the actor follows without asking the LLM, and where they came from.
 
-A plan comes from the LLM's answer, from a retrieved successful episode, from a person's
-correction, or from a person. One taken from experience is adapted to the present task: when
-the goals differ, the kinds of things the source goal names are re-bound, in the order the goal
-names them, to the kinds the present goal names ("heat an apple and put it on the countertop"
-serves "heat a potato and put it in diningtable": apple -> potato, countertop -> diningtable).
+A plan comes from the LLM's answer, from experience (a retrieved episode, a person's correction) or
+from search (find-X, the goal's sub-goals, means-ends): its source is a `prag.sources.StepSource`.
+One taken from experience is adapted to the present task: when the goals differ, the kinds of
+things the source goal names are re-bound, in the order the goal names them, to the kinds the
+present goal names ("heat an apple and put it on the countertop" serves "heat a potato and put
+it in diningtable": apple -> potato, countertop -> diningtable).
 Instance numbers are not known in advance: a re-bound entity matches any number of its kind
 when the step's turn comes (`resolve`). In self-iteration the same task's own success needs
 no re-binding.
@@ -18,6 +19,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+from prag.sources import StepSource
 
 # Articles are left out of goals before they are compared, and the link words of goal
 # templates are one word ("put it in diningtable" / "put it on the countertop").
@@ -42,7 +45,7 @@ class Plan:
     """A sequence of actions, where it came from, and the bindings it was adapted with."""
 
     steps: tuple[str, ...]
-    source: str  # llm | episode | correction | person
+    source: StepSource
     origin: int | None = None  # the episode's or correction's id
     bindings: tuple[tuple[str, str], ...] = ()  # (kind in the source, kind here)
     goal: str = ""  # the goal the plan was made for
@@ -115,7 +118,7 @@ def bind_goals(source_goal: str, present_goal: str, source_kinds: set[str]) -> d
 
 
 def adapt(
-    actions: Sequence[str], source_goal: str, present_goal: str, names: Names, source: str, origin: int | None = None
+    actions: Sequence[str], source_goal: str, present_goal: str, names: Names, source: StepSource, origin: int | None = None
 ) -> Plan | None:
     """A plan for the present goal from the actions that reached `source_goal`, or None when
     the tasks do not match."""

@@ -11,6 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from prag.envs.base import Observation
 from prag.llm.base import Completion
+from prag.sources import StepSource
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,7 @@ class Decision:
     action: str
     thought: str = ""
     valid: bool = True  # False: no admissible answer came back; sent as it was
-    source: str = "llm"  # who chose the action: llm | plan | correction | search | person
+    source: StepSource = StepSource.LLM  # who chose the action
     asked: bool = True  # the mediator asked the LLM this step (When2Ask's y_t = Ask)
     same_plan: bool = False  # it asked, and the answer was the plan's next step anyway (penalised)
 

@@ -1,5 +1,5 @@
 """Means-ends search: the actions that reach the goal from what the agent has observed, as a plan
-the mediator may follow (source "search"; Soar's search over its action model, issue 13).
+the mediator may follow (step source `search`, prag.sources; Soar's search over its action model, issue 13).
 
 Why a real planner and not a hand-written iterative deepening: ALFWorld ships its action model as
 a PDDL domain, and textworld already installs Fast Downward, the planner ALFWorld's games are
@@ -31,6 +31,7 @@ from prag.envs.model import Problem, Seen
 from prag.envs.planner import RefusedProblem, solve
 from prag.envs.sam import ActionModel
 from prag.errors import PragError
+from prag.sources import StepSource
 
 # The longest plan returned: an ALFWorld two-object task from the start takes 8-10 actions, a grid
 # task up to 28 (three things fetched from other rooms through doors).
@@ -63,7 +64,7 @@ def means_ends(
     steps = tuple(problem.command(op) for op in operators)
     if admissible and steps[0] not in admissible:
         return None
-    return Plan(steps, "search", goal=goal)
+    return Plan(steps, StepSource.SEARCH, goal=goal)
 
 
 Model = Callable[[str, Seen, Sequence[str]], "Problem | None"]

@@ -3,6 +3,7 @@ LLM server options."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated, Any, Callable, TypeVar
 
 import typer
@@ -12,6 +13,7 @@ from rich.markup import escape
 from prag.errors import PragError, disk_full
 from prag.llm import LLM, check_spec
 from prag.signals import exit_status, stopped_by
+from prag.sources import KNOWLEDGE, KnowledgeSource
 
 if TYPE_CHECKING:  # every command imports this module: the run's settings and the envs load where used
     from prag.envs.base import Task
@@ -96,3 +98,8 @@ def task_at(spec_name: str, tasks: list[Task], index: int) -> Task:
     if not 0 <= index < len(tasks):
         raise PragError(f"{spec_name} has {len(tasks)} tasks: give --task from 0 to {len(tasks) - 1}")
     return tasks[index]
+
+
+def sources_help(sources: Iterable[KnowledgeSource]) -> str:
+    """The knowledge sources, each with what it gives (prag.sources), as `--sources` help lists them."""
+    return "; ".join(f"{source} ({KNOWLEDGE[source].description})" for source in sources)

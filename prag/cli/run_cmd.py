@@ -30,6 +30,7 @@ from prag.cli.common import (
     guarded,
     injected_llm,
     interrupted,
+    sources_help,
 )
 from prag.envs.spec import load_spec
 from prag.errors import DamagedStore, PragError, disk_full
@@ -43,6 +44,7 @@ from prag.run.config import (
 from prag.run.executors import executor_name
 from prag.run.runner import RunLog, Runner, check_playable, check_stored, resume_config, start_run
 from prag.signals import exit_status
+from prag.sources import KnowledgeSource
 from prag.store import Store
 from prag.store.records import RunRecord
 from prag.store.stats import store_stats
@@ -62,7 +64,7 @@ DEFAULT_STORE = Path("stores/default.db")
 DEFAULT_LLM_BUDGET = 6
 DEFAULT = RunConfig(
     ExperimentConfig(spec=DEFAULT_SPEC),
-    agent=AgentConfig(ask="hard-coded", sources=("experience", "search", "llm")),
+    agent=AgentConfig(ask="hard-coded", sources=(KnowledgeSource.EXPERIENCE, KnowledgeSource.SEARCH, KnowledgeSource.LLM)),
 )
 
 
@@ -99,7 +101,7 @@ def run(
     executor: Annotated[str, typer.Option("--executor", help="Where the --workers episodes run: threads (this process; worker processes for engines that are not thread-safe, as textworld's), processes, or ray (a Ray cluster; pip install -e '.[ray]').")] = DEFAULT.execution.executor,
     ray_address: Annotated[Optional[str], typer.Option("--ray-address", help="With --executor ray: the cluster to join (HEAD:6379, or auto); default: start a local one.")] = None,
     llm_url: Annotated[Optional[list[str]], typer.Option("--llm-url", help="With --llm openai:MODEL: a server's base URL (repeatable; default OPENAI_BASE_URL, a comma list there too). An episode stays on one server; new ones go to the least loaded.")] = None,
-    sources: Annotated[str, typer.Option("--sources", help="Where steps come from, comma-separated, tried in this order each step: experience (plans from retrieved successes and corrections), search (find what the goal needs, then means-ends search; or the goal's sub-goals in order where it spells a route, as TextWorld's do; followed unless --ask always), llm. A person takes part in `prag console`.")] = ",".join(DEFAULT.agent.sources),
+    sources: Annotated[str, typer.Option("--sources", help=f"Where steps come from, comma-separated, tried in this order each step: {sources_help(s for s in KnowledgeSource if s != KnowledgeSource.PERSON)}. A person takes part in `prag console`.")] = ",".join(DEFAULT.agent.sources),
     readers: Annotated[str, typer.Option("--readers", help=READERS_HELP)] = ",".join(AgentConfig.readers),
     places: Annotated[str, typer.Option("--places", help="Where the search for a thing the goal needs looks first (with search among --sources), comma-separated: memory (where the store saw such things, in earlier rounds), llm (the LLM's guess, for kinds the memory never saw: one call per kind), rules (the family's placement table); they take precedence in that order, whatever the order given. '' for none: places as listed.")] = ",".join(DEFAULT.agent.places),
     llm_budget: Annotated[Optional[str], typer.Option("--llm-budget", metavar="N|none", help=f"The most LLM calls a game makes for steps, its goal readings counted; past them a step only the LLM would choose is drawn at random from the admissible actions (a reading is still asked for). Default: {DEFAULT_LLM_BUDGET} when the LLM is not asked every step (--ask always, P-RAG as published, has no limit); none for no limit.")] = None,
@@ -290,6 +292,6 @@ def _llm_budget(given: str | None, ask: str) -> int | None:
 def _run_sources(text: str) -> tuple[str, ...]:
     """`--sources` of a run: as parsed, without a person, who has no way to answer in `prag run`."""
     sources = parse_sources(text)
-    if "person" in sources:
+    if KnowledgeSource.PERSON in sources:
         raise PragError(f"--sources {text!r}: no person answers in `prag run`; drop person, or play with a person in `prag console`")
     return sources

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,7 +26,7 @@ from stable_baselines3 import PPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import Logger
 
-from prag.agent.agent import AgentConfig, PragAgent
+from prag.agent.agent import AgentConfig
 from prag.agent.mediator import AskPolicy, Learned, MediatorState, ask_reward
 from prag.agent.protocol import Decision
 from prag.envs import registry
@@ -34,12 +34,10 @@ from prag.envs.base import Environment, Observation, Task, TaskSource
 from prag.envs.spec import TaskSetSpec
 from prag.errors import PragError
 from prag.llm.base import LLM
-from prag.retrieval.corrections import CorrectionSource
 from prag.retrieval.embed import EmbeddingCache, Encoder
-from prag.retrieval.episodes import ExperienceSource
-from prag.retrieval.index import Visibility, check_mode
-from prag.run.config import RetrievalConfig
-from prag.run.episode import semantic_memory
+from prag.retrieval.index import Visibility
+from prag.run.agents import StoreReaders, build_agent
+from prag.run.config import ExperimentConfig, RunConfig
 from prag.store import Store
 from prag.store.answers import cached
 from prag.store.ask_policies import AskPolicyRecord
@@ -338,29 +336,18 @@ def record_of(trained: Trained, *, name: str, spec: str, tasks: list[Task], llm:
     )
 
 
-def prag_agents(
-    store: Store, spec: TaskSetSpec, llm: LLM, encoder: Encoder, *, retrieval: RetrievalConfig | None = None,
-    config: AgentConfig | None = None, seed: int = 0,
-) -> AgentFactory:
-    """P-RAG agents that retrieve from everything in `store` (its episodes and corrections), as a
-    run's agents do (with a run's default settings unless given); nothing they play is stored."""
-    retrieval = retrieval or RetrievalConfig()
-    config = config or AgentConfig()
-    cache = EmbeddingCache(store, encoder, read_only=True)
-    experiences = ExperienceSource(store, cache, check_mode(retrieval.mode), retrieval.k)
-    experiences.refresh()
+def prag_agents(store: Store, spec: TaskSetSpec, llm: LLM, encoder: Encoder, *, config: RunConfig | None = None) -> AgentFactory:
+    """P-RAG agents of `config` (a run's defaults unless given) that read everything in `store`
+    (its episodes, corrections, places, verified readings, the action model learned from it), built
+    by the factory a run's agents are built by (prag.run.agents); nothing they play is stored."""
+    config = config or RunConfig(ExperimentConfig(spec.name))
     domain = registry.domain(spec.env)
-    corrections = None
-    if retrieval.corrections and retrieval.corrections_k > 0:
-        corrections = CorrectionSource(store, cache, k=retrieval.corrections_k, domain=domain.name, prior=retrieval.prior)
-
-    ranking = semantic_memory(store, Visibility())
+    readers = StoreReaders(store, EmbeddingCache(store, encoder, read_only=True), config.retrieval)
+    readers.refresh(domain.name)
+    players = readers.players(llm)
 
     def make(task: Task, policy: AskPolicy) -> MediatedAgent:
-        return PragAgent(
-            llm, experiences, Visibility(), config, seed=seed, corrections=corrections, domain=domain, asker=policy,
-            ranking=ranking,
-        )
+        return build_agent(config, replace(players, asker=policy), Visibility(), domain)
 
     return make
 
@@ -376,7 +363,8 @@ def train_asker(
     many times."""
     source = spec.open()
     tasks = source.tasks()[:limit]
-    agents = prag_agents(store, spec, cached(llm, store), encoder, config=AgentConfig(sources=sources), seed=seed)
+    config = RunConfig(ExperimentConfig(spec.name, seed=seed), agent=AgentConfig(sources=sources))
+    agents = prag_agents(store, spec, cached(llm, store), encoder, config=config)
     env = AskEnv(source, tasks, agents, max_steps=spec.max_steps, penalty=penalty, gamma=gamma)
     try:
         trained = train(env, timesteps, seed)

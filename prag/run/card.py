@@ -23,6 +23,7 @@ from prag.agent.agent import AgentConfig, plans_with_learned
 from prag.envs import registry
 from prag.run.config import ExecutionConfig, RetrievalConfig, recorded_config
 from prag.run.metrics import RoundMetrics, round_metrics
+from prag.sources import KnowledgeSource
 from prag.store import Store
 from prag.store.records import EpisodeRecord, RunRecord
 from prag.text import command
@@ -196,7 +197,7 @@ def results_card(store: Store, run_id: str) -> Card:
 def _action_model(agent: AgentConfig, family: str) -> str:
     """What the run's means-ends search planned with, in words."""
     domain = registry.domain(family) if registry.known(family) else None
-    if "search" not in agent.sources:
+    if KnowledgeSource.SEARCH not in agent.sources:
         return "none (search is not among the sources)"
     if domain is not None and plans_with_learned(agent, domain):
         return "learned from the episodes each round may see (SAM)"

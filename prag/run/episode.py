@@ -1,6 +1,6 @@
-"""One episode of a run, as every executor plays it: the phase it belongs to, what it is played
-with (`Players`), the record it becomes (`EpisodeDone`). The runner and the executors (threads,
-processes, Ray) import this; it imports neither of them.
+"""One episode of a run, as every executor plays it: the phase it belongs to, the agent it is
+played by (built from `Players` by `prag.run.agents`), the record it becomes (`EpisodeDone`).
+The runner and the executors (threads, processes, Ray) import this; it imports neither of them.
 """
 from __future__ import annotations
 
@@ -9,24 +9,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.places import Ranking
-from prag.agent.mediator import AskPolicy
-from prag.agent.person import Person
 from prag.agent.protocol import Agent, Trace
-from prag.agent.readers import Recall, no_recall
 from prag.envs import registry
 from prag.envs.base import Environment, Observation, Task, TaskSource
-from prag.envs.domain import Domain
-from prag.envs.sam import ActionModel
 from prag.envs.spec import TaskSetSpec
 from prag.llm import LLM, WaitCallback, make_llm
 from prag.llm.balance import server_urls
-from prag.retrieval.corrections import CorrectionSource
-from prag.retrieval.episodes import ExperienceSource
 from prag.retrieval.index import Visibility
+from prag.run.agents import Players, build_agent
 from prag.run.config import ExecutionConfig, RunConfig
-from prag.store import Store
 from prag.errors import PragError
 from prag.store.answers import AnswerEvent
 from prag.store.ask_policies import DEFAULT_NAME
@@ -81,19 +72,6 @@ def play_episode(env: Environment, agent: Agent, before_act: BeforeAct | None = 
     return steps, len(steps) > 1 and observation.won, agent.finish()
 
 
-def semantic_memory(store: Store, visibility: Visibility) -> Ranking:
-    """The find-X skill's ranking of places for a kind of thing: the store's semantic memory,
-    seeing only the episodes the agent's retrieval may see (round r learns from rounds < r)."""
-
-    def ranked(kind: str) -> list[tuple[str, int]]:
-        return store.places.ranked(
-            kind, run_id=visibility.run_id, before_round=visibility.before_round,
-            include_runs=visibility.include_runs,
-        )
-
-    return ranked
-
-
 def build_llm(
     spec: str, execution: ExecutionConfig, on_wait: WaitCallback | None = None, url: str | None = None
 ) -> LLM:
@@ -116,37 +94,13 @@ def llm_servers(config: RunConfig) -> list[str]:
     return server_urls(config.execution.llm_urls) if config.experiment.llm.startswith("openai:") else []
 
 
-@dataclass(frozen=True)
-class Players:
-    """What an episode is played with besides its task: the LLM, the retrieval sources (the
-    corrections by domain; the semantic memory of places for a visibility), the ask policy and
-    a person beside the agent."""
-
-    llm: LLM
-    experiences: ExperienceSource
-    corrections: dict[str, CorrectionSource]
-    places: Callable[[Visibility], Ranking]
-    asker: AskPolicy | None = None
-    person: Person | None = None
-    # verified goal readings for a visibility (prag.agent.readers); none where no store is at hand
-    readings: Callable[[Visibility], Recall] = lambda visibility: no_recall
-    # the action model learned from the store that the agent plans with, if any (prag.agent.world_model)
-    models: Callable[[AgentConfig, Visibility, Domain], ActionModel | None] = lambda config, visibility, domain: None
-
-
 def play_task(
     run_id: str, config: RunConfig, phase: Phase, task: Task, players: Players, before_act: BeforeAct | None = None,
 ) -> EpisodeRecord:
     """One episode of `task` in `phase` by a P-RAG agent, as the store records it: played in the
     runner's threads and in Ray workers alike."""
     visibility = Visibility(run_id, phase.round, config.retrieval.include_runs)
-    domain = registry.domain(phase.spec.env)
-    agent = PragAgent(
-        players.llm, players.experiences, visibility, config.agent,
-        seed=config.experiment.seed, corrections=players.corrections.get(domain.name), domain=domain,
-        asker=players.asker, person=players.person, ranking=players.places(visibility),
-        recall=players.readings(visibility), world_model=players.models(config.agent, visibility, domain),
-    )
+    agent = build_agent(config, players, visibility, registry.domain(phase.spec.env))
     env = phase.source.make(task)
     start = time.perf_counter()
     try:

@@ -5,11 +5,9 @@ import threading
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from prag.agent.world_model import WorldModels
 from prag.envs.base import Task
 from prag.llm.balance import LeastLoaded
-from prag.retrieval.corrections import CorrectionSource
-from prag.retrieval.episodes import ExperienceSource
+from prag.run.agents import StoreReaders
 from prag.run.config import RunConfig
 from prag.run.episode import EpisodeDone, Listener, Phase
 from prag.store import Store
@@ -22,9 +20,7 @@ class RoundHost(Protocol):
     store: Store
     run: RunRecord
     config: RunConfig
-    experiences: ExperienceSource
-    corrections: dict[str, CorrectionSource]
-    world_models: WorldModels
+    readers: StoreReaders  # what the round's agents read of the store, refreshed before each round
     servers: LeastLoaded
     injected_llm: Any
     listener: Listener

@@ -24,9 +24,9 @@ Definitions, for the N episodes of one round of one run:
 - Cost: LLM calls and tokens per episode; the reused share = cached / prompt tokens (prefix-cache
   hits); re-asks per step = re-asks / actions taken; wall time per episode, and per step split into
   the LLM part and the rest (environment, retrieval, embedding: `seconds - llm_seconds`).
-- Steps by source: how many actions each knowledge source chose (the first field of each of
-  the episode's `decisions`: episode, correction, find, search, llm, person); the actions of an
-  episode stored before decisions were recorded were all the LLM's.
+- Steps by source: how many actions each step source chose (the first field of each of the
+  episode's `decisions`, one of `prag.sources.StepSource`); the actions of an episode stored before
+  decisions were recorded were all the LLM's.
 - Goals read right: of the episodes told their goal in other words than the family's own sentence
   (a spec's `goals`; the episode keeps the game's sentence as `goal_sentence`), those whose first
   and whose last reading (prag.agent.readers) was the game's formal goal.
@@ -45,6 +45,7 @@ from prag.agent.person import Effort
 from prag.envs import registry
 from prag.envs.goals import FormalGoal, GoalSchema
 from prag.errors import PragError
+from prag.sources import StepSource
 from prag.store.records import EpisodeRecord
 
 
@@ -222,7 +223,7 @@ def steps_by_source(episodes: Iterable[EpisodeRecord]) -> Counter[str]:
         if decisions:
             counts.update(str(decision[0]) for decision in decisions)
         else:
-            counts["llm"] += episode.n_actions
+            counts[StepSource.LLM] += episode.n_actions
     return counts
 
 

@@ -17,19 +17,15 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from prag.agent.world_model import WorldModels
 from prag.envs import registry
 from prag.envs.base import Task, TaskSource
 from prag.envs.spec import TaskSetSpec
 from prag.errors import PragError
 from prag.llm import LLM
-from prag.retrieval.corrections import CorrectionSource
 from prag.retrieval.embed import EmbeddingCache, Encoder
-from prag.retrieval.episodes import ExperienceSource
-from prag.retrieval.index import check_mode
-from prag.retrieval.readings import ReadingMemory
+from prag.run.agents import StoreReaders
 from prag.run.config import RunConfig
-from prag.run.episode import EpisodeDone, Phase, Players, build_llm, play_task, semantic_memory
+from prag.run.episode import EpisodeDone, Phase, build_llm, play_task
 from prag.run.host import RoundHost
 from prag.store import Store
 from prag.store.answers import cached
@@ -132,36 +128,18 @@ class _Worker:
         self.run_id = run_id
         self.config = config
         self.store = Store(Path(store_path), create=False)
-        retrieval = config.retrieval
-        queries = EmbeddingCache(self.store, Encoder(retrieval.embedding_model), read_only=True)
-        self.queries = queries
-        self.experiences = ExperienceSource(self.store, queries, check_mode(retrieval.mode), retrieval.k)
-        self.readings = ReadingMemory(self.store, queries)
-        self.world_models = WorldModels(self.store)
-        self.corrections: dict[str, CorrectionSource] = {}
+        queries = EmbeddingCache(self.store, Encoder(config.retrieval.embedding_model), read_only=True)
+        self.readers = StoreReaders(self.store, queries, config.retrieval)
         self.sources: dict[str, TaskSource] = {}
         self.llms: dict[str | None, LLM] = {}
         self.round: int | None = None
 
     def play(self, round_: int, spec: TaskSetSpec, task: Task, url: str | None) -> EpisodeRecord:
         if round_ != self.round:  # a new round: what it may see was stored before it began
-            self._refresh(spec)
+            self.readers.refresh(registry.domain(spec.env).name)
             self.round = round_
-        players = Players(self._llm(url), self.experiences, self.corrections,
-                          lambda visibility: semantic_memory(self.store, visibility),
-                          readings=self.readings.recaller, models=self.world_models.for_agent)
+        players = self.readers.players(self._llm(url))
         return play_task(self.run_id, self.config, Phase(round_, spec, [], self._source(spec)), task, players)
-
-    def _refresh(self, spec: TaskSetSpec) -> None:
-        self.experiences.refresh()
-        retrieval = self.config.retrieval
-        if retrieval.corrections and retrieval.corrections_k:
-            domain = registry.domain(spec.env).name
-            if domain not in self.corrections:
-                self.corrections[domain] = CorrectionSource(
-                    self.store, self.queries, k=retrieval.corrections_k, domain=domain, prior=retrieval.prior)
-            else:
-                self.corrections[domain].refresh()
 
     def _llm(self, url: str | None) -> LLM:
         if url not in self.llms:  # built here, loaded at its first call (prag.llm.local)

@@ -54,7 +54,8 @@ from prag.retrieval.episodes import Experience, ExperienceSource
 from prag.retrieval.index import ExperienceIndex, Mode, Visibility, check_mode
 from prag.retrieval.readings import RECALLED, nearest
 from prag.run.config import RunConfig
-from prag.run.episode import EpisodeDone, Phase, Players, asker_key, build_llm, play_task
+from prag.run.agents import Players
+from prag.run.episode import EpisodeDone, Phase, asker_key, build_llm, play_task
 from prag.store import Store
 from prag.store.answers import AnswerEvent, AnswerSnapshot, CachedAnswer, CachedLLM
 from prag.store.ask_policies import AskPolicyRecord
@@ -108,12 +109,17 @@ class RoundSnapshot:
         """The goal readers' recall of the round's verified readings, queries encoded by `cache`."""
         return lambda visibility: lambda instruction, k=None: nearest(instruction, self.readings, cache, RECALLED if k is None else k)
 
+    def players(self, llm: LLM, experiences: ExperienceSource, cache: EmbeddingCache, asker: AskPolicy | None) -> Players:
+        """What the round's agents are built with (prag.run.agents): what a run's `StoreReaders`
+        give, read from this snapshot, with `experiences` retrieving from its index."""
+        return Players(llm, experiences, self.corrections, self.ranking, asker, readings=self.recall(cache), models=self.model)
+
 
 def _learned(runner: RoundHost, phase: Phase) -> dict[str, ActionModel]:
     """The round's learned action model by domain, where its agents plan with one."""
     domain = registry.domain(phase.spec.env)
     visibility = Visibility(runner.run.id, phase.round, runner.config.retrieval.include_runs)
-    learned = runner.world_models.for_agent(runner.config.agent, visibility, domain)
+    learned = runner.readers.world_models.for_agent(runner.config.agent, visibility, domain)
     return {} if learned is None else {domain.name: learned}
 
 
@@ -259,10 +265,9 @@ class EpisodeWorker:
         experiences = RoundExperiences(snapshot.index, self.records, self.vectors, check_mode(retrieval.mode), retrieval.k)
         llm = self.injected_llm or process_llm(self.config, url)
         book = AnswerSnapshot(self.known_answers) if self.known_answers is not None else None
-        players = Players(
-            CachedLLM(llm, book) if book is not None else llm, experiences, snapshot.corrections, snapshot.ranking,
+        players = snapshot.players(
+            CachedLLM(llm, book) if book is not None else llm, experiences, self.vectors,
             process_asker(snapshot.asker) if snapshot.asker is not None else None,
-            readings=snapshot.recall(self.vectors), models=snapshot.model,
         )
         phase = Phase(round_, spec, [], self._source(spec))
         record = play_task(self.run_id, self.config, phase, task, players)
@@ -398,8 +403,8 @@ class RayRounds:
         visible: _Visible = {"run_id": runner.run.id, "before_round": phase.round, "include_runs": config.retrieval.include_runs}
         places = runner.store.places
         return RoundSnapshot(
-            phase.round, shippable(runner.experiences.index, self._one_machine()),
-            {domain: detached(source) for domain, source in runner.corrections.items()},
+            phase.round, shippable(runner.readers.experiences.index, self._one_machine()),
+            {domain: detached(source) for domain, source in runner.readers.corrections.items()},
             runner.store.answers.snapshot() if config.execution.answer_cache else None, asker,
             {kind: places.ranked(kind, **visible) for kind, _ in places.kinds(**visible)},
             runner.store.readings.verified(**visible),
@@ -415,7 +420,7 @@ class RayRounds:
         more with the episodes that became visible since."""
         ray = _ray()
         runner = self.runner
-        index = runner.experiences.index
+        index = runner.readers.experiences.index
         visible = Visibility(runner.run.id, phase.round, runner.config.retrieval.include_runs)
         new = [int(i) for i in index.ids[index.visible_mask(visible)] if int(i) not in self.shipped]
         if new:

@@ -17,6 +17,7 @@ from prag.agent.person import Effort
 from prag.errors import PragError
 from prag.run.config import train_spec
 from prag.run.metrics import RoundMetrics, Transition, round_metrics, transitions
+from prag.sources import StepSource
 from prag.store import Store
 from prag.store.records import RunRecord
 
@@ -213,8 +214,10 @@ def _round_rows(comparison: Comparison, title: str, columns: Sequence[str], cell
 
 
 def sources_table(comparison: Comparison) -> Table:
-    """Actions taken per round, by the knowledge source that chose them (one column each)."""
-    names = sorted({name for r in comparison.rounds for name, _ in r.sources})
+    """Actions taken per round, by the step source that chose them (one column each), in the
+    registry's order (prag.sources); names it does not know, from another prag, after them."""
+    order: dict[str, int] = {source: n for n, source in enumerate(StepSource)}
+    names = sorted({name for r in comparison.rounds for name, _ in r.sources}, key=lambda name: (order.get(name, len(order)), name))
     return _round_rows(comparison, "steps by source (who chose each action)", names,
                        lambda r: [_ratio(dict(r.sources).get(name, 0), r.steps) for name in names])
 

@@ -26,7 +26,6 @@ from pathlib import Path
 
 from prag.agent.mediator import AskPolicy
 from prag.agent.person import Person
-from prag.agent.world_model import WorldModels
 from prag.agent.protocol import Agent
 from prag.corrections.prior import load_prior
 from prag.envs import registry
@@ -37,24 +36,20 @@ from prag.llm import LLM, WaitCallback, local_model
 from prag.llm.balance import LeastLoaded
 from prag.llm.local import default_threads
 from prag.llm.model_server import ModelServer
-from prag.retrieval.corrections import CorrectionSource
 from prag.retrieval.embed import EmbeddingCache, Encoder
-from prag.retrieval.episodes import ExperienceSource
-from prag.retrieval.index import Visibility, check_mode
-from prag.retrieval.readings import ReadingMemory
+from prag.retrieval.index import Visibility
+from prag.run.agents import StoreReaders
 from prag.run.config import RunConfig, recorded_config, round0_settings
 from prag.run.episode import (  # noqa: F401  (re-exported: the runner's public names)
     BeforeAct,
     EpisodeDone,
     Listener,
     Phase,
-    Players,
     asker_key,
     build_llm,
     llm_servers,
     play_episode,
     play_task,
-    semantic_memory,
     serves_local_model,
 )
 from prag.run.executors import choose, executor_name
@@ -108,11 +103,7 @@ class Runner:
         self.listener = listener or (lambda event, data: None)
         self.persisting_cache = EmbeddingCache(store, self.encoder)
         self.query_cache = EmbeddingCache(store, self.encoder, read_only=True)
-        retrieval = config.retrieval
-        self.experiences = ExperienceSource(store, self.query_cache, check_mode(retrieval.mode), retrieval.k)
-        self.reading_memory = ReadingMemory(store, self.query_cache)
-        self.world_models = WorldModels(store)
-        self.corrections: dict[str, CorrectionSource] = {}  # by domain (action vocabulary)
+        self.readers = StoreReaders(store, self.query_cache, config.retrieval)
 
     @property
     def llm(self) -> LLM:
@@ -146,8 +137,7 @@ class Runner:
     def play(self) -> None:
         try:
             for phase in self.phases():
-                self.experiences.refresh()  # everything stored so far; visibility picks rounds < r
-                self._refresh_corrections(phase)
+                self._refresh(phase)  # everything stored so far; visibility picks rounds < r
                 self._learn_model(phase)
                 todo = [t for t in phase.tasks if not self.store.has_episode(self.run.id, phase.round, t.task_id)]
                 self.listener("round", {"round": phase.round, "spec": phase.spec.name, "tasks": len(phase.tasks), "todo": len(todo)})
@@ -168,8 +158,7 @@ class Runner:
     def play_one(self, phase: Phase, task: Task, before_act: BeforeAct | None = None) -> EpisodeRecord:
         """One episode, stored, with `before_act` called before every action: for the console,
         where a person watches the agent and may speak to it."""
-        self.experiences.refresh()
-        self._refresh_corrections(phase)
+        self._refresh(phase)
         done = self._episode(phase, task, before_act)
         self._store(done)
         return done.record
@@ -179,26 +168,19 @@ class Runner:
         keep it in the store when it learned something new (workers read it from there)."""
         domain = registry.domain(phase.spec.env)
         visibility = Visibility(self.run.id, phase.round, self.config.retrieval.include_runs)
-        learned = self.world_models.for_agent(self.config.agent, visibility, domain)
+        learned = self.readers.world_models.for_agent(self.config.agent, visibility, domain)
         if learned is not None and learned.transitions:
             self.store.action_models.save_if_new(ActionModelRecord(
                 domain.name, learned.to_json(), learned.episodes, learned.transitions, self.run.id, phase.round))
 
-    def _refresh_corrections(self, phase: Phase) -> None:
-        """Load the prior transcripts of the phase's domain once, and re-read the corrections
-        (a person may have added or deleted some between rounds)."""
+    def _refresh(self, phase: Phase) -> None:
+        """Load the prior transcripts of the phase's domain once, where the run shows corrections,
+        and re-read the store (a person may have added or deleted corrections between rounds)."""
         retrieval = self.config.retrieval
-        if not retrieval.corrections or retrieval.corrections_k == 0:
-            return
         domain = registry.domain(phase.spec.env).name
-        if retrieval.prior:
+        if retrieval.corrections and retrieval.corrections_k > 0 and retrieval.prior:
             load_prior(self.store, self.persisting_cache, domain=domain)
-        if domain not in self.corrections:
-            self.corrections[domain] = CorrectionSource(
-                self.store, self.query_cache, k=retrieval.corrections_k, domain=domain, prior=retrieval.prior
-            )
-        else:
-            self.corrections[domain].refresh()
+        self.readers.refresh(domain)
 
     def _play_round(self, phase: Phase, tasks: list[Task]) -> Iterator[EpisodeDone]:
         name = executor_name(self.config, phase.spec.env)
@@ -223,9 +205,7 @@ class Runner:
             return before_act is None or before_act(step, observation, agent)
 
         with self.servers.episode() as url:  # one server for all the episode's requests
-            players = Players(self.llm_at(url), self.experiences, self.corrections,
-                              lambda visibility: semantic_memory(self.store, visibility), self.asker, self.person,
-                              self.reading_memory.recaller, self.world_models.for_agent)
+            players = self.readers.players(self.llm_at(url), self.asker, self.person)
             return EpisodeDone(play_task(self.run.id, self.config, phase, task, players, go_on), phase)
 
     def _store(self, done: EpisodeDone) -> None:

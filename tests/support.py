@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from prag.envs.base import scene_text_from_triples
+from prag.envs.alfworld.env import AlfworldEnv
+from prag.envs.base import Task, scene_text_from_triples
 from prag.retrieval.embed import EmbeddingCache, Encoder, text_hash
 from prag.store import Store
 from prag.store.records import EpisodeRecord, RunRecord, StepRecord
@@ -68,6 +69,23 @@ def placed_episode(
     ]
     return EpisodeRecord(run_id=run_id, round=round_, task_id=task_id, task_type="pick", goal=f"goal of {task_id}",
                          won=won, steps=steps, extra={"env": "alfworld"} if extra is None else extra)
+
+
+def oracle_episode(game: Path, task_type: str, run_id: str = "train", round_: int = 0) -> EpisodeRecord:
+    """The oracle's episode of a real generated ALFWorld game, as the store keeps it."""
+    env = AlfworldEnv(Task(game.parent.name, task_type, 0, str(game)), game)
+    try:
+        obs = env.reset()
+        steps = [StepRecord.of(0, None, obs)]
+        for t, action in enumerate(env.oracle_plan(), start=1):
+            obs = env.step(action)
+            steps.append(StepRecord.of(t, action, obs))
+    finally:
+        env.close()
+    assert obs.won
+    return EpisodeRecord(run_id=run_id, round=round_, task_id=f"{task_type}-{game.parent.name}", task_type=task_type,
+                         goal=steps[0].observation,
+                         won=True, steps=steps, extra={"env": "alfworld-gen"})
 
 
 def run(run_id: str = "r1", rounds: int = 3) -> RunRecord:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,8 +28,8 @@ from prag.retrieval.index import Visibility
 from prag.store import Store
 from prag.store.action_models import ActionModelRecord
 from prag.store.exchange import import_file, write_export
-from prag.store.records import EpisodeRecord, StepRecord
-from support import alfworld_home, run
+from prag.store.records import EpisodeRecord
+from support import alfworld_home, oracle_episode, run
 
 _register()
 
@@ -124,27 +125,10 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield from alfworld_home(tmp_path_factory)
 
 
-def played(game: Path, task_type: str, run_id: str = "train", round_: int = 0) -> EpisodeRecord:
-    """The oracle's episode of a real game, as the store keeps it."""
-    env = AlfworldEnv(Task(game.parent.name, task_type, 0, str(game)), game)
-    try:
-        obs = env.reset()
-        steps = [StepRecord.of(0, None, obs)]
-        for t, action in enumerate(env.oracle_plan(), start=1):
-            obs = env.step(action)
-            steps.append(StepRecord.of(t, action, obs))
-    finally:
-        env.close()
-    assert obs.won
-    return EpisodeRecord(run_id=run_id, round=round_, task_id=f"{task_type}-{game.parent.name}", task_type=task_type,
-                         goal=steps[0].observation,
-                         won=True, steps=steps, extra={"env": "alfworld-gen"})
-
-
 @pytest.fixture(scope="module")
 def training(generated: Path) -> list[EpisodeRecord]:
     """Two generated games of each task type, played by the oracle."""
-    return [played(generate_game(task_type, seed, generated, DIFFICULTIES["medium"]), task_type)
+    return [oracle_episode(generate_game(task_type, seed, generated, DIFFICULTIES["medium"]), task_type)
             for task_type in TASK_TYPES for seed in (1, 2)]
 
 
@@ -231,6 +215,21 @@ def test_round_r_learns_from_rounds_before_it_and_the_runs_it_includes(tmp_path:
         everything = WorldModels(store).model(Visibility(), ALFWORLD)
         assert everything.episodes == 8
         assert everything.to_json() == learn(training[:8], ALFWORLD).to_json()
+
+
+def test_an_episode_stored_as_a_correction_teaches_no_model_as_retrieval_never_sees_it(
+    tmp_path: Path, training: list[EpisodeRecord]
+) -> None:
+    # The model learns from the episodes the round's retrieval may see (docs/action_models.md):
+    # the agent's plays. Before the rule was one, it learned from every source.
+    with Store(tmp_path / "s.db") as store:
+        store.add_run(run("test"))
+        store.add_episode(replace(training[0], run_id="test"))
+        store.add_episode(replace(training[1], run_id="test", source="correction"))
+        for visibility in (Visibility("test", 1), Visibility()):
+            learned = WorldModels(store).model(visibility, ALFWORLD)
+            assert learned.episodes == 1
+            assert learned.to_json() == learn(training[:1], ALFWORLD).to_json()
 
 
 def test_stored_models_are_versioned_exported_and_imported(tmp_path: Path, training: list[EpisodeRecord]) -> None:

@@ -19,6 +19,7 @@ from prag.run.runner import Runner, start_run
 from prag.store import EpisodeRecord, RunRecord, StepRecord, Store, database
 from prag.store.exchange import export_lines, import_lines
 from prag.store.places import family_of
+from prag.store.visibility import Visibility
 
 
 APPLE_IN_FRIDGE = [("apple 1", "in", "fridge 1"), ("fridge 1", "is", "open")]
@@ -53,13 +54,13 @@ def test_round_r_sees_its_rounds_before_r_and_the_included_runs(tmp_path):
         store.add_episode(placed_episode([[("apple 1", "in", "sinkbasin 1")]], run_id="other"))
         store.add_episode(placed_episode([[("apple 1", "in", "garbagecan 1")]], run_id="unrelated"))
         ranked = store.places.ranked
-        assert ranked("apple", run_id="r1", before_round=0) == []
-        assert ranked("apple", run_id="r1", before_round=1) == [("fridge", 1)]
-        assert ranked("apple", run_id="r1", before_round=2) == [("countertop", 1), ("fridge", 1)]
-        assert ranked("apple", run_id="r1", before_round=1, include_runs=("other",)) == [("fridge", 1), ("sinkbasin", 1)]
-        assert ranked("apple", run_id="other", before_round=0, include_runs=("r1",)) == [("countertop", 1), ("fridge", 1)]
+        assert ranked("apple", Visibility("r1", 0)) == []
+        assert ranked("apple", Visibility("r1", 1)) == [("fridge", 1)]
+        assert ranked("apple", Visibility("r1", 2)) == [("countertop", 1), ("fridge", 1)]
+        assert ranked("apple", Visibility("r1", 1, ("other",))) == [("fridge", 1), ("sinkbasin", 1)]
+        assert ranked("apple", Visibility("other", 0, ("r1",))) == [("countertop", 1), ("fridge", 1)]
         assert ranked("apple") == [("countertop", 1), ("fridge", 1), ("garbagecan", 1), ("sinkbasin", 1)]
-        assert store.places.kinds(run_id="r1", before_round=1) == [("apple", 1)]
+        assert store.places.kinds(Visibility("r1", 1)) == [("apple", 1)]
 
 
 def test_deleting_an_episode_or_a_run_takes_its_places_along(tmp_path):
@@ -95,7 +96,7 @@ def test_a_real_grid_run_records_where_things_were_as_its_scene_graphs_show(tmp_
         for kind in {kind for kind, _ in expected}:
             counts = {place: n for (k, place), n in expected.items() if k == kind}
             assert store.places.ranked(kind) == sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-        round0 = store.places.ranked(next(iter(expected))[0], run_id=played.id, before_round=1)
+        round0 = store.places.ranked(next(iter(expected))[0], Visibility(played.id, 1))
         assert round0 and all(n <= 2 for _, n in round0)  # two tasks a round
 
 
@@ -159,7 +160,7 @@ def test_ranking_a_kind_on_a_store_of_10k_episodes_takes_a_few_milliseconds(tmp_
         start = time.perf_counter()
         for _ in range(20):
             everything = store.places.ranked("apple")
-            store.places.ranked("apple", run_id="r1", before_round=50)
+            store.places.ranked("apple", Visibility("r1", 50))
         per_call = (time.perf_counter() - start) / 40
         assert sum(n for _, n in everything) == 10_000 * 6 // 8
         assert per_call < 0.05, f"{per_call * 1000:.1f} ms a call"

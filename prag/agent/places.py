@@ -1,7 +1,7 @@
 """Where things are: the switchable sources of the find-X skill's search order (`--places`).
 
 - `memory`: the store's semantic memory (`prag.store.places`, through a `Ranking` the runner
-  builds under the run's visibility, so round r sees rounds < r): the kinds of place things of a
+  builds under the run's `Visibility`, so round r sees rounds < r): the kinds of place things of a
   kind were seen in, in most episodes first.
 - `llm`: LLM-DP's guess (Dagan, Keller, Lascarides 2023): for a kind of thing the memory knows
   nothing of, the LLM names the room's kinds of place it is most likely in or on, best first,

@@ -3,18 +3,19 @@ agent observed them, fed to the safe learner (prag.envs.sam).
 
 An episode is replayed through `Observed` step by step from its stored scene graphs, so the
 learner sees what the agent knew before and after each action (a thing seen three places ago is
-still known), never the game's hidden state. Episodes of every source teach (the LLM's, search's,
-a person's corrections), won or lost: a lost game's actions did what they did.
+still known), never the game's hidden state. Steps of every step source teach (the LLM's,
+search's, a person's), won or lost: a lost game's actions did what they did.
 
-`WorldModels` keeps one model per family and visibility, learned incrementally: a run's round r
-sees its rounds < r and the runs it includes (`--train`), the progressive rule of retrieval, and
-what round r - 1 learned is extended by the episodes round r - 1 added.
+`WorldModels` keeps one model per family and visibility, learned incrementally from the episodes
+the store gives for the visibility (`prag.store.visibility`, the progressive rule retrieval and
+the semantic memory apply too): a run's round r sees its rounds < r and the runs it `--include`s,
+and what round r - 1 learned is extended by the episodes round r - 1 added.
 """
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 
 from prag.agent.agent import AgentConfig, plans_with_learned
 from prag.agent.observed import Observed
@@ -23,9 +24,9 @@ from prag.envs.base import Observation
 from prag.envs.domain import Domain
 from prag.envs.facts import fluents, kinds, names_in
 from prag.envs.sam import ActionModel, lift
-from prag.retrieval.index import Visibility
 from prag.store import Store
 from prag.store.records import EpisodeRecord, StepRecord
+from prag.store.visibility import Visibility
 
 NOWHERE = "nowhere"  # where the agent is when its observations do not say
 
@@ -94,7 +95,7 @@ class WorldModels:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._learning: dict[tuple[str | None, tuple[str, ...], str], _Learning] = {}
+        self._learning: dict[tuple[Visibility, str], _Learning] = {}
         self._lock = threading.Lock()
 
     def for_agent(self, config: AgentConfig, visibility: Visibility, domain: Domain) -> ActionModel | None:
@@ -104,20 +105,15 @@ class WorldModels:
     def model(self, visibility: Visibility, domain: Domain) -> ActionModel:
         """The model learned from the episodes `visibility` sees; later rounds of a run extend
         what earlier ones learned."""
-        key = (visibility.run_id, tuple(visibility.include_runs), domain.name)
+        # One model for every round of a run: a later round sees all an earlier one saw, and more.
+        key = (replace(visibility, before_round=0), domain.name)
         with self._lock:
             learning = self._learning.setdefault(key, _Learning(ActionModel(domain.name)))
-            for episode in self._visible(visibility, learning.episodes):
-                learning.episodes.add(int(episode.id or 0))
+            for episode_id in self.store.visible_episode_ids(visibility):
+                if episode_id in learning.episodes:
+                    continue
+                learning.episodes.add(episode_id)
+                episode = self.store.episode(episode_id)
                 if family_domain(episode) == domain.name:
                     learn_episode(learning.model, episode, domain)
             return learning.model
-
-    def _visible(self, visibility: Visibility, learned: set[int]) -> Iterator[EpisodeRecord]:
-        """The visible episodes not learned from yet, read one at a time."""
-        runs = None if visibility.run_id is None else [*visibility.include_runs, visibility.run_id]
-        for episode_id, run_id, round_ in self.store.episode_keys(runs):
-            own = run_id == visibility.run_id and run_id not in visibility.include_runs
-            if episode_id in learned or (own and round_ >= visibility.before_round):
-                continue
-            yield self.store.episode(episode_id)

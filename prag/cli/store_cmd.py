@@ -139,11 +139,8 @@ def _where(store_path: Path, kind: str, run: str | None, before_round: int | Non
         if not store.count("episodes"):
             raise PragError(f"{store_path} has no episodes yet: fill it with `prag run` or `prag import`")
         visibility = Visibility() if run is None else _seen_by(store, run, before_round)
-        run_id, before, included = visibility.run_id, visibility.before_round, visibility.include_runs
-        ranked = store.places.ranked(kind, run_id=run_id, before_round=before, include_runs=included)
-        known = [] if ranked else [
-            k for k, _ in store.places.kinds(limit=12, run_id=run_id, before_round=before, include_runs=included)
-        ]
+        ranked = store.places.ranked(kind, visibility)
+        known = [] if ranked else [k for k, _ in store.places.kinds(visibility, limit=12)]
     if as_json:
         console.print_json(json.dumps([{"place": place, "episodes": n} for place, n in ranked]))
         return

@@ -39,6 +39,7 @@ import numpy as np
 
 from prag.errors import PragError
 from prag.retrieval.persist import IndexFiles, Unusable, index_folder, locked
+from prag.store.visibility import Visibility
 
 if TYPE_CHECKING:
     from prag.retrieval.embed import EmbeddingCache
@@ -65,21 +66,6 @@ def check_mode(mode: str) -> Mode:
     if mode not in MODES:
         raise PragError(f"unknown retrieval mode {mode!r}: use one of {', '.join(MODES)}")
     return mode  # type: ignore[return-value]
-
-
-@dataclass(frozen=True)
-class Visibility:
-    """Which stored episodes a query may see.
-
-    With `run_id` set, a query made in round `before_round` of that run sees the run's
-    episodes of earlier rounds only, plus every episode of `include_runs`. With `run_id`
-    None, everything in the store is visible (`prag query`).
-    """
-
-    run_id: str | None = None
-    before_round: int = 0
-    include_runs: tuple[str, ...] = ()
-    source: str = "agent"
 
 
 @dataclass(frozen=True)
@@ -376,16 +362,9 @@ class ExperienceIndex:
     # --- querying -------------------------------------------------------------------------
 
     def visible_mask(self, visibility: Visibility) -> np.ndarray:
-        mask = self.source_codes == self._codes.get(visibility.source, -1)
-        if visibility.run_id is None:
-            return mask
-        own = (self.run_codes == self._codes.get(visibility.run_id, -1)) & (
-            self.rounds < visibility.before_round
-        )
-        included = np.isin(
-            self.run_codes, [self._codes[r] for r in visibility.include_runs if r in self._codes]
-        )
-        return mask & (own | included)
+        """Which episodes of the index `visibility` sees (the rule applied to the index's columns)."""
+        first_hidden = np.array([visibility.first_hidden_round(name) for name in self._names], dtype=np.float64)
+        return (self.source_codes == self._codes.get(visibility.source, -1)) & (self.rounds < first_hidden[self.run_codes])
 
     def query(
         self,

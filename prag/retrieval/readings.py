@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from prag.retrieval.embed import EmbeddingCache
-from prag.retrieval.index import Visibility
 from prag.store.database import Store
 from prag.store.readings import StoredReading
+from prag.store.visibility import Visibility
 
 
 RECALLED = 5  # the verified readings a goal reader is given, nearest first
@@ -42,10 +42,7 @@ class ReadingMemory:
     def recall(self, instruction: str, visibility: Visibility, k: int | None = None) -> list[ReadingHit]:
         """The verified readings visible under `visibility` whose wording is nearest to
         `instruction`, best first (ties: more verifying episodes, then the wording)."""
-        verified = self.store.readings.verified(
-            run_id=visibility.run_id, before_round=visibility.before_round, include_runs=visibility.include_runs
-        )
-        return nearest(instruction, verified, self.cache, self.k if k is None else k)
+        return nearest(instruction, self.store.readings.verified(visibility), self.cache, self.k if k is None else k)
 
 
 def nearest(instruction: str, verified: Sequence[StoredReading], cache: EmbeddingCache, k: int) -> list[ReadingHit]:

@@ -63,14 +63,7 @@ def build_agent(config: RunConfig, players: Players, visibility: Visibility, dom
 def semantic_memory(store: Store, visibility: Visibility) -> Ranking:
     """The find-X skill's ranking of places for a kind of thing: the store's semantic memory,
     seeing only the episodes the agent's retrieval may see (round r learns from rounds < r)."""
-
-    def ranked(kind: str) -> list[tuple[str, int]]:
-        return store.places.ranked(
-            kind, run_id=visibility.run_id, before_round=visibility.before_round,
-            include_runs=visibility.include_runs,
-        )
-
-    return ranked
+    return lambda kind: store.places.ranked(kind, visibility)
 
 
 class StoreReaders:

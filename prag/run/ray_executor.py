@@ -33,7 +33,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -73,14 +73,6 @@ MAX_TASK_RETRIES = 3
 # and what the driver's environment says about keys and data.
 _WORKER_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_WAIT_POLICY": "PASSIVE"}
 _FORWARDED_ENV = ("OPENAI_API_KEY", "ALFWORLD_DATA")
-
-
-class _Visible(TypedDict):
-    """What a round may see of the store, as the store's readers take it (keyword arguments)."""
-
-    run_id: str
-    before_round: int
-    include_runs: Sequence[str]
 
 
 @dataclass(frozen=True)
@@ -400,14 +392,14 @@ class RayRounds:
         config = runner.config
         learned = config.agent.ask == "learned"
         asker = runner.store.ask_policies.get(*asker_key(config.agent.asker)) if learned else None
-        visible: _Visible = {"run_id": runner.run.id, "before_round": phase.round, "include_runs": config.retrieval.include_runs}
+        visible = Visibility(runner.run.id, phase.round, config.retrieval.include_runs)
         places = runner.store.places
         return RoundSnapshot(
             phase.round, shippable(runner.readers.experiences.index, self._one_machine()),
             {domain: detached(source) for domain, source in runner.readers.corrections.items()},
             runner.store.answers.snapshot() if config.execution.answer_cache else None, asker,
-            {kind: places.ranked(kind, **visible) for kind, _ in places.kinds(**visible)},
-            runner.store.readings.verified(**visible),
+            {kind: places.ranked(kind, visible) for kind, _ in places.kinds(visible)},
+            runner.store.readings.verified(visible),
             _learned(runner, phase),
         )
 

@@ -44,6 +44,7 @@ from prag.store.readings import add as record_reading
 from prag.store.records import STATUSES, EpisodeRecord, RunRecord, StepRecord, now, text_hash
 from prag.store.schema import MIGRATIONS, SCHEMA_VERSION
 from prag.store.values import damaged_value, stored_float, stored_int, stored_json, stored_time
+from prag.store.visibility import Visibility
 from prag.text import command
 
 __all__ = ["Deleted", "IndexRows", "Store", "damaged", "now"]
@@ -506,13 +507,12 @@ class Store:
             found += [self._episode_from_row(dict(row), steps=False) for row in rows]
         return sorted(found, key=lambda episode: episode.id or 0)
 
-    def episode_keys(self, run_ids: Sequence[str] | None = None) -> list[tuple[int, str, int]]:
-        """(id, run id, round) of every episode of the given runs (None: all), of every source, in
-        id order: which episodes there are, without reading them."""
-        where, params = (f"run_id in ({_marks(run_ids)})", list(run_ids)) if run_ids is not None else ("1", [])
+    def visible_episode_ids(self, visibility: Visibility) -> list[int]:
+        """The ids of the episodes `visibility` sees, in id order: which there are, without reading them."""
+        where, params = visibility.where()
         with self.lock:
-            rows = self.db.execute(f"select id, run_id, round from episodes where {where} order by id", params).fetchall()
-        return [(int(i), str(r), int(n or 0)) for i, r, n in rows]
+            rows = self.db.execute(f"select id from episodes where {where} order by id", params).fetchall()
+        return [int(i) for i, in rows]
 
     def _episode_from_row(self, row: dict[str, Any], *, steps: bool = True) -> EpisodeRecord:
         of = f"of episode {row['id']}"

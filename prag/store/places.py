@@ -8,8 +8,8 @@ A thing seen in one place over many steps counts once for that episode, so a cou
 of episodes. Table `places` (migration 7): one row per (episode, kind, place), with the episode's
 run, round and source for the progressive rule, written in the transaction that stores the
 episode, deleted with it, rebuilt by `prag import` (which stores episodes the ordinary way)
-rather than exported. `store.places.ranked(...)` sees episodes under
-the same progressive rule as retrieval (`prag.retrieval.index.Visibility`).
+rather than exported. `store.places.ranked(...)` sees the episodes a `Visibility` sees
+(`prag.store.visibility`: the progressive rule, as retrieval applies it).
 
 An episode's family comes from its `extra["env"]` (the runner records it); episodes stored
 before that name their task set in `extra["spec"]`, looked up as a spec (by name, or as the run's
@@ -18,7 +18,7 @@ recorded spec or train spec with that name). An episode whose family cannot be f
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ from prag.envs import registry
 from prag.envs.spec import load_spec
 from prag.errors import SpecError
 from prag.store.values import stored_json
+from prag.store.visibility import Visibility
 
 if TYPE_CHECKING:
     from prag.store.database import Store
@@ -121,13 +122,10 @@ class Places:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def ranked(
-        self, kind: str, *, run_id: str | None = None, before_round: int = 0, include_runs: Sequence[str] = ()
-    ) -> list[tuple[str, int]]:
-        """The kinds of place things of `kind` were seen in or on, with the number of visible
-        episodes that saw them there, best first (ties by name). With `run_id` None every
-        agent episode is visible; else that run's rounds < `before_round` and `include_runs`."""
-        where, params = visible(run_id, before_round, include_runs)
+    def ranked(self, kind: str, visibility: Visibility = Visibility()) -> list[tuple[str, int]]:
+        """The kinds of place things of `kind` were seen in or on, with the number of episodes
+        `visibility` sees that saw them there, best first (ties by name)."""
+        where, params = visibility.where()
         with self.store.lock:
             rows = self.store.db.execute(
                 f"select place, count(*) as n from places where kind = ? and {where} group by place order by n desc, place",
@@ -135,13 +133,10 @@ class Places:
             ).fetchall()
         return [(place, int(n)) for place, n in rows]
 
-    def kinds(
-        self, *, limit: int | None = None, run_id: str | None = None, before_round: int = 0,
-        include_runs: Sequence[str] = (),
-    ) -> list[tuple[str, int]]:
-        """The kinds of thing seen placed somewhere, with the number of visible episodes that saw
-        them, most seen first (ties by name); the first `limit` of them."""
-        where, params = visible(run_id, before_round, include_runs)
+    def kinds(self, visibility: Visibility = Visibility(), *, limit: int | None = None) -> list[tuple[str, int]]:
+        """The kinds of thing seen placed somewhere, with the number of episodes `visibility` sees
+        that saw them, most seen first (ties by name); the first `limit` of them."""
+        where, params = visibility.where()
         with self.store.lock:
             rows = self.store.db.execute(
                 f"select kind, count(distinct episode_id) as n from places where {where} "
@@ -149,15 +144,3 @@ class Places:
                 [*params, -1 if limit is None else limit],
             ).fetchall()
         return [(kind, int(n)) for kind, n in rows]
-
-
-def visible(run_id: str | None, before_round: int, include_runs: Sequence[str]) -> tuple[str, list[Any]]:
-    """The SQL condition on `places` rows of the progressive rule, with its parameters."""
-    if run_id is None:
-        return "source = 'agent'", []
-    included = list(include_runs)
-    marks = ", ".join("?" for _ in included)
-    condition = "source = 'agent' and ((run_id = ? and round < ?)" + (
-        f" or run_id in ({marks}))" if included else ")"
-    )
-    return condition, [run_id, before_round, *included]

@@ -10,12 +10,11 @@ the episode, deleted with it, rebuilt by `prag import` (which stores episodes th
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from prag.store.places import visible
 from prag.store.values import stored_json
+from prag.store.visibility import Visibility
 
 if TYPE_CHECKING:
     from prag.store.database import Store
@@ -80,13 +79,10 @@ class Readings:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def verified(
-        self, *, run_id: str | None = None, before_round: int = 0, include_runs: Sequence[str] = ()
-    ) -> list[StoredReading]:
-        """Each (wording, sentence) verified by a visible episode, with how many verified it,
-        most verified first. With `run_id` None every agent episode is visible; else that run's
-        rounds < `before_round` and `include_runs`."""
-        where, params = visible(run_id, before_round, include_runs)
+    def verified(self, visibility: Visibility = Visibility()) -> list[StoredReading]:
+        """Each (wording, sentence) verified by an episode `visibility` sees, with how many
+        verified it, most verified first."""
+        where, params = visibility.where()
         with self.store.lock:
             rows = self.store.db.execute(
                 f"select wording, sentence, min(reader), count(*) as n from readings where verified = 1 and {where} "

@@ -29,6 +29,7 @@ from prag.retrieval.episodes import ExperienceSource
 from prag.retrieval.index import check_mode
 from prag.retrieval.readings import ReadingMemory
 from prag.run.config import RunConfig
+from prag.run.endings import ending
 from prag.run.episode import EpisodeDone, Phase, Players, build_llm, play_task, semantic_memory
 from prag.run.host import RoundHost
 from prag.store import Store
@@ -98,7 +99,7 @@ class Processes:
             if process.exitcode:
                 ended.append((pid, process.exitcode))
         causes = [(pid, code) for pid, code in ended if code != -signal.SIGTERM] or ended
-        return "; another ".join(_ending(pid, code) for pid, code in causes) or "ended (how is unknown)"
+        return "; another ".join(ending(pid, code) for pid, code in causes) or "ended (how is unknown)"
 
     def _end_workers(self) -> None:
         # The pool has no public way to end its workers before Python 3.14's terminate_workers().
@@ -107,22 +108,6 @@ class Processes:
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
-
-
-_WHY: dict[int, str] = {
-    signal.SIGSEGV: "a crash in native code: an engine's or llama.cpp's",
-    signal.SIGBUS: "a crash in native code",
-    signal.SIGABRT: "native code aborted",
-    signal.SIGKILL: "killed, perhaps for want of memory",
-}
-
-
-def _ending(pid: int, code: int) -> str:
-    if code > 0:
-        return f"exited with status {code} (pid {pid})"
-    name = signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
-    why = _WHY.get(-code)
-    return f"was ended by {name}{f' ({why})' if why else ''} (pid {pid})"
 
 
 class _Worker:

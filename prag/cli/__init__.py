@@ -21,7 +21,7 @@ app = typer.Typer(
 COMMAND_MODULES = {
     "run": "run_cmd",
     "compare": "compare_cmd",
-    "query": "store_cmd",
+    "query": "query_cmd",
     "stats": "store_cmd",
     "export": "store_cmd",
     "import": "store_cmd",

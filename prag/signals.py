@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from types import FrameType
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -26,13 +27,32 @@ class Stop(KeyboardInterrupt):
 # KeyboardInterrupt on its way up (Ray's ray.wait does), and the exit status is still the signal's.
 _arrived: list[int] = []
 
+# A stop signal that comes again within this many seconds is a copy of the same stop: `prag run`'s
+# supervisor passes on what a process sent it, and a process that signals the whole group (`kill
+# -TERM -PGID`, a shell that exits) reaches the run's process as well (prag.cli.supervisor). Raised
+# again, the copy would cut the clean-up of the first. Later, the signal stops anew, as before.
+COPY_WITHIN = 1.0
+_began: dict[int, float] = {}  # when each signal's latest stop began (time.monotonic)
+
+
+def _is_copy(signum: int) -> bool:
+    now = time.monotonic()
+    if signum in _began and now - _began[signum] < COPY_WITHIN:
+        return True
+    _began[signum] = now
+    return False
+
 
 def _stop(signum: int, frame: FrameType | None) -> None:
+    if _is_copy(signum):
+        return
     _arrived.append(signum)
     raise Stop(signum)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
+    if _is_copy(signum):
+        return
     _arrived.append(signum)
     raise KeyboardInterrupt
 

@@ -64,8 +64,11 @@ DAMAGES = [
                  "runs.status of run r1 is 'paused', not one of running, finished, interrupted", "", id="run status"),
     pytest.param("update runs set claim_pid = 'me'", ["stats"],
                  "runs.claim_pid of run r1 is 'me', not a whole number", "", id="claim pid"),
-    pytest.param("update episodes set llm_calls = 'many'", ["stats"],
+    pytest.param("update episodes set llm_calls = 'many'", ["compare"],
                  "episodes.llm_calls of episode 1 is 'many', not a whole number", "", id="episode count"),
+    # `prag stats` reads an episode's round, outcome and length alone (Store.round_tallies).
+    pytest.param("update episodes set n_steps = 'many'", ["stats"],
+                 "episodes.n_steps of episode 1 is 'many', not a whole number", "", id="episode length"),
     pytest.param("update episodes set extra = '[1'", ["export"],
                  "episodes.extra of episode 1 is '[1', not JSON text", "", id="episode extra"),
     pytest.param("update steps set graph = '{\"triples\": 3}' where t = 1", ["export"],

@@ -8,6 +8,8 @@ import os
 import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 from conftest import held_cli, plan_follower, plans_of, wait_for_episodes, write_spec
 from typer.testing import CliRunner
@@ -44,12 +46,20 @@ def test_a_resume_of_a_run_being_played_is_refused_and_a_killed_run_is_stale(tmp
         assert states(db) == {"victim": "running"}
         second = invoke("run", "--resume", "victim", "--store", db)
         assert second.exit_code == 1 and "Traceback" not in second.output
-        assert f"run victim is being resumed elsewhere (pid {process.pid} on " in second.output
+        with Store(db) as store:
+            player = store.run_claims()["victim"]
+        # The run is played by a child of `prag run` (prag.cli.supervisor): that process is named.
+        assert player is not None and _parent(player.pid) == process.pid
+        assert f"run victim is being resumed elsewhere (pid {player.pid} on " in second.output
         process.send_signal(signal.SIGKILL)  # no resume message, no status written
         process.wait(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
+    # Killed with `prag run`, the run's process wrote nothing either.
+    deadline = time.monotonic() + 60
+    while Path(f"/proc/{player.pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert states(db) == {"victim": "running (stale)"}
     assert "running (stale)" in invoke("stats", db).output
 
@@ -60,3 +70,8 @@ def test_a_resume_of_a_run_being_played_is_refused_and_a_killed_run_is_stale(tmp
     with Store(db) as store:
         assert len({e.task_id for e in store.episodes("victim")}) == 3  # each task once
         assert store.run_claims() == {"victim": None}
+
+
+def _parent(pid: int) -> int:
+    """The parent of process `pid`, from /proc."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])

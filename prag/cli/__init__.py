@@ -21,7 +21,7 @@ app = typer.Typer(
 COMMAND_MODULES = {
     "run": "run_cmd",
     "compare": "compare_cmd",
-    "query": "store_cmd",
+    "query": "query_cmd",
     "stats": "store_cmd",
     "export": "store_cmd",
     "import": "store_cmd",
@@ -53,10 +53,16 @@ def _register(command: str | None = None) -> None:
 def main() -> None:
     """The `prag` console script. SIGTERM and SIGHUP stop every command as Ctrl-C does
     (prag.signals); one while the commands load (they import torch and friends) exits as one in
-    a command does: `interrupted`, the signal's exit code, no traceback."""
+    a command does: `interrupted`, the signal's exit code, no traceback. `prag run` plays in a
+    child process that reports its crash (prag.cli.supervisor)."""
     try:
         stop_on_signals()
-        _register(next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None))
+        command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
+        if command == "run":
+            from prag.cli.supervisor import supervise
+
+            supervise()  # from here on this is the run's process: its supervisor never returns
+        _register(command)
         app()
     except KeyboardInterrupt as stop:
         # Plain stderr: the interrupt may have cut the import of rich or of prag.cli.common.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Callable, TypeVar
 
 import typer
@@ -64,6 +65,9 @@ def _seconds(value: float) -> float:
         raise typer.BadParameter(f"give more than 0 seconds, not {value}")
     return value
 
+
+# The store argument of the commands that read or change one.
+StoreArg = Annotated[Path, typer.Argument(help="Path of the experience store (SQLite file).")]
 
 # The options of every command that talks to an LLM server (a local model ignores them).
 LLMTimeoutOpt = Annotated[

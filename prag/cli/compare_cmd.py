@@ -11,7 +11,6 @@ from prag.cli import app
 from prag.cli.common import console, guarded
 from prag.cli.layout import show
 from prag.errors import PragError
-from prag.run.card import results_card
 from prag.run.report import compare as compare_runs
 from prag.run.report import tables
 from prag.store import Store
@@ -30,6 +29,8 @@ def compare(
     if card:
         if not runs or len(runs) != 1 or plot is not None:
             raise PragError("--card describes one run: give STORE and one RUN, without --plot")
+        from prag.run.card import results_card  # the card reads the run's whole config: the agent's modules load
+
         with Store(store_path, create=False) as store:
             results = results_card(store, runs[0])
         if as_json:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import click
@@ -12,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from prag.cli import app
-from prag.cli.common import LLMRetriesOpt, LLMTimeoutOpt, console, guarded
+from prag.cli.common import LLMRetriesOpt, LLMTimeoutOpt, StoreArg, console, guarded
 from prag.cli.layout import show
 from prag.corrections.learn import Outcome, correct_episode
 from prag.corrections.replay import Replay
@@ -24,7 +23,6 @@ from prag.store.corrections import Correction
 from prag.store.transcripts import from_episode, parse
 from prag.text import command
 
-StoreArg = Annotated[Path, typer.Argument(help="Path of the experience store (SQLite file).")]
 EDIT_HEADER = "# Fix the transcript below and save; lines starting with # are ignored.\n"
 
 

@@ -32,6 +32,7 @@ from prag.cli.common import (
     interrupted,
     sources_help,
 )
+from prag.cli.supervisor import interrupted_hint, report_run
 from prag.envs.spec import load_spec
 from prag.errors import DamagedStore, PragError, disk_full
 from prag.llm import SPEC_HELP
@@ -146,6 +147,7 @@ def run(
 def _play(store: Store, store_path: Path, run_record: RunRecord, config: RunConfig) -> None:
     """Play a recorded run to its end; on Ctrl-C or an error, leave it `interrupted` and say how to resume."""
     resume = command("prag", "run", "--resume", run_record.id, "--store", store_path)
+    report_run(store_path, run_record.id)
     try:
         experiment, retrieval = config.experiment, config.retrieval
         log = RunLog(Path("runs") / run_record.id)
@@ -168,8 +170,7 @@ def _play(store: Store, store_path: Path, run_record: RunRecord, config: RunConf
         leave_interrupted(store, run_record)
         said = exc if isinstance(exc, PragError) else disk_full(exc)
         if said is not None:
-            raise PragError(f"{said}\nThe run is interrupted, its finished episodes stored: once that is fixed, "
-                            f"continue with `{resume}`") from None
+            raise PragError(f"{said}\n{interrupted_hint(resume)}") from None
         raise
     summary = [r for r in store_stats(store).rounds if r.run_id == run_record.id]
     (log.directory / "summary.json").write_text(

@@ -161,11 +161,6 @@ def recorded_config(run: RunRecord) -> RunConfig:
         raise ConfigError(f"run {run.id}: {exc}") from None
 
 
-def train_spec(run: RunRecord) -> str | None:
-    """The train spec of a train-then-test run; None for other runs and runs imported without settings."""
-    return recorded_config(run).experiment.train if run.config else None
-
-
 def prag_version() -> str:
     """The installed prag's version, recorded with every config."""
     try:

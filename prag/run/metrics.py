@@ -39,14 +39,15 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prag.agent.person import Effort
-from prag.envs import registry
-from prag.envs.goals import FormalGoal, GoalSchema
 from prag.errors import PragError
 from prag.sources import StepSource
 from prag.store.records import EpisodeRecord
+
+if TYPE_CHECKING:
+    from prag.envs.goals import FormalGoal, GoalSchema
 
 
 @dataclass(frozen=True)
@@ -268,6 +269,8 @@ def reading_scores(episodes: Iterable[EpisodeRecord]) -> tuple[int, int, int]:
 
 
 def _schema(env: str) -> GoalSchema | None:
+    from prag.envs import registry  # the families load for runs with worded goals alone: `prag compare` answers sooner
+
     try:
         return registry.domain(env).schema()
     except PragError:  # a family this prag does not know

@@ -25,6 +25,7 @@ from prag.llm import LLM
 from prag.retrieval.embed import EmbeddingCache, Encoder
 from prag.run.agents import StoreReaders
 from prag.run.config import RunConfig
+from prag.run.endings import ending
 from prag.run.episode import EpisodeDone, Phase, build_llm, play_task
 from prag.run.host import RoundHost
 from prag.store import Store
@@ -94,7 +95,7 @@ class Processes:
             if process.exitcode:
                 ended.append((pid, process.exitcode))
         causes = [(pid, code) for pid, code in ended if code != -signal.SIGTERM] or ended
-        return "; another ".join(_ending(pid, code) for pid, code in causes) or "ended (how is unknown)"
+        return "; another ".join(ending(pid, code) for pid, code in causes) or "ended (how is unknown)"
 
     def _end_workers(self) -> None:
         # The pool has no public way to end its workers before Python 3.14's terminate_workers().
@@ -103,22 +104,6 @@ class Processes:
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
-
-
-_WHY: dict[int, str] = {
-    signal.SIGSEGV: "a crash in native code: an engine's or llama.cpp's",
-    signal.SIGBUS: "a crash in native code",
-    signal.SIGABRT: "native code aborted",
-    signal.SIGKILL: "killed, perhaps for want of memory",
-}
-
-
-def _ending(pid: int, code: int) -> str:
-    if code > 0:
-        return f"exited with status {code} (pid {pid})"
-    name = signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
-    why = _WHY.get(-code)
-    return f"was ended by {name}{f' ({why})' if why else ''} (pid {pid})"
 
 
 class _Worker:

@@ -15,7 +15,6 @@ from rich.table import Table
 
 from prag.agent.person import Effort
 from prag.errors import PragError
-from prag.run.config import train_spec
 from prag.run.metrics import RoundMetrics, Transition, round_metrics, transitions
 from prag.sources import StepSource
 from prag.store import Store
@@ -37,7 +36,7 @@ class Comparison:
         """Whether the round is the test evaluation of a train-then-test run: the runner plays it
         after the `rounds` train rounds, numbered `rounds`, with the store frozen."""
         run = next(run for run in self.runs if run.id == run_id)
-        return bool(train_spec(run)) and round_ == run.rounds
+        return bool(run.train_spec()) and round_ == run.rounds
 
     def round_label(self, run_id: str, round_: int) -> str:
         return f"{round_} (test)" if self.is_test_round(run_id, round_) else str(round_)
@@ -53,7 +52,7 @@ class Comparison:
                     "mode": run.mode,
                     "k": run.k,
                     "rounds": run.rounds,
-                    "train": train_spec(run),
+                    "train": run.train_spec(),
                     "status": self.states[run.id],
                 }
                 for run in self.runs
@@ -103,7 +102,7 @@ def runs_table(comparison: Comparison) -> Table:
         table.add_column(column)
     for run in comparison.runs:
         played = len(comparison.rounds_of(run.id))
-        train = train_spec(run)
+        train = run.train_spec()
         planned = run.rounds + 1 if train else run.rounds  # the test round follows the train rounds
         spec = f"{train} → {run.spec}" if train else run.spec
         table.add_row(

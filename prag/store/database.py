@@ -507,6 +507,26 @@ class Store:
             found += [self._episode_from_row(dict(row), steps=False) for row in rows]
         return sorted(found, key=lambda episode: episode.id or 0)
 
+    def round_tallies(self, run_ids: Sequence[str]) -> list[tuple[str, int, bool, int]]:
+        """(run id, round, won, actions taken) of each agent episode of the given runs, to count per
+        round (`prag stats`): these columns alone are read and checked, where `outcomes` reads the
+        whole episode (8 times as long on 10k episodes)."""
+        found: list[tuple[str, int, bool, int]] = []
+        for start in range(0, len(run_ids), _CHUNK):
+            chunk = list(run_ids[start : start + _CHUNK])
+            with self.lock:
+                rows = self.db.execute(
+                    f"select id, run_id, round, won, n_steps from episodes where source = 'agent' and run_id in ({_marks(chunk)})",
+                    chunk,
+                ).fetchall()
+            found += [
+                (run_id, stored_int(self.path, f"episodes.round of episode {id_}", round_, empty=0),
+                 bool(stored_int(self.path, f"episodes.won of episode {id_}", won)),
+                 stored_int(self.path, f"episodes.n_steps of episode {id_}", n_steps))
+                for id_, run_id, round_, won, n_steps in rows
+            ]
+        return found
+
     def visible_episode_ids(self, visibility: Visibility) -> list[int]:
         """The ids of the episodes `visibility` sees, in id order: which there are, without reading them."""
         where, params = visibility.where()

@@ -23,8 +23,6 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from prag.envs.base import Triple, scene_from_text
-from prag.envs import registry
-from prag.envs.spec import load_spec
 from prag.errors import SpecError
 from prag.store.values import stored_json
 from prag.store.visibility import Visibility
@@ -39,6 +37,8 @@ def found(family: str | None, graphs: Iterable[Iterable[Triple]]) -> set[tuple[s
     show, read through the family's Domain; nothing for an unknown family. A thing counts only
     until the agent first holds it: where the agent put it (the potato it heated in the microwave)
     is not where such things are found."""
+    from prag.envs import registry  # the families load where episodes are written, not for every store opened
+
     if not registry.known(family or ""):
         return set()
     domain = registry.domain(str(family))
@@ -69,6 +69,8 @@ def family_of(extra: dict[str, Any], run_config: dict[str, Any]) -> str | None:
 @cache
 def _spec(name_or_path: str) -> tuple[str, str] | None:
     """(name, env) of a spec, None when no such spec can be read (moved, renamed, another machine)."""
+    from prag.envs.spec import load_spec  # as the registry in `found`
+
     try:
         spec = load_spec(name_or_path)
     except (SpecError, OSError):
@@ -99,6 +101,8 @@ def record_places(conn: sqlite3.Connection, episode_id: int, episode: EpisodeRec
 def backfill(conn: sqlite3.Connection) -> None:
     """Fill the table from every stored episode's steps (migration 7); a step without triples
     (never the case after migration 4) is read from its text."""
+    from prag.envs import registry  # as in `found`
+
     configs = {run_id: stored_json(conn, f"runs.config of run {run_id}", config, dict, empty="{}")
                for run_id, config in conn.execute("select id, config from runs")}
     episodes = conn.execute("select id, run_id, round, source, extra from episodes order by id").fetchall()

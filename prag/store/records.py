@@ -123,5 +123,13 @@ class RunRecord:
     created_at: str = ""
     finished_at: str | None = None
 
+    def train_spec(self) -> str | None:
+        """The train spec of a train-then-test run; None for other runs and runs imported without
+        settings. Read from the recorded config as every version records it (version 1 was flat),
+        without building it (prag.run.config): the commands that show runs do not load the agent."""
+        experiment = self.config.get("experiment", self.config)
+        train = experiment.get("train") if isinstance(experiment, dict) else None
+        return train if isinstance(train, str) else None
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -58,12 +58,11 @@ def store_stats(store: Store) -> StoreStats:
     """The figures of `prag stats`, read through the store's own methods."""
     runs = store.runs()
     totals: dict[tuple[str, int], RoundStats] = {}
-    for episode in store.outcomes([run.id for run in runs]):
-        key = (episode.run_id, episode.round)
-        row = totals.setdefault(key, RoundStats(episode.run_id, episode.round, 0, 0, 0))
+    for run_id, round_, won, actions in store.round_tallies([run.id for run in runs]):
+        row = totals.setdefault((run_id, round_), RoundStats(run_id, round_, 0, 0, 0))
         row.episodes += 1
-        row.won += int(episode.won)
-        row.steps += episode.n_actions
+        row.won += int(won)
+        row.steps += actions
     episodes = store.count("episodes")
     size = sum(
         os.path.getsize(f"{store.path}{suffix}")

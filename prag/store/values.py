@@ -49,6 +49,8 @@ def stored_json(store: Where, what: str, text: Any, kind: type, empty: str | Non
 def stored_int(store: Where, what: str, value: Any, empty: int | None = None, fix: str | None = None) -> int:
     """A whole number column's value (SQLite keeps whatever text is put in one); `empty` stands
     for NULL; `fix` says what to do when it is not one, if not the usual."""
+    if type(value) is int:  # what prag writes, and the most read value of a store: checked at once
+        return value
     if value is None and empty is not None:
         return empty
     if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().lstrip("-").isdigit():

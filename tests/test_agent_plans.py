@@ -23,6 +23,7 @@ from prag.retrieval.episodes import ExperienceSource
 from prag.retrieval.index import Visibility
 from prag.store import EpisodeRecord, RunRecord, StepRecord, Store
 from prag.store.corrections import Correction
+from prag.store.episode_extra import Choice
 
 
 def play(env: Environment, agent: PragAgent) -> tuple[EpisodeRecord, list]:

@@ -267,7 +267,7 @@ def test_a_change_the_world_never_makes_is_ruled_out_before_a_step():
     llm = ScriptedLLM(["put a clean soapbottle in cabinet", "put a soapbottle in cabinet"])
     readings = Readings([LLMReader(llm, lambda w: [], Usage())], context("Put the lotion in the cabinet, it is wet."))
     assert readings.start().sentence == "put a soapbottle in cabinet"
-    assert readings.history[0]["dropped"] == "a soapbottle is never cleaned"
+    assert readings.history[0].dropped == "a soapbottle is never cleaned"
     # a change the world makes stands
     kept = Readings([WordsReader()], context("Put a washed soap bar in the cabinet."))
     assert kept.start().sentence == "put a clean soapbar in cabinet" and kept.history == []
@@ -276,7 +276,7 @@ def test_a_change_the_world_never_makes_is_ruled_out_before_a_step():
 def test_a_place_named_beside_the_place_is_the_next_reading_where_the_place_cannot_be():
     readings = Readings([WordsReader()], context("Place the lotion on the sink underneath the cabinet."))
     assert readings.start().sentence == "put a soapbottle in cabinet"
-    assert readings.history[0]["dropped"] == "a soapbottle is never in or on a sinkbasin"
+    assert readings.history[0].dropped == "a soapbottle is never in or on a sinkbasin"
 
 
 def test_readings_go_with_their_episodes_out_and_in_and_when_deleted(store, tmp_path):

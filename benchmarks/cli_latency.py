@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from prag.retrieval.embed import EmbeddingCache, Encoder  # noqa: E402
 from prag.store import Store  # noqa: E402
+from prag.store.episode_extra import EpisodeExtra
 from prag.store.records import EpisodeRecord, RunRecord, StepRecord  # noqa: E402
 
 THINGS = ["apple", "mug", "plate", "knife", "book", "pen", "cd", "cloth", "soapbar", "egg", "potato", "lettuce",
@@ -65,7 +66,7 @@ def build(path: Path, episodes: int) -> None:
             store.add_episode(EpisodeRecord(run_id=run, round=n % 3, task_id=f"task-{n}",
                                             task_type=rng.choice(TYPES), goal=rng.choice(goals),
                                             won=rng.random() < 0.6, steps=steps, shortest_path=5,
-                                            extra={"env": "alfworld", "spec": "alfworld-like"}))
+                                            extra=EpisodeExtra(env="alfworld", spec="alfworld-like")))
         for run in ("first", "second"):
             store.set_run_status(run, "finished")
 

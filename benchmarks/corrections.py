@@ -144,7 +144,7 @@ def report_after(path: Path, run: str, after: str) -> None:
             print(f"{task:<36} {'lost':<8} {'not played':<8}")
             continue
         won += episode.won
-        sources = Counter(str(decision[0]) for decision in episode.extra.get("decisions", []))
+        sources = Counter(decision.source for decision in episode.extra.decisions)
         print(
             f"{task:<36} {'won' if before[task].won else 'lost':<8} {'won' if episode.won else 'lost':<8} "
             f"{episode.n_actions:>5} {episode.llm_calls:>9}  {', '.join(f'{k} {v}' for k, v in sources.most_common())}"

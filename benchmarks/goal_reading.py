@@ -57,6 +57,7 @@ from prag.retrieval.embed import EmbeddingCache, Encoder  # noqa: E402
 from prag.retrieval.index import Visibility  # noqa: E402
 from prag.retrieval.readings import ReadingMemory  # noqa: E402
 from prag.store import Store  # noqa: E402
+from prag.store.episode_extra import EpisodeExtra, GoalReading
 from prag.store.records import EpisodeRecord, RunRecord, StepRecord  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "alfworld"
@@ -108,7 +109,7 @@ def verify(store: Store, run_id: str, round_: int, case: Case, sentence: str, n:
     step = StepRecord(0, None, "", "")
     store.add_episode(EpisodeRecord(
         run_id=run_id, round=round_, task_id=f"{case.task_id}#{n}", task_type="", goal=case.instruction, won=True,
-        steps=[step], extra={"reading": {"instruction": case.instruction, "sentence": sentence, "source": "llm"}},
+        steps=[step], extra=EpisodeExtra(reading=GoalReading(case.instruction, sentence, "llm")),
     ))
 
 

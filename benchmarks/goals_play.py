@@ -70,12 +70,12 @@ def readings(store_path: Path, run: str, round_: int) -> tuple[Counter, float]:
         for episode in store.episodes(run):
             if episode.source != "agent" or episode.round != round_:
                 continue
-            reading = episode.extra.get("reading") or {}
-            hypotheses = reading.get("hypotheses") or []
+            reading = episode.extra.reading
+            hypotheses = reading.hypotheses if reading is not None else []
             first = hypotheses[0] if hypotheses else reading
-            by_source[first.get("source") or "none"] += 1
+            by_source[(first.source if first is not None else None) or "none"] += 1
             if episode.won:
-                tried.append(1 + sum(1 for h in hypotheses if h.get("dropped")))
+                tried.append(1 + sum(1 for h in hypotheses if h.dropped))
     return by_source, sum(tried) / max(len(tried), 1)
 
 

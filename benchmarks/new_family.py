@@ -48,7 +48,7 @@ def main() -> None:
     for round_ in range(args.rounds):
         played = [e for e in episodes if e.round == round_]
         steps = sum(e.n_actions for e in played)
-        chosen = Counter(d[0] for e in played for d in e.extra["decisions"])
+        chosen = Counter(d.source for e in played for d in e.extra.decisions)
         print(f"| {round_} | {sum(e.won for e in played)}/{len(played)} | {steps / len(played):.1f} | "
               f"{sum(e.llm_calls for e in played) / max(steps, 1):.2f} | "
               + ", ".join(f"{source} {n}" for source, n in chosen.most_common()) + " |")

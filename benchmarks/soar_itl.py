@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from prag.agent.agent import AgentConfig
-from prag.agent.person import Effort
+from prag.store.episode_extra import Effort
 from prag.agent.protocol import Agent
 from prag.envs.base import Observation, Task, TaskSource
 from prag.envs.spec import load_spec
@@ -181,12 +181,12 @@ def play_condition(
 
                 record = runner.play_one(Phase(round_, phase_spec, tasks, source), task, before_act)
                 won += record.won
-                effort += Effort(**record.extra["effort"])
-                chose.update(str(d[0]) for d in record.extra["decisions"])
+                effort += record.extra.effort
+                chose.update(d.source for d in record.extra.decisions)
                 steps += record.n_actions
                 print(
                     f"  {name} r{round_} {task.task_id:<36} {'won ' if record.won else 'lost'} {record.n_actions:>3} steps "
-                    f"effort {record.extra['effort']} sources {dict(Counter(str(d[0]) for d in record.extra['decisions']))}",
+                    f"effort {record.extra.effort} sources {dict(Counter(d.source for d in record.extra.decisions))}",
                     flush=True,
                 )
     episodes = len(tasks) * args.rounds

@@ -93,9 +93,9 @@ def main() -> None:
             record, success, trace = play_episode(ThingOnly(env) if args.thing_only else env, agent)  # type: ignore[arg-type]
         finally:
             env.close()
-        met = sum(goal["met_at"] is not None for goal in trace.extra["subgoals"])
+        met = sum(goal.met_at is not None for goal in trace.report.subgoals)
         print(f"{task.task_id}: {'won' if success else 'lost'} in {len(record) - 1} steps, {llm.calls} LLM calls, "
-              f"sub-goals met {met}/{len(trace.extra['subgoals'])}", flush=True)
+              f"sub-goals met {met}/{len(trace.report.subgoals)}", flush=True)
         won, steps, calls = won + success, steps + len(record) - 1, calls + llm.calls
     print(f"{args.spec}{' thing only' if args.thing_only else ''} readers={args.readers}: SR {won}/{len(tasks)} = {won / len(tasks):.0%}, "
           f"{steps / len(tasks):.1f} steps a game, {calls / max(steps, 1):.2f} LLM calls a step")

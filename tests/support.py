@@ -13,6 +13,7 @@ from prag.envs.alfworld.env import AlfworldEnv
 from prag.envs.base import Task, scene_text_from_triples
 from prag.retrieval.embed import EmbeddingCache, Encoder, text_hash
 from prag.store import Store
+from prag.store.episode_extra import EpisodeExtra
 from prag.store.records import EpisodeRecord, RunRecord, StepRecord
 
 
@@ -59,7 +60,7 @@ def episode(
 
 def placed_episode(
     graphs: list[list[tuple[str, str, str]]], *, run_id: str = "r1", round_: int = 0, task_id: str = "t0",
-    won: bool = True, extra: dict | None = None,
+    won: bool = True, extra: EpisodeExtra | None = None,
 ) -> EpisodeRecord:
     """An ALFWorld-style episode whose step t shows `graphs[t]`."""
     steps = [
@@ -68,7 +69,7 @@ def placed_episode(
         for t, triples in enumerate(graphs)
     ]
     return EpisodeRecord(run_id=run_id, round=round_, task_id=task_id, task_type="pick", goal=f"goal of {task_id}",
-                         won=won, steps=steps, extra={"env": "alfworld"} if extra is None else extra)
+                         won=won, steps=steps, extra=EpisodeExtra(env="alfworld") if extra is None else extra)
 
 
 def oracle_episode(game: Path, task_type: str, run_id: str = "train", round_: int = 0) -> EpisodeRecord:
@@ -85,7 +86,7 @@ def oracle_episode(game: Path, task_type: str, run_id: str = "train", round_: in
     assert obs.won
     return EpisodeRecord(run_id=run_id, round=round_, task_id=f"{task_type}-{game.parent.name}", task_type=task_type,
                          goal=steps[0].observation,
-                         won=True, steps=steps, extra={"env": "alfworld-gen"})
+                         won=True, steps=steps, extra=EpisodeExtra(env="alfworld-gen"))
 
 
 def run(run_id: str = "r1", rounds: int = 3) -> RunRecord:

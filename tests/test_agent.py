@@ -9,6 +9,7 @@ from prag.envs.base import Observation, Triple, scene_text_from_triples
 from prag.envs.domain import ALFWORLD, GRID, TEXTWORLD, Domain
 from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.index import Visibility
+from prag.store.episode_extra import AgentReport, Choice, Effort, EpisodeExtra, GoalReading
 
 GOAL = "put some newspaper on ottoman."
 # The grid's goals below are no sentences of its schema: its tests leave out the LLM reader, which
@@ -161,19 +162,22 @@ def test_finish_reports_what_the_store_keeps():
     agent.observe(decision.action, here)
     trace = agent.finish()
     assert trace.goal == GOAL and trace.usage.calls == 2 and trace.retrieved == []
-    assert trace.extra == {
-        "thoughts": ["I go to the table."],
-        "invalid_actions": 0,
-        "banned_actions": 0,
-        "corrections": [],
-        "utterances": [[0, "try the table"]],
-        "decisions": [["llm", True, False]],  # who chose each step, whether it asked
-        "effort": {"instructions": 1, "words": 3, "answers": 0},  # what the person said cost them
+    assert trace.report == AgentReport(
+        thoughts=["I go to the table."],
+        utterances=[(0, "try the table")],
+        decisions=[Choice("llm", True, False)],  # who chose each step, whether it asked
+        effort=Effort(instructions=1, words=3),  # what the person said cost them
         # no sentence of the grid's schema, and no LLM reader: nothing read it
-        "reading": {"instruction": GOAL, "sentence": None, "fits": True, "hypotheses": []},
-        "subgoals": [],  # no route read: no sub-goals to follow
-        "steps_past_llm_budget": 0,  # no budget: every step the LLM chose, it was asked
-    }
+        reading=GoalReading(GOAL, fits=True),
+        subgoals=[],  # no route read: no sub-goals to follow
+        steps_past_llm_budget=0,  # no budget: every step the LLM chose, it was asked
+    )
+    # As the store writes it: the keys older prag wrote, a decision now named.
+    stored = EpisodeExtra(**vars(trace.report)).to_json()
+    assert stored["decisions"] == [{"source": "llm", "asked": True, "same_plan": False}]
+    assert stored["utterances"] == [(0, "try the table")] and stored["effort"] == {"instructions": 1, "words": 3, "answers": 0}
+    assert set(stored) == {"thoughts", "invalid_actions", "banned_actions", "corrections", "utterances", "decisions",
+                           "effort", "reading", "subgoals", "steps_past_llm_budget", "retrieved"}
 
 
 def test_grid_goal_objects_of_two_word_kinds_are_pointed_out():

@@ -23,6 +23,7 @@ from prag.retrieval.episodes import ExperienceSource
 from prag.retrieval.index import Visibility
 from prag.store import EpisodeRecord, RunRecord, StepRecord, Store
 from prag.store.corrections import Correction
+from prag.store.episode_extra import Choice
 
 
 def play(env: Environment, agent: PragAgent) -> tuple[EpisodeRecord, list]:
@@ -40,7 +41,7 @@ def play(env: Environment, agent: PragAgent) -> tuple[EpisodeRecord, list]:
     trace = agent.finish()
     record = EpisodeRecord(run_id="r", round=0, task_id=env.task.task_id, task_type=env.task.task_type,
                            goal=trace.goal, won=observation.won, steps=steps, llm_calls=trace.usage.calls)
-    return record, trace.extra["decisions"]
+    return record, trace.report.decisions
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +78,7 @@ def test_hard_coded_replays_the_same_tasks_success_without_the_llm(world, stored
     record, decisions = play(env, agent(experiences, ScriptedLLM([])))  # any call would fail
     assert record.won and record.llm_calls == 0
     assert [s.action for s in record.steps if s.action] == actions
-    assert decisions == [["episode", False, False]] * len(actions)
+    assert decisions == [Choice("episode", False, False)] * len(actions)
 
 
 def test_always_asks_every_step_whatever_the_store_holds(world, stored_success):
@@ -85,7 +86,7 @@ def test_always_asks_every_step_whatever_the_store_holds(world, stored_success):
     _, experiences, env, actions = stored_success
     record, decisions = play(env, agent(experiences, ScriptedLLM(plan_follower(plans_of(spec))), ask="always"))
     assert record.won and record.llm_calls == len(actions)
-    assert all(source == "llm" and asked for source, asked, _ in decisions)
+    assert all(d.source == "llm" and d.asked for d in decisions)
 
 
 def test_a_step_that_cannot_be_taken_makes_hard_coded_ask(world, stored_success):
@@ -140,4 +141,4 @@ def test_the_rooms_own_correction_is_followed_though_another_rooms_transcript_of
                          domain=GRID)  # any call of the LLM would fail
     record, decisions = play(env, mediated)
     assert record.won and record.llm_calls == 0
-    assert decisions == [["correction", False, False]] * len(plan)
+    assert decisions == [Choice("correction", False, False)] * len(plan)

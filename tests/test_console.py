@@ -25,6 +25,7 @@ from prag.cli.console_cmd import ConsolePerson, ConsoleSession
 from prag.llm.scripted import ScriptedLLM
 from prag.run.config import ExperimentConfig, RetrievalConfig, RunConfig
 from prag.store import Store
+from prag.store.episode_extra import Effort
 
 _register()
 
@@ -63,7 +64,7 @@ def test_the_person_speaks_mid_episode_then_teaches_with_learn(dishes, tmp_path)
         outcome = s.run()
         (episode,) = [e for e in store.episodes() if e.run_id.startswith("console-dishes")]
         assert not episode.won and episode.n_actions == 3  # the spec's step cap
-        assert episode.extra["utterances"] == [[1, "the plate is dirty: wash it at the sink"]]
+        assert episode.extra.utterances == [(1, "the plate is dirty: wash it at the sink")]
         # The agent's next prompt carries what the person said.
         assert 'The person says: "the plate is dirty: wash it at the sink"' in agent.calls[1]["messages"][-1]["content"]
         assert "the plate is dirty" not in agent.calls[0]["messages"][-1]["content"]
@@ -131,9 +132,9 @@ def test_the_person_says_yes_or_no_to_the_llms_proposals_and_is_asked_in_words_a
         assert s.run() is None
         (episode,) = store.episodes()
         assert [step.action for step in episode.steps[1:]] == ["go to table 1", "pick up cup 1", "go to kitchen"]
-        assert [d[0] for d in episode.extra["decisions"]] == ["llm", "person", "llm"]
-        assert episode.extra["effort"] == {"instructions": 2, "words": 9, "answers": 6}
-        assert episode.extra["utterances"] == [[2, "take it to the sink"]]
+        assert [d.source for d in episode.extra.decisions] == ["llm", "person", "llm"]
+        assert episode.extra.effort == Effort(2, 9, 6)
+        assert episode.extra.utterances == [(2, "take it to the sink")]
     # A rejected action is not offered again at that step; the words reach the next prompt.
     assert "go to door 1" not in agent.calls[1]["messages"][-1]["content"].split("Admissible actions:")[1]
     assert 'The person says: "take it to the sink"' in agent.calls[6]["messages"][-1]["content"]
@@ -157,7 +158,7 @@ def test_prag_console_confirms_by_default_and_an_enter_is_a_yes(dishes, tmp_path
     assert "your effort: 0 instructions (0 words), 3 yes/no answers" in result.output
     with Store(tmp_path / "s.db") as store:
         (episode,) = store.episodes()
-        assert episode.n_actions == 2 and episode.extra["effort"]["answers"] == 3
+        assert episode.n_actions == 2 and episode.extra.effort.answers == 3
 
 
 def test_prag_console_plays_with_search_among_the_sources_and_the_llm_never_asked(tmp_path, monkeypatch):
@@ -174,7 +175,7 @@ def test_prag_console_plays_with_search_among_the_sources_and_the_llm_never_aske
     with Store(tmp_path / "s.db") as store:
         (episode,) = store.episodes()
         assert episode.won and episode.llm_calls == 0 and llm.calls == []
-        assert {source for source, *_ in episode.extra["decisions"]} <= {"find", "search"}
+        assert {d.source for d in episode.extra.decisions} <= {"find", "search"}
     refused = CliRunner().invoke(app, ["console", spec, "--store", str(tmp_path / "t.db"), "--sources", "llm,telepathy"])
     assert refused.exit_code == 1 and "telepathy" in refused.output and not (tmp_path / "t.db").exists()
 
@@ -213,7 +214,7 @@ def test_go_plays_on_without_an_enter_a_step_and_still_asks_the_person(tmp_path)
         s.run()
         (episode,) = store.episodes()
         assert episode.won and episode.n_actions == len(plan) > 1
-        assert episode.extra["effort"]["answers"] == len(plan)
+        assert episode.extra.effort.answers == len(plan)
     # One prompt between steps (the `go`), then only what the agent asks the person.
     assert sum("next action" in p for p in prompts) == 1
     assert sum("proposes" in p for p in prompts) == len(plan)

@@ -34,7 +34,7 @@ def test_two_rounds_with_the_local_model_are_stored_retrieved_and_compared(tmp_p
         episodes = list(opened.episodes("e2e"))
     assert [e.round for e in episodes] == [0, 1]
     assert all(e.llm_calls >= e.n_actions and e.prompt_tokens > 0 for e in episodes)
-    assert episodes[1].extra["retrieved"] == [episodes[0].id]  # round 1 saw round 0
+    assert episodes[1].extra.retrieved == [episodes[0].id]  # round 1 saw round 0
 
     # Whatever the model chose, the store holds what the environment did: the same actions
     # replayed on a fresh environment give the stored observations and outcome, and an

@@ -23,6 +23,7 @@ from prag.retrieval.embed import EmbeddingCache
 from prag.retrieval.index import Visibility
 from prag.retrieval.readings import ReadingMemory
 from prag.store import Store
+from prag.store.episode_extra import EpisodeExtra, GoalReading
 from prag.store.records import EpisodeRecord, RunRecord, StepRecord
 
 SEEDS = range(12)
@@ -142,7 +143,7 @@ def test_a_verified_grid_reading_is_reused_for_the_same_words_with_no_llm_call(s
     store.add_episode(EpisodeRecord(
         run_id="r", round=0, task_id="a", task_type="put_away_groceries", goal=words, won=True,
         steps=[StepRecord(0, None, "", "")],
-        extra={"reading": {"instruction": words, "sentence": sentence, "source": "llm", "fits": True}},
+        extra=EpisodeExtra(reading=GoalReading(words, sentence, "llm", fits=True)),
     ))
     recall = ReadingMemory(store, EmbeddingCache(store, minilm())).recaller(Visibility("r", 1))
     llm = ScriptedLLM([])  # any call fails

@@ -158,5 +158,5 @@ def test_the_agent_shows_matching_corrections_first_and_hears_the_person(tmp_pat
     later = llm.calls[2]["messages"][-1]["content"]
     assert 'The person says: "the sink is in the kitchen"' in later
     assert 'Note: the person told you: "the sink is in the kitchen"' in later
-    assert trace.extra["utterances"] == [[1, "the sink is in the kitchen"]]
-    assert trace.extra["corrections"] and all(isinstance(i, int) for i in trace.extra["corrections"])
+    assert trace.report.utterances == [(1, "the sink is in the kitchen")]
+    assert trace.report.corrections and all(isinstance(i, int) for i in trace.report.corrections)

@@ -90,4 +90,4 @@ def test_feedback_becomes_a_checked_correction_that_the_next_round_retrieves(tmp
         episodes = {e.task_id: e for e in opened.episodes("after")}
     other = episodes["pick_heat_then_place_in_recep-1"]
     assert other.goal != failed.goal and other.task_type == failed.task_type
-    assert other.extra["corrections"] == [correction.id]
+    assert other.extra.corrections == [correction.id]

@@ -31,8 +31,8 @@ def test_past_the_budget_steps_are_drawn_at_random_without_a_call(game):
     play_until_won(env, agent, 10)
     trace = agent.finish()
     assert len(llm.calls) == 3 and trace.usage.calls == 3
-    assert trace.extra["steps_past_llm_budget"] == 7
-    assert [source for source, *_ in trace.extra["decisions"]][3:] == ["random"] * 7
+    assert trace.report.steps_past_llm_budget == 7
+    assert [d.source for d in trace.report.decisions][3:] == ["random"] * 7
 
 
 @pytest.mark.parametrize(("given", "ask", "budget"), [

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from prag.agent.person import Effort
+from prag.store.episode_extra import Effort, EpisodeExtra
 from prag.run.metrics import round_metrics, spl_term, transitions
 from prag.store.records import EpisodeRecord
 
@@ -146,8 +146,8 @@ def test_transitions_match_tasks_within_a_run_only():
 
 
 def test_a_persons_effort_is_summed_over_the_round_and_absent_counts_nothing():
-    said = [{"instructions": 2, "words": 9, "answers": 6}, {"instructions": 1, "words": 4, "answers": 0}]
-    group = [replace(outcome(f"t{i}", "A", True, 3, 3), extra={"effort": e}) for i, e in enumerate(said)]
+    said = [Effort(instructions=2, words=9, answers=6), Effort(instructions=1, words=4, answers=0)]
+    group = [replace(outcome(f"t{i}", "A", True, 3, 3), extra=EpisodeExtra(effort=e)) for i, e in enumerate(said)]
     (r,) = round_metrics(group + [outcome("t9", "A", False, 5, 3)])  # played before effort was recorded
     assert r.effort == Effort(instructions=3, words=13, answers=6)
     assert r.to_dict()["person_effort"] == {"instructions": 3, "words": 13, "answers": 6}

@@ -85,7 +85,7 @@ def test_three_rounds_learn_a_model_that_plans(families, tmp_path) -> None:
         episodes = list(store.episodes(run.id))
         models = store.action_models.list()
     rounds = [[e for e in episodes if e.round == r] for r in range(3)]
-    chosen = [Counter(d[0] for e in played for d in e.extra["decisions"]) for played in rounds]
+    chosen = [Counter(d.source for e in played for d in e.extra.decisions) for played in rounds]
     won = [sum(e.won for e in played) for played in rounds]
     calls_a_step = [sum(e.llm_calls for e in played) / sum(e.n_actions for e in played) for played in rounds]
 
@@ -93,6 +93,6 @@ def test_three_rounds_learn_a_model_that_plans(families, tmp_path) -> None:
     assert chosen[1]["search"] and chosen[2]["search"]
     assert won[2] > won[0] and calls_a_step[2] < calls_a_step[0] / 2
     # Games won by the model's plan: their last step was search's.
-    assert any(e.won and e.extra["decisions"][-1][0] == "search" for e in rounds[1] + rounds[2])
+    assert any(e.won and e.extra.decisions[-1].source == "search" for e in rounds[1] + rounds[2])
     # The model rounds 1 and 2 planned with is kept in the store, learned from rounds before them.
     assert models and {m.family for m in models} == {"pantry"}

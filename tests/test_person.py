@@ -11,7 +11,8 @@ import pytest
 from conftest import plans_of, write_spec
 
 from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.person import Effort, Person
+from prag.agent.person import Person
+from prag.store.episode_extra import Choice, Effort
 from prag.envs.base import Environment, Observation
 from prag.envs.domain import GRID
 from prag.envs.spec import load_spec
@@ -73,8 +74,8 @@ def test_an_accepted_proposal_is_taken_and_counted_as_one_answer(groceries):
     agent, action, _ = first_step(env, ScriptedLLM([plan[0]]), person)
     assert action == plan[0] and person.shown == [plan[0]]
     trace = agent.finish()
-    assert trace.extra["decisions"] == [["llm", True, False]]
-    assert trace.extra["effort"] == {"instructions": 0, "words": 0, "answers": 1}
+    assert trace.report.decisions == [Choice("llm", True, False)]
+    assert trace.report.effort == Effort(0, 0, 1)
 
 
 def test_a_rejected_proposal_is_not_offered_again_and_the_llm_is_asked_again(groceries):
@@ -84,7 +85,7 @@ def test_a_rejected_proposal_is_not_offered_again_and_the_llm_is_asked_again(gro
     agent, action, _ = first_step(env, llm, person)
     assert action == plan[0] and person.shown == ["go to door 1", plan[0]]
     assert "door 1" in actions_offered(llm.calls[0]) and "door 1" not in actions_offered(llm.calls[1])
-    assert agent.finish().extra["effort"]["answers"] == 2
+    assert agent.finish().report.effort.answers == 2
 
 
 def test_three_rejections_ask_the_person_and_a_typed_admissible_action_is_theirs(groceries):
@@ -94,9 +95,9 @@ def test_three_rejections_ask_the_person_and_a_typed_admissible_action_is_theirs
     agent, action, _ = first_step(env, llm, person)
     assert action == plan[0] and person.asked == 1 and len(llm.calls) == 3
     trace = agent.finish()
-    assert trace.extra["decisions"] == [["person", True, False]]
-    assert trace.extra["effort"] == {"instructions": 1, "words": 4, "answers": 3}  # "go to table 1"
-    assert trace.extra["utterances"] == []  # an action is taken, not heard
+    assert trace.report.decisions == [Choice("person", True, False)]
+    assert trace.report.effort == Effort(1, 4, 3)  # "go to table 1"
+    assert trace.report.utterances == []  # an action is taken, not heard
 
 
 def test_words_that_name_no_action_are_heard_and_the_llm_asked_again(groceries):
@@ -109,9 +110,9 @@ def test_words_that_name_no_action_are_heard_and_the_llm_asked_again(groceries):
     assert 'The person says: "the eggs are on the table"' in llm.calls[2]["messages"][-1]["content"]
     assert "kitchen" not in actions_offered(llm.calls[2])
     trace = agent.finish()
-    assert trace.extra["decisions"] == [["llm", True, False]]  # the LLM chose, the person agreed
-    assert trace.extra["utterances"] == [[0, "the eggs are on the table"]]
-    assert trace.extra["effort"] == {"instructions": 1, "words": 6, "answers": 3}
+    assert trace.report.decisions == [Choice("llm", True, False)]  # the LLM chose, the person agreed
+    assert trace.report.utterances == [(0, "the eggs are on the table")]
+    assert trace.report.effort == Effort(1, 6, 3)
 
 
 def test_words_instead_of_yes_or_no_choose_the_action(groceries):
@@ -119,7 +120,7 @@ def test_words_instead_of_yes_or_no_choose_the_action(groceries):
     person = ScriptedPerson(replies=[plan[0]])
     agent, action, _ = first_step(env, ScriptedLLM(["go to door 1"]), person)
     assert action == plan[0] and person.asked == 0
-    assert agent.finish().extra["effort"] == {"instructions": 1, "words": len(plan[0].split()), "answers": 0}
+    assert agent.finish().report.effort == Effort(1, len(plan[0].split()), 0)
 
 
 def test_silence_when_asked_lets_the_llm_choose_unconfirmed(groceries):
@@ -138,7 +139,7 @@ def test_without_a_person_nothing_is_confirmed_or_counted(groceries):
     agent.reset(env.reset())
     agent.hear("start with the eggs")  # words from the console count even without yes/no
     assert agent.act(env.reset()).action == plan[0]
-    assert agent.finish().extra["effort"] == {"instructions": 1, "words": 4, "answers": 0}
+    assert agent.finish().report.effort == Effort(1, 4, 0)
 
 
 def test_effort_adds_up_over_episodes():

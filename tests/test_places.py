@@ -17,6 +17,7 @@ from prag.retrieval.episodes import where_things_were
 from prag.run.config import ExperimentConfig, RetrievalConfig, RunConfig
 from prag.run.runner import Runner, start_run
 from prag.store import EpisodeRecord, RunRecord, StepRecord, Store, database
+from prag.store.episode_extra import EpisodeExtra
 from prag.store.exchange import export_lines, import_lines
 from prag.store.places import family_of
 from prag.store.visibility import Visibility
@@ -85,7 +86,7 @@ def test_a_real_grid_run_records_where_things_were_as_its_scene_graphs_show(tmp_
         played = start_run(store, config)
         Runner(store, played, config, llm=ScriptedLLM(plan_follower(plans_of(spec))), encoder=minilm()).play()
         episodes = list(store.episodes(played.id))
-        assert {e.extra["env"] for e in episodes} == {"grid"}
+        assert {e.extra.env for e in episodes} == {"grid"}
         # Worked out from where_things_were (where each thing was first seen; things do not move
         # before the agent takes them): each (kind, place kind) once per episode.
         expected: Counter[tuple[str, str]] = Counter()
@@ -102,13 +103,13 @@ def test_a_real_grid_run_records_where_things_were_as_its_scene_graphs_show(tmp_
 
 def test_the_family_of_an_older_episode_is_found_from_its_task_sets_name(tmp_path):
     (tmp_path / "far.toml").write_text('name = "far-away"\nenv = "grid"\nmax_steps = 5\n[params]\ntasks = []\n')
-    assert family_of({"env": "textworld", "spec": "alfworld-mini"}, {}) == "textworld"
-    assert family_of({"spec": "alfworld-mini"}, {}) == "alfworld-gen"  # a shipped spec, by name
+    assert family_of(EpisodeExtra(env="textworld", spec="alfworld-mini"), {}) == "textworld"
+    assert family_of(EpisodeExtra(spec="alfworld-mini"), {}) == "alfworld-gen"  # a shipped spec, by name
     recorded = {"experiment": {"spec": "elsewhere.toml", "train": str(tmp_path / "far.toml")}}
-    assert family_of({"spec": "far-away"}, recorded) == "grid"  # the run's train spec of that name
-    assert family_of({"spec": "far-away"}, {"spec": str(tmp_path / "far.toml")}) == "grid"  # a flat (v1) config
-    assert family_of({"spec": "gone"}, recorded) is None
-    assert family_of({}, {}) is None
+    assert family_of(EpisodeExtra(spec="far-away"), recorded) == "grid"  # the run's train spec of that name
+    assert family_of(EpisodeExtra(spec="far-away"), {"spec": str(tmp_path / "far.toml")}) == "grid"  # a flat (v1) config
+    assert family_of(EpisodeExtra(spec="gone"), recorded) is None
+    assert family_of(EpisodeExtra(), {}) is None
 
 
 def test_migration_7_backfills_a_store_written_at_schema_6(tmp_path, monkeypatch):
@@ -123,12 +124,12 @@ def test_migration_7_backfills_a_store_written_at_schema_6(tmp_path, monkeypatch
             old.add_run(RunRecord(id="r2", spec="far-away", llm="none", mode="prag", k=3, rounds=1,
                                   config={"experiment": {"spec": str(far)}}))
             # As the runner wrote episodes before issue 13: the task set's name, no family.
-            old.add_episode(placed_episode([APPLE_IN_FRIDGE], task_id="a", won=False, extra={"spec": "alfworld-mini"}))
-            text_only = old.add_episode(placed_episode([APPLE_ON_COUNTER], task_id="b", extra={"spec": "alfworld-mini"}))
-            old.add_episode(placed_episode([[("apple 4", "in", "fridge 2")]], task_id="c", extra={"spec": "gone"}))
+            old.add_episode(placed_episode([APPLE_IN_FRIDGE], task_id="a", won=False, extra=EpisodeExtra(spec="alfworld-mini")))
+            text_only = old.add_episode(placed_episode([APPLE_ON_COUNTER], task_id="b", extra=EpisodeExtra(spec="alfworld-mini")))
+            old.add_episode(placed_episode([[("apple 4", "in", "fridge 2")]], task_id="c", extra=EpisodeExtra(spec="gone")))
             old.add_episode(EpisodeRecord("r2", 0, "g", "pick", "g", True, [
                 StepRecord(0, None, "o", "x", None, [("eggs 1", "onTop", "table 1"), ("eggs 1", "inside", "fridge 1")])],
-                extra={"spec": "far-away"}))
+                extra=EpisodeExtra(spec="far-away")))
             # A step stored before triples were kept is read from its text.
             old.db.execute("update steps set graph = null where episode_id = ?", [text_only])
             old.db.conn.commit()

@@ -32,6 +32,7 @@ from prag.run.config import (
 )
 from prag.run.runner import Runner, resume_config, start_run
 from prag.store import Store
+from prag.store.episode_extra import EpisodeExtra, GoalReading
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.ray
@@ -65,7 +66,7 @@ def play(db: Path, run_config: RunConfig, llm) -> list:
         Runner(store, run, run_config, llm=llm, encoder=minilm()).play()
         episodes = list(store.episodes("r"))
         keys = {e.id: (e.round, e.task_id) for e in episodes}
-        return sorted((e.round, e.task_id, e.won, [s.action for s in e.steps], [keys[i] for i in e.extra["retrieved"]])
+        return sorted((e.round, e.task_id, e.won, [s.action for s in e.steps], [keys[i] for i in e.extra.retrieved])
                       for e in episodes)
 
 
@@ -101,8 +102,7 @@ def test_a_rounds_snapshot_carries_the_goal_readings_verified_before_it(tmp_path
         store.add_episode(EpisodeRecord(
             run_id="r", round=0, task_id="a", task_type="", goal="Put a clean bowl in a cabinet.", won=True,
             steps=[StepRecord(0, None, "", "")],
-            extra={"reading": {"instruction": "Put a clean bowl in a cabinet.", "sentence": "put a clean bowl in cabinet",
-                               "source": "llm"}}))
+            extra=EpisodeExtra(reading=GoalReading("Put a clean bowl in a cabinet.", "put a clean bowl in cabinet", "llm"))))
         runner = Runner(store, run, run_config, llm=ScriptedLLM(["look"]), encoder=minilm())
         loaded = load_spec(spec)
         rounds = RayRounds(runner)

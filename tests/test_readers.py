@@ -14,7 +14,7 @@ from conftest import model_parts_installed
 from support import minilm, play_until_won
 
 from prag.agent.agent import AgentConfig, PragAgent, parse_readers
-from prag.agent.person import Effort
+from prag.store.episode_extra import Effort
 from prag.agent.protocol import Usage
 from prag.agent.readers import (
     EXAMPLE_SIMILARITY,
@@ -41,6 +41,7 @@ from prag.retrieval.embed import EmbeddingCache
 from prag.retrieval.index import Visibility
 from prag.retrieval.readings import ReadingMemory
 from prag.store import Store
+from prag.store.episode_extra import EpisodeExtra, GoalReading
 from prag.store.exchange import export_lines, import_lines
 from prag.store.records import EpisodeRecord, RunRecord, StepRecord
 
@@ -156,7 +157,7 @@ def stored_reading(store: Store, run: str, round_: int, task: str, words: str, s
                    source: str = "llm") -> int:
     return store.add_episode(EpisodeRecord(
         run_id=run, round=round_, task_id=task, task_type="", goal=words, won=won, steps=[StepRecord(0, None, "", "")],
-        extra={"reading": {"instruction": words, "sentence": sentence, "source": source}},
+        extra=EpisodeExtra(reading=GoalReading(words, sentence, source)),
     ))
 
 
@@ -231,10 +232,10 @@ def test_a_win_verifies_a_reading_only_when_its_last_action_names_the_readings_p
     readings = Readings([LLMReader(ScriptedLLM(["put a keychain in drawer"]), lambda w: [], Usage())],
                         context("Hold the key chain and switch on the lamp."))
     readings.start()
-    kept = readings.as_dict(last_action)
-    assert kept["fits"] is fits
-    store.add_episode(EpisodeRecord(run_id="r", round=0, task_id="k", task_type="", goal=kept["instruction"], won=True,
-                                    steps=[StepRecord(0, None, "", "")], extra={"reading": kept}))
+    kept = readings.record(last_action)
+    assert kept.fits is fits
+    store.add_episode(EpisodeRecord(run_id="r", round=0, task_id="k", task_type="", goal=kept.instruction, won=True,
+                                    steps=[StepRecord(0, None, "", "")], extra=EpisodeExtra(reading=kept)))
     assert [r.sentence for r in store.readings.verified()] == (["put a keychain in drawer"] if fits else [])
 
 
@@ -255,7 +256,7 @@ def test_a_reading_the_worlds_placement_rules_rule_out_is_read_again_before_a_st
     readings = Readings([TemplateReader(), LLMReader(llm, lambda w: [], Usage())],
                         context("Hold the key chain and switch on the lamp."))
     assert readings.start().sentence == "look at keychain under the desklamp"
-    assert readings.as_dict()["hypotheses"][0]["dropped"] == "a keychain is never in or on a cabinet"
+    assert readings.record().hypotheses[0].dropped == "a keychain is never in or on a cabinet"
     assert "Not these (shown wrong): put a keychain in cabinet" in llm.calls[1]["messages"][-1]["content"]
     # A reading the rules allow is read once.
     allowed = Readings([LLMReader(ScriptedLLM(["put a keychain in drawer"]), lambda w: [], Usage())], context("keys away"))
@@ -266,7 +267,7 @@ def test_a_change_the_world_never_makes_is_ruled_out_before_a_step():
     llm = ScriptedLLM(["put a clean soapbottle in cabinet", "put a soapbottle in cabinet"])
     readings = Readings([LLMReader(llm, lambda w: [], Usage())], context("Put the lotion in the cabinet, it is wet."))
     assert readings.start().sentence == "put a soapbottle in cabinet"
-    assert readings.history[0]["dropped"] == "a soapbottle is never cleaned"
+    assert readings.history[0].dropped == "a soapbottle is never cleaned"
     # a change the world makes stands
     kept = Readings([WordsReader()], context("Put a washed soap bar in the cabinet."))
     assert kept.start().sentence == "put a clean soapbar in cabinet" and kept.history == []
@@ -275,7 +276,7 @@ def test_a_change_the_world_never_makes_is_ruled_out_before_a_step():
 def test_a_place_named_beside_the_place_is_the_next_reading_where_the_place_cannot_be():
     readings = Readings([WordsReader()], context("Place the lotion on the sink underneath the cabinet."))
     assert readings.start().sentence == "put a soapbottle in cabinet"
-    assert readings.history[0]["dropped"] == "a soapbottle is never in or on a sinkbasin"
+    assert readings.history[0].dropped == "a soapbottle is never in or on a sinkbasin"
 
 
 def test_readings_go_with_their_episodes_out_and_in_and_when_deleted(store, tmp_path):
@@ -326,10 +327,10 @@ def test_a_reading_whose_thing_is_nowhere_is_dropped_and_the_next_one_wins(game)
     agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=SEARCH), domain=ALFWORLD)
     assert play(worded(game, "cool it down and put it where it goes"), agent)
     assert len(llm.calls) == 2  # the two readings; every step came from search
-    reading = agent.finish().extra["reading"]
-    assert reading["sentence"] == right.sentence and reading["source"] == "llm"
-    first = reading["hypotheses"][0]
-    assert first["sentence"] == wrong and first["dropped"] == f"no {absent} anywhere in the room"
+    reading = agent.finish().report.reading
+    assert reading is not None and reading.sentence == right.sentence and reading.source == "llm"
+    first = reading.hypotheses[0]
+    assert first.sentence == wrong and first.dropped == f"no {absent} anywhere in the room"
     assert "Not these (shown wrong): " + wrong in llm.calls[1]["messages"][-1]["content"]
 
 
@@ -348,7 +349,7 @@ def test_the_person_confirms_a_reading_in_doubt_or_gives_the_right_words():
     assert first == [] and words.dropped == {"put a hot apple in fridge": "the person said no"}
     (told,) = read([person_reader], words)
     assert (told.sentence, told.source, told.confidence) == ("put a cool apple in fridge", "person", 1.0)
-    assert effort.as_dict() == {"instructions": 1, "words": 7, "answers": 1}
+    assert effort == Effort(instructions=1, words=7, answers=1)
 
 
 def test_a_confident_reading_is_never_put_to_the_person():
@@ -397,6 +398,6 @@ def test_a_lamp_left_unsaid_is_the_kind_of_lamp_the_room_shows(lamp_game):
     agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=SEARCH), domain=ALFWORLD)
     assert play(worded(lamp_game, "hold it and turn on a lamp"), agent)
     assert len(llm.calls) == 1  # the room's own lamp was taken without asking again
-    reading = agent.finish().extra["reading"]
-    assert reading["sentence"] == right.sentence and reading["why"] == "the kind the room shows"
-    assert reading["hypotheses"][0]["dropped"] == f"no {other} seen, another of its kind is"
+    reading = agent.finish().report.reading
+    assert reading is not None and reading.sentence == right.sentence and reading.why == "the kind the room shows"
+    assert reading.hypotheses[0].dropped == f"no {other} seen, another of its kind is"

@@ -21,6 +21,7 @@ from prag.run.config import (
 )
 from prag.run.runner import Runner, start_run
 from prag.store import Store
+from prag.store.episode_extra import Choice
 
 NO_CORRECTIONS = RetrievalConfig(corrections=False)
 
@@ -52,7 +53,7 @@ def test_hard_coded_replays_round_0s_wins_without_the_llm_and_always_asks_every_
             calls = sum(e.llm_calls for e in round1)
             steps = sum(e.n_actions for e in round1)
             assert calls == (0 if ask == "hard-coded" else steps)
-            sources = {s for e in round1 for s, _, _ in e.extra["decisions"]}
+            sources = {d.source for e in round1 for d in e.extra.decisions}
             assert sources == ({"episode"} if ask == "hard-coded" else {"llm"})
 
 
@@ -67,8 +68,8 @@ def test_a_round_0_that_followed_plans_stands_only_for_its_own_policy(grid, tmp_
         # A round 0 whose steps came from a plan does not stand for one that would have asked.
         start_run(store, RunConfig(ExperimentConfig(spec=spec, rounds=1), NO_CORRECTIONS, hard), "planned")
         for episode in store.episodes("asked"):
-            followed = [["episode", False, False]] * episode.n_actions
-            store.add_episode(replace(episode, run_id="planned", id=None, extra={**episode.extra, "decisions": followed}))
+            followed = [Choice("episode", False, False)] * episode.n_actions
+            store.add_episode(replace(episode, run_id="planned", id=None, extra=replace(episode.extra, decisions=followed)))
         with pytest.raises(PragError, match="followed plans in round 0"):
             start_run(store, RunConfig(ExperimentConfig(spec=spec, round0_from="planned"), NO_CORRECTIONS))
         start_run(store, RunConfig(ExperimentConfig(spec=spec, round0_from="planned"), NO_CORRECTIONS, hard), "same")

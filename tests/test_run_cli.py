@@ -99,7 +99,7 @@ def test_a_run_stores_every_setting_and_writes_its_summary(tmp_path, cli):
         assert [e.round for e in episodes] == [0, 0, 1, 1]
         assert all(e.won == (e.goal != lost) for e in episodes)
         assert all(e.n_actions == 20 for e in episodes if not e.won)  # the spec's step cap
-        assert all(len(e.extra["thoughts"]) == e.n_actions for e in episodes)  # --think was played
+        assert all(len(e.extra.thoughts) == e.n_actions for e in episodes)  # --think was played
 
 
 def test_workers_play_a_round_in_parallel_and_each_task_once(tmp_path, cli):
@@ -123,7 +123,7 @@ def test_workers_play_a_round_in_parallel_and_each_task_once(tmp_path, cli):
         assert sorted(keys) == sorted((r, t) for r in (0, 1) for t in task_ids(spec))
         assert all(e.won for e in episodes)
         round0 = {e.id for e in episodes if e.round == 0}
-        assert all(e.extra["retrieved"] and set(e.extra["retrieved"]) <= round0 for e in episodes if e.round == 1)
+        assert all(e.extra.retrieved and set(e.extra.retrieved) <= round0 for e in episodes if e.round == 1)
     assert "round 1: 4/4 won (100%)" in result.output
 
 

@@ -44,7 +44,7 @@ def test_rounds_retrieve_only_from_earlier_rounds(tmp_path):
         assert [(e.round, e.won) for e in episodes] == [(r, True) for r in range(3) for _ in range(2)]
         by_id = {e.id: e for e in episodes}
         for e in episodes:
-            retrieved = [by_id[i] for i in e.extra["retrieved"]]
+            retrieved = [by_id[i] for i in e.extra.retrieved]
             assert all(r.round < e.round for r in retrieved)
             assert len(retrieved) == min(2, 2 * e.round)
         # Round 0 prompts carry no experience block; round 1 prompts do.
@@ -62,10 +62,10 @@ def test_train_then_test_freezes_the_store(tmp_path):
         runner = make_runner(store, run_config(test, train=train, rounds=2, k=3, mode="goal"), ScriptedLLM(plan_follower(plans)))
         runner.play()
         episodes = list(store.episodes(runner.run.id))
-        assert [(e.round, e.extra["spec"]) for e in episodes] == [(0, "train")] * 2 + [(1, "train")] * 2 + [(2, "test")] * 2
+        assert [(e.round, e.extra.spec) for e in episodes] == [(0, "train")] * 2 + [(1, "train")] * 2 + [(2, "test")] * 2
         test_ids = {e.id for e in episodes if e.round == 2}
         for e in episodes[4:]:
-            assert e.extra["retrieved"] and not set(e.extra["retrieved"]) & test_ids
+            assert e.extra.retrieved and not set(e.extra.retrieved) & test_ids
 
 
 def test_a_lost_episode_is_stored_as_lost_at_the_step_cap(tmp_path):
@@ -78,7 +78,7 @@ def test_a_lost_episode_is_stored_as_lost_at_the_step_cap(tmp_path):
         (episode,) = store.episodes(runner.run.id)
         assert not episode.won and episode.n_actions == 5
         # Each step: the invalid answer, re-asked twice, then sent as it is (never mapped).
-        assert episode.reasks == 2 * 5 and episode.extra["invalid_actions"] == 5
+        assert episode.reasks == 2 * 5 and episode.extra.invalid_actions == 5
         assert {s.action for s in episode.steps[1:]} == {"look around the room"}
         assert len(llm.calls) == 3 * 5
 
@@ -266,12 +266,12 @@ def test_a_run_can_start_from_another_runs_round_0(tmp_path):
         episodes = list(store.episodes(branch.run.id))
         assert [e.round for e in episodes] == [0, 0, 1, 1]
         for copy in episodes[:2]:
-            assert copy.extra["copied_from"] == original[copy.task_id].id
+            assert copy.extra.copied_from == original[copy.task_id].id
             assert [s.action for s in copy.steps] == [s.action for s in original[copy.task_id].steps]
         # Round 0 was not played again, and round 1 retrieved the copies, not the originals.
         assert len(llm.calls) == sum(e.n_actions for e in episodes[2:])
         copies = {e.id for e in episodes[:2]}
-        assert all(set(e.extra["retrieved"]) <= copies for e in episodes[2:])
+        assert all(set(e.extra.retrieved) <= copies for e in episodes[2:])
         with pytest.raises(PragError, match="experiment.max_steps"):
             start_run(store, run_config(spec, rounds=2, max_steps=3, round0_from=first.run.id))
 

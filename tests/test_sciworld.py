@@ -142,7 +142,7 @@ def test_rounds_replay_the_progress_stored_and_never_repeat_a_fatal_step(tmp_pat
     won = [e.round for e in episodes if e.won]
     assert won and won[0] > 0
     winner = episodes[won[0]]
-    chosen = Counter(d[0] for d in winner.extra["decisions"])
+    chosen = Counter(d.source for d in winner.extra.decisions)
     assert chosen["episode"] >= 4 and winner.llm_calls <= 4  # most of the way from the store
     # Scores rise round over round until the win, as the store's progress grows.
     scores = [e.score or 0 for e in episodes[: won[0] + 1]]

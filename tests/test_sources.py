@@ -25,6 +25,7 @@ from prag.run.config import ExperimentConfig, RunConfig
 from prag.run.metrics import round_metrics, steps_by_source
 from prag.run.report import Comparison, sources_table
 from prag.sources import KNOWLEDGE, STEP_SOURCES, KnowledgeSource, StepSource
+from prag.store.episode_extra import Choice, EpisodeExtra
 from prag.store.records import EpisodeRecord, RunRecord
 
 SEARCH = ("experience", "search", "llm")
@@ -43,8 +44,8 @@ def alfworld(game: Path) -> AlfworldEnv:
 def play(env: Environment, agent: PragAgent, limit: int = 40) -> tuple[bool, list[list[object]]]:
     """One episode; whether it was won, and the agent's decisions (each naming a registered step source)."""
     won = play_until_won(env, agent, limit)
-    decisions = agent.finish().extra["decisions"]
-    assert all(isinstance(source, StepSource) for source, _, _ in decisions)
+    decisions = agent.finish().report.decisions
+    assert all(d.source in set(StepSource) for d in decisions)
     return won, decisions
 
 
@@ -97,18 +98,18 @@ def test_search_finds_the_object_then_plans_to_the_goal_without_the_llm(game):
     agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=SEARCH), domain=ALFWORLD)
     won, decisions = play(alfworld(game), agent)
     assert won and llm.calls == []
-    chosen = [source for source, _, _ in decisions]
+    chosen = [d.source for d in decisions]
     first_search = chosen.index("search")
     # find-X until the object is seen, then means-ends to the end: never asked.
     assert chosen[:first_search] == ["find"] * first_search and first_search > 0
     assert set(chosen[first_search:]) == {"search"}
-    assert all(not asked for _, asked, _ in decisions)
+    assert all(not d.asked for d in decisions)
 
 
 def test_the_default_chain_asks_the_llm_as_before(game):
     agent = PragAgent(oracle_llm(game), None, Visibility(), AgentConfig(ask="hard-coded"), domain=ALFWORLD)
     won, decisions = play(alfworld(game), agent)
-    assert won and {source for source, _, _ in decisions} == {"llm"}
+    assert won and {d.source for d in decisions} == {"llm"}
 
 
 def test_under_ask_always_search_changes_nothing_the_llm_sees(game):
@@ -117,7 +118,7 @@ def test_under_ask_always_search_changes_nothing_the_llm_sees(game):
         llm = oracle_llm(game)
         agent = PragAgent(llm, None, Visibility(), AgentConfig(sources=sources), domain=ALFWORLD)
         won, decisions = play(alfworld(game), agent)
-        assert won and {source for source, _, _ in decisions} == {"llm"}
+        assert won and {d.source for d in decisions} == {"llm"}
         prompts.append([call["messages"] for call in llm.calls])
     assert prompts[0] == prompts[1]
 
@@ -129,7 +130,7 @@ def test_without_the_llm_the_person_is_asked_for_the_steps_no_earlier_source_giv
     config = AgentConfig(ask="hard-coded", sources=sources)
     agent = PragAgent(ScriptedLLM([]), None, Visibility(), config, domain=ALFWORLD, person=person)
     won, decisions = play(alfworld(game), agent)
-    chosen = {source for source, _, _ in decisions}
+    chosen = {d.source for d in decisions}
     assert won
     if "search" in sources:  # search wins this game alone: the person is never asked
         assert person.asked == 0 and chosen == {"find", "search"}
@@ -151,12 +152,12 @@ def test_a_plan_from_experience_with_a_step_to_take_outranks_search():
 
 
 def test_steps_are_counted_by_the_source_that_chose_them():
-    def episode(decisions: list[list[object]] | None, n: int, round_: int = 0) -> EpisodeRecord:
-        extra = {"decisions": decisions} if decisions is not None else {}
+    def episode(decisions: list[Choice] | None, n: int, round_: int = 0) -> EpisodeRecord:
+        extra = EpisodeExtra(decisions=decisions) if decisions is not None else EpisodeExtra()
         return EpisodeRecord(run_id="r", round=round_, task_id="t", task_type="x", goal="g", won=True, steps=[],
                              n_actions=n, extra=extra)
 
-    mixed = episode([["find", False, False]] * 3 + [["search", False, False]] * 2 + [["llm", True, False]], 6)
+    mixed = episode([Choice("find", False, False)] * 3 + [Choice("search", False, False)] * 2 + [Choice("llm", True, False)], 6)
     old = episode(None, 4)  # stored before decisions were recorded: every action was the LLM's
     assert steps_by_source([mixed, old]) == {"find": 3, "search": 2, "llm": 5}
     (figures,) = round_metrics([mixed, old])
@@ -192,9 +193,9 @@ def test_the_cli_names_and_describes_the_registry_s_knowledge_sources():
 
 
 def test_the_report_shows_steps_by_source_in_the_registry_s_order():
-    decisions = [[name, False, False] for name in ("llm", "plan", "search", "subgoal", "correction")]  # "plan": not ours
+    decisions = [Choice(name, False, False) for name in ("llm", "plan", "search", "subgoal", "correction")]  # "plan": not ours
     played = EpisodeRecord(run_id="r", round=0, task_id="t", task_type="x", goal="g", won=True, steps=[], n_actions=5,
-                           extra={"decisions": decisions})
+                           extra=EpisodeExtra(decisions=decisions))
     run = RunRecord(id="r", spec="s", llm="random", mode="prag", k=3, rounds=1)
     table = sources_table(Comparison("s.db", [run], round_metrics([played]), [], {"r": "finished"}))
     assert [column.header for column in table.columns][2:] == ["correction", "subgoal", "search", "llm", "plan"]

@@ -12,6 +12,7 @@ import prag.store.access as access
 from prag.errors import StoreError
 from prag.retrieval.embed import text_hash
 from prag.store import Store
+from prag.store.episode_extra import EpisodeExtra
 from prag.store.records import StepRecord
 from prag.store.schema import SCHEMA_VERSION
 
@@ -23,7 +24,7 @@ def file_digest(path) -> str:
 def test_episode_round_trip_with_steps_and_vectors(tmp_path):
     path = tmp_path / "s.db"
     record = episode()
-    record.llm_calls, record.prompt_tokens, record.extra = 4, 900, {"reason": "won"}
+    record.llm_calls, record.prompt_tokens, record.extra = 4, 900, EpisodeExtra(goal_sentence="put a mug in shelf")
     vectors = {text_hash(s.scene): np.full(4, i, dtype=np.float32) for i, s in enumerate(record.steps)}
     with Store(path) as store:
         store.add_run(run())

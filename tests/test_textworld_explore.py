@@ -21,6 +21,7 @@ from prag.errors import LLMError
 from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.index import Visibility
 from prag.run.episode import play_episode
+from prag.store.episode_extra import SubGoal
 
 
 def test_the_map_records_an_exit_taken_both_ways_and_finds_the_way_back() -> None:
@@ -113,11 +114,11 @@ def test_exploring_by_the_map_wins_a_game_with_doors_whose_objective_names_only_
     finally:
         env.close()
     assert won and trace.usage.calls == 0
-    assert trace.extra["subgoals"] == [{"command": "take teaspoon", "met_at": 11, "how": "taken"}]
+    assert trace.report.subgoals == [SubGoal("take teaspoon", 11, "taken")]
     # The bathroom is a dead end: back by the map; doors opened on the way; the study's box opened
     # and left; back to the corridor for the gate; the chest opened; the teaspoon taken.
     assert [s.action for s in steps[1:]] == [
         "go south", "go north", "open wooden door", "go east", "go north", "open box", "go south",
         "open iron gate", "go east", "open chest", "take teaspoon from chest",
     ]
-    assert [source for source, *_ in trace.extra["decisions"]] == ["find"] * 10 + ["subgoal"]
+    assert [d.source for d in trace.report.decisions] == ["find"] * 10 + ["subgoal"]

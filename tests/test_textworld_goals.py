@@ -88,9 +88,9 @@ def test_the_sub_goals_win_a_real_game_with_no_llm_call(params: dict, seed: int)
     finally:
         env.close()
     assert won and trace.usage.calls == 0
-    assert [s.action for s in steps[1:]] == [g["command"] for g in trace.extra["subgoals"]]
-    assert [g["met_at"] for g in trace.extra["subgoals"]] == list(range(1, len(steps)))
-    assert trace.extra["reading"]["task"] == SUBGOALS and trace.extra["reading"]["fits"]
+    assert [s.action for s in steps[1:]] == [g.command for g in trace.report.subgoals]
+    assert [g.met_at for g in trace.report.subgoals] == list(range(1, len(steps)))
+    assert trace.report.reading.task == SUBGOALS and trace.report.reading.fits
 
 
 class WithoutStep:
@@ -118,7 +118,7 @@ def test_a_move_behind_a_closed_door_opens_the_door_the_room_says_leads_that_way
         env.close()
     assert won and trace.usage.calls == 0
     assert [s.action for s in steps[1:]] == ["go west", "open gate", "go south", "go south", "go south", "take chocolate bar"]
-    assert "open gate" not in [g["command"] for g in trace.extra["subgoals"]]
+    assert "open gate" not in [g.command for g in trace.report.subgoals]
 
 
 def seen(text: str, admissible: list[str], location: str = "attic") -> Observation:
@@ -163,7 +163,7 @@ def test_an_objective_the_template_cannot_read_is_left_to_the_later_readers() ->
     assert later.asked == [words]
     agent = no_llm_agent()
     agent.reset(replace(seen("-= Attic =-", ["go east"]), goal=words))
-    assert agent.subgoals is None and agent.goal == words and agent.finish().extra["subgoals"] == []
+    assert agent.subgoals is None and agent.goal == words and agent.finish().report.subgoals == []
 
 
 COOKBOOK = """You open the copy of "Cooking: A Modern Approach (3rd Ed.)" and start reading:

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from prag.store.episode_extra import EpisodeExtra
 from prag.store.records import EpisodeRecord, StepRecord
 from prag.store.transcripts import (
     MAX_CHARS,
@@ -45,7 +46,7 @@ def grid_like_episode() -> EpisodeRecord:
     ]
     return EpisodeRecord(
         run_id="r", round=0, task_id="t", task_type="put_away_groceries", goal="Put away the milk.",
-        won=False, steps=steps, extra={"utterances": [[1, "the fridge is to your left"], [2, "now open it"]]},
+        won=False, steps=steps, extra=EpisodeExtra(utterances=[(1, "the fridge is to your left"), (2, "now open it")]),
     )
 
 

@@ -17,6 +17,7 @@ from prag.envs.alfworld.gen import DIFFICULTIES, generate_game
 from prag.envs.domain import ALFWORLD
 from prag.retrieval.index import ExperienceIndex
 from prag.store import EpisodeRecord, Store
+from prag.store.episode_extra import GoalReading
 from prag.store.places import found
 from prag.store.visibility import Visibility
 
@@ -54,9 +55,9 @@ def store_path(tmp_path_factory: pytest.TempPathFactory, generated: Path) -> Pat
             store.add_run(run(name))
         for (task_id, (run_id, round_, source)), (task_type, seed) in zip(STORED.items(), games):
             episode = oracle_episode(generate_game(task_type, seed, generated, DIFFICULTIES["medium"]), task_type)
-            reading = {"instruction": episode.goal, "sentence": episode.goal, "source": "template"}  # verified: won
+            reading = GoalReading(episode.goal, episode.goal, "template")  # verified: won
             store.add_episode(replace(episode, run_id=run_id, round=round_, task_id=task_id, source=source,
-                                      extra={**episode.extra, "reading": reading}))
+                                      extra=replace(episode.extra, reading=reading)))
     return path
 
 

@@ -12,6 +12,7 @@ from prag.envs.alfworld.goals import schema
 from prag.envs.alfworld.wording import PHRASINGS, Wording, instructions
 from prag.errors import SpecError
 from prag.run.metrics import reading_scores
+from prag.store.episode_extra import EpisodeExtra, GoalReading, Hypothesis
 from prag.store.records import EpisodeRecord, StepRecord
 
 COMMANDS = SHARED_ALFWORLD / "refined_valid_seen_commands.json"
@@ -98,12 +99,13 @@ def test_people_phrasings_name_the_games_kinds_in_everyday_words_and_read_back_b
 
 def test_reading_scores_count_first_and_last_readings_against_the_games_own_goal():
     def episode(first: str, last: str | None = None, sentence: str | None = "put a clean bowl in cabinet.") -> EpisodeRecord:
-        def as_stored(text: str) -> dict:
+        def as_stored(text: str, dropped: str | None = None) -> Hypothesis:
             goal = schema().read(text)
-            return {"sentence": text, "task": goal.task, "slots": dict(goal.slots)}
-        hypotheses = [{**as_stored(first), "dropped": "its plan ran out"}] if last else [{**as_stored(first), "dropped": None}]
-        reading = {**as_stored(last or first), "hypotheses": hypotheses + ([{**as_stored(last), "dropped": None}] if last else [])}
-        extra = {"env": "alfworld", "reading": reading, **({"goal_sentence": sentence} if sentence else {})}
+            return Hypothesis(text, "llm", 0.6, goal.task, dict(goal.slots), dropped=dropped)
+        hypotheses = [as_stored(first, "its plan ran out"), as_stored(last)] if last else [as_stored(first)]
+        now = as_stored(last or first)
+        reading = GoalReading("words", now.sentence, now.source, now.confidence, now.task, now.slots, hypotheses=hypotheses)
+        extra = EpisodeExtra(env="alfworld", reading=reading, goal_sentence=sentence)
         return EpisodeRecord("r", 0, "t", "", "words", True, [StepRecord(0, None, "", "")], extra=extra)
 
     episodes = [

@@ -243,8 +243,8 @@ def test_words_read_on_a_real_game_are_played_by_search_with_no_llm_call(cool_pl
     agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("experience", "search", "llm")),
                       domain=ALFWORLD)
     assert play_until_won(env, agent, 50)
-    reading = agent.finish().extra["reading"]
-    assert (reading["sentence"], reading["source"]) == ("put a cool plate in shelf", "words")
+    reading = agent.finish().report.reading
+    assert reading is not None and (reading.sentence, reading.source) == ("put a cool plate in shelf", "words")
     assert llm.calls == []
 
 
@@ -259,6 +259,6 @@ def test_a_reading_search_finds_no_way_to_is_dropped_once_all_it_needs_was_seen(
         agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("experience", "search", "llm")),
                           domain=domain)
         assert play_until_won(env, agent, 50)
-        reading = agent.finish().extra["reading"]
-        assert reading["sentence"] == "put a cool plate in shelf" and len(llm.calls) == 2
-        assert reading["hypotheses"][0]["dropped"] == why
+        reading = agent.finish().report.reading
+        assert reading is not None and reading.sentence == "put a cool plate in shelf" and len(llm.calls) == 2
+        assert reading.hypotheses[0].dropped == why

@@ -51,7 +51,7 @@ from prag.agent.mediator import (
 )
 from prag.agent.observed import Observed
 from prag.agent.options import named
-from prag.agent.person import Effort, Person
+from prag.agent.person import Person
 from prag.agent.places import DEFAULT_PLACES, LLMPlaces, Places, Ranking, no_ranking
 from prag.agent.plans import Plan
 from prag.agent.prompt import THINK, PromptLimits, RoomCards, act_instruction, messages, with_instruction
@@ -82,6 +82,7 @@ from prag.retrieval.corrections import CorrectionHit, CorrectionSource
 from prag.retrieval.episodes import Experience, ExperienceSource
 from prag.retrieval.index import Visibility
 from prag.sources import KnowledgeSource, StepSource
+from prag.store.episode_extra import AgentReport, Choice, Effort
 
 T = TypeVar("T")
 
@@ -255,7 +256,7 @@ class PragAgent:
         self.first_scene = observation.scene_text
         self.fatal: set[str] = set()  # actions that failed this task outright before (prag.agent.actor)
         self.irrevocable = Irrevocable(self.domain.irrevocable)
-        self.max_steps = int(observation.infos.get("max_steps", 50))
+        self.max_steps = observation.max_steps if observation.max_steps is not None else 50
         self.last_changed = True
         self.steps_since_ask = 0
         self.asks = 0
@@ -581,19 +582,19 @@ class PragAgent:
             goal=self.instruction,
             usage=self.usage,
             retrieved=[e.hit.episode_id for e in self.retrieved],
-            extra={
-                "thoughts": self.thoughts,
-                "invalid_actions": self.usage.invalid_actions,
-                "banned_actions": self.usage.banned_actions,
-                "corrections": self.shown_corrections,
-                # [t, text]: said after step t's observation (history index t is step t).
-                "utterances": [[at, text] for at, text in self.utterances],
-                "decisions": self.decisions,
-                "effort": self.effort.as_dict(),
-                "reading": self.readings.as_dict(self.history[-1][0]),
-                "subgoals": self.subgoals.as_list() if self.subgoals is not None else [],
-                "steps_past_llm_budget": self.past_budget,
-            },
+            report=AgentReport(
+                thoughts=self.thoughts,
+                invalid_actions=self.usage.invalid_actions,
+                banned_actions=self.usage.banned_actions,
+                corrections=self.shown_corrections,
+                # (t, text): said after step t's observation (history index t is step t).
+                utterances=list(self.utterances),
+                decisions=[Choice(str(source), bool(asked), bool(same)) for source, asked, same in self.decisions],
+                effort=self.effort,
+                reading=self.readings.record(self.history[-1][0]),
+                subgoals=self.subgoals.goals if self.subgoals is not None else [],
+                steps_past_llm_budget=self.past_budget,
+            ),
         )
 
     # --- steps of `act` ---------------------------------------------------------------------

@@ -7,7 +7,6 @@ words. Effort is counted as Kirk et al. count it: instructions, their words, and
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Protocol, runtime_checkable
 
 from prag.envs.base import Observation
@@ -29,28 +28,3 @@ class Person(Protocol):
         """Yes (True) or no (False) to reading `instruction` as the goal `sentence`; or the right
         goal in words. `sentence` None: no reading was found, and only words help."""
         ...
-
-
-@dataclass
-class Effort:
-    """What an episode cost the person: instructions, the words in them, and yes/no answers."""
-
-    instructions: int = 0
-    words: int = 0
-    answers: int = 0  # yes/no answers
-
-    def said(self, text: str) -> None:
-        """Count one instruction and its words."""
-        self.instructions += 1
-        self.words += len(text.split())
-
-    def answered(self) -> None:
-        """Count one yes/no answer."""
-        self.answers += 1
-
-    def as_dict(self) -> dict[str, int]:
-        """The counts as the episode's extra keeps them."""
-        return asdict(self)
-
-    def __add__(self, other: Effort) -> Effort:
-        return Effort(self.instructions + other.instructions, self.words + other.words, self.answers + other.answers)

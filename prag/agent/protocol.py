@@ -7,11 +7,12 @@ end takes its `Trace`, what the store keeps of the episode beyond its steps.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from prag.envs.base import Observation
 from prag.llm.base import Completion
 from prag.sources import StepSource
+from prag.store.episode_extra import AgentReport
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class Trace:
     goal: str
     usage: Usage
     retrieved: list[int] = field(default_factory=list)  # ids of the episodes in the last prompt
-    extra: dict[str, Any] = field(default_factory=dict)  # thoughts, corrections shown, utterances, ...
+    report: AgentReport = field(default_factory=AgentReport)  # thoughts, decisions, goal reading, ...
 
 
 @runtime_checkable

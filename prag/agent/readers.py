@@ -29,12 +29,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from prag.agent.person import Effort, Person
+from prag.agent.person import Person
 from prag.agent.protocol import Usage
 from prag.envs.domain import Domain
 from prag.envs.goals import FormalGoal, GoalSchema, Mention
 from prag.llm.base import LLM, Message
 from prag.retrieval.readings import ReadingHit
+from prag.store.episode_extra import Effort, GoalReading, Hypothesis
 
 READERS = ("template", "experience", "words", "llm", "person")
 ACT_ON = 0.9  # a reading this confident ends the chain: the template, a near-identical wording, a person
@@ -77,6 +78,10 @@ class Reading:
         formal = self.goal.as_dict() if self.goal else {}
         return {"sentence": self.sentence, "source": self.source, "confidence": round(self.confidence, 3),
                 "task": formal.get("task"), "slots": formal.get("slots"), "why": self.why}
+
+    def hypothesis(self, dropped: str | None = None) -> Hypothesis:
+        """The reading as the episode keeps it, with why it was dropped (None: it was not)."""
+        return Hypothesis(**self.as_dict(), dropped=dropped)
 
 
 class Recall(Protocol):
@@ -447,7 +452,7 @@ class Readings:
     readers: Sequence[GoalReader]
     context: Context
     hypotheses: list[Reading] = field(default_factory=list)
-    history: list[dict[str, Any]] = field(default_factory=list)
+    history: list[Hypothesis] = field(default_factory=list)
 
     def start(self) -> Reading | None:
         self.hypotheses = read(self.readers, self.context)
@@ -488,7 +493,7 @@ class Readings:
         dropped = self.hypotheses.pop(0) if self.hypotheses else None
         if dropped is not None:
             self.context.dropped[dropped.sentence] = why
-            self.history.append({**dropped.as_dict(), "dropped": why})
+            self.history.append(dropped.hypothesis(why))
         for slot, value in wrong.items():
             self.context.excluded.setdefault(slot, set()).add(value)
         self.context.seen_kinds = list(seen_kinds)
@@ -546,14 +551,15 @@ class Readings:
         return last_action is not None and any(
             re.search(rf"\b{re.escape(kind)}\b", last_action.lower()) is not None for kind in kinds)
 
-    def as_dict(self, last_action: str | None = None) -> dict[str, Any]:
+    def record(self, last_action: str | None = None) -> GoalReading:
+        """The readings as the episode keeps them, the current one first among its fields."""
         current = self.current
-        return {
-            "instruction": self.context.instruction,
-            **(current.as_dict() if current else {"sentence": None}),
-            "fits": self.fits(last_action),
-            "hypotheses": self.history + [{**r.as_dict(), "dropped": None} for r in self.hypotheses],
-        }
+        return GoalReading(
+            instruction=self.context.instruction,
+            **(current.as_dict() if current else {}),
+            fits=self.fits(last_action),
+            hypotheses=self.history + [r.hypothesis() for r in self.hypotheses],
+        )
 
 
 # --- the LLM reader's prompt and grammar -------------------------------------------------------

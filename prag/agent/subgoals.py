@@ -21,20 +21,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
 from prag.envs.base import Observation
 from prag.envs.domain import Domain
-
-
-@dataclass
-class SubGoal:
-    command: str
-    met_at: int | None = None  # the step that met it
-    how: str = ""  # "taken": its command was; "seen": its effect showed
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"command": self.command, "met_at": self.met_at, "how": self.how}
+from prag.store.episode_extra import SubGoal
 
 
 def meets(command: str, action: str) -> bool:
@@ -147,6 +136,3 @@ class SubGoals:
         """Whether the command's effect shows: an action undoing it is admissible and it is not."""
         undoing = self.domain.inverse(command)
         return bool(undoing & set(admissible)) and not any(meets(command, a) for a in admissible)
-
-    def as_list(self) -> list[dict[str, Any]]:
-        return [goal.as_dict() for goal in self.goals]

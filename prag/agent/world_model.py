@@ -80,8 +80,8 @@ def learn(episodes: Iterable[EpisodeRecord], domain: Domain) -> ActionModel:
 
 def family_domain(episode: EpisodeRecord) -> str | None:
     """The action vocabulary (Domain name) an episode was played with, None when unknown."""
-    env = episode.extra.get("env")
-    return registry.domain(env).name if isinstance(env, str) and registry.known(env) else None
+    env = episode.extra.env
+    return registry.domain(env).name if env is not None and registry.known(env) else None
 
 
 @dataclass

@@ -25,7 +25,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from prag.agent.agent import AgentConfig, PragAgent, parse_readers, parse_sources
-from prag.agent.person import Effort
 from prag.agent.places import parse_places
 from prag.agent.protocol import Agent
 from prag.cli import app
@@ -156,7 +155,7 @@ class ConsoleSession:
         if last.action is not None:
             self._show(Entry.action(last.action, last.observation))
         self.out.print(f"[bold]{'won' if record.won else 'not won'}[/] after {record.n_actions} actions (episode {record.id})")
-        effort = Effort(**record.extra["effort"])
+        effort = record.extra.effort
         self.out.print(
             f"your effort: {effort.instructions} instructions ({effort.words} words), {effort.answers} yes/no answers"
         )

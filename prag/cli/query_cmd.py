@@ -213,8 +213,8 @@ def _reading(store_path: Path, words: str, asked: ReadingQuery, as_json: bool) -
 
 def _read_as(episode: EpisodeRecord) -> str:
     """The goal as the episode read it, where it differs from the words given; then the readings it dropped."""
-    reading = episode.extra.get("reading")
-    dropped = [h.get("sentence") for h in (reading or {}).get("hypotheses") or [] if isinstance(h, dict) and h.get("dropped")]
+    reading = episode.extra.reading
+    dropped = [h.sentence for h in reading.hypotheses if h.dropped] if reading is not None else []
     shown = episode.read_as if episode.read_as != episode.goal else ""
     return "; ".join([shown, *(f"not {d}" for d in dropped if d)]).strip("; ")
 

@@ -96,7 +96,7 @@ def episode_spec(store: Store, episode: EpisodeRecord) -> str:
     """The spec (as its run was given it: a name or a path) an episode's task comes from."""
     config = store.run(episode.run_id).config
     experiment = config.get("experiment", config)  # run config version 2 nests it; version 1 was flat
-    played = episode.extra.get("spec")
+    played = episode.extra.spec
     for candidate in (experiment.get("spec"), experiment.get("train")):
         if candidate and (played is None or _spec_name(candidate) == played):
             return str(candidate)

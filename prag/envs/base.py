@@ -43,6 +43,9 @@ class Observation:
     # The family's score after this step where it keeps one (ScienceWorld: 0-100 with partial
     # credit, below 0 when the task failed); None where a game is only won or not.
     score: float | None = None
+    # The episode's step cap (the spec's wrapper sets it; None: uncapped): the agent's mediator
+    # weighs how much of the episode is left.
+    max_steps: int | None = None
 
 
 @runtime_checkable
@@ -54,6 +57,13 @@ class Environment(Protocol):
     @property
     def shortest_path_length(self) -> int | None:
         """Length of a shortest known plan (for SPL), known after `reset()`."""
+        ...
+
+    @property
+    def goal_sentence(self) -> str | None:
+        """The family's own goal sentence, known after `reset()`, where the task tells the goal in
+        other words (a spec's `goals`), else None: the store keeps it to tell whether the goal
+        was read right; never shown to the agent."""
         ...
 
     def reset(self) -> Observation: ...

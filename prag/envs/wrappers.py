@@ -19,7 +19,7 @@ class Wrapper:
         self.task: Task = env.task
 
     def __getattr__(self, name: str) -> object:
-        # What a family's environment tells beyond the protocol (ALFWorld's `goal_sentence`) reads
+        # What a family's environment tells beyond the protocol (ALFWorld's `plan_source`) reads
         # through its wrappers.
         if name == "env":  # not set yet (unpickling): no recursion
             raise AttributeError(name)
@@ -28,6 +28,10 @@ class Wrapper:
     @property
     def shortest_path_length(self) -> int | None:
         return self.env.shortest_path_length
+
+    @property
+    def goal_sentence(self) -> str | None:
+        return self.env.goal_sentence
 
     def reset(self) -> Observation:
         return self.env.reset()
@@ -60,8 +64,7 @@ class StepLimit(Wrapper):
         return self._capped(replace(observation, done=True) if self.steps >= self.max_steps else observation)
 
     def _capped(self, observation: Observation) -> Observation:
-        # The agent's mediator weighs how much of the episode is left.
-        return replace(observation, infos={**observation.infos, "max_steps": self.max_steps})
+        return replace(observation, max_steps=self.max_steps)
 
 
 class ActionFilter(Wrapper):

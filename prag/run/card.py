@@ -158,7 +158,7 @@ def results_card(store: Store, run_id: str) -> Card:
         raise PragError(f"run {run.id} has no episodes yet: play it with `{command('prag', 'run', '--resume', run.id, '--store', store.path)}`")
     notes: list[str] = []
     spec = _spec(experiment.spec, notes)
-    family = spec.env if spec is not None else str(_first_extra(episodes, "env", "unknown"))
+    family = spec.env if spec is not None else next((e.extra.env for e in episodes if e.extra.env is not None), "unknown")
     played = {e.task_id for e in episodes}
     skipped = _skipped(spec, played, experiment.limit, experiment.max_steps, notes)
     model = experiment.llm
@@ -180,7 +180,7 @@ def results_card(store: Store, run_id: str) -> Card:
         llm_budget=agent.llm_budget,
         variations=_variations(spec) if family == "sciworld" else None,
         score=SCORES.get(family),
-        shortest_plans=dict(Counter(str(e.extra["shortest_plan"]) for e in episodes if "shortest_plan" in e.extra)),
+        shortest_plans=dict(Counter(e.extra.shortest_plan for e in episodes if e.extra.shortest_plan is not None)),
         ask_policy=agent.ask + (f" ({agent.asker})" if agent.asker else ""),
         model=model,
         model_sha256=_model_sha256(model),
@@ -351,8 +351,6 @@ def _version(package: str) -> str:
         return "not installed"
 
 
-def _first_extra(episodes: list[EpisodeRecord], key: str, default: Any) -> Any:
-    return next((e.extra[key] for e in episodes if key in e.extra), default)
 
 
 def _wall(run: RunRecord) -> float | None:

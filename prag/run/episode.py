@@ -20,6 +20,7 @@ from prag.run.agents import Players, build_agent
 from prag.run.config import ExecutionConfig, RunConfig
 from prag.errors import PragError
 from prag.store.answers import AnswerEvent
+from prag.store.episode_extra import EpisodeExtra
 from prag.store.ask_policies import DEFAULT_NAME
 from prag.store.records import EpisodeRecord, StepRecord
 
@@ -125,23 +126,22 @@ def play_task(
         reasks=usage.reasks,
         seconds=time.perf_counter() - start,
         llm_seconds=usage.llm_seconds,
-        extra={**trace.extra, "spec": phase.spec.name, "env": phase.spec.env, "retrieved": trace.retrieved,
-               **_goal_as_written(env, trace.goal), **_plan_source(env)},
+        extra=EpisodeExtra(
+            **vars(trace.report), spec=phase.spec.name, env=phase.spec.env, retrieved=trace.retrieved,
+            # The family's own sentence only where the agent was told the goal in other words.
+            goal_sentence=env.goal_sentence if env.goal_sentence != trace.goal else None,
+            shortest_plan=_plan_source(env),
+        ),
     )
 
 
-def _plan_source(env: Environment) -> dict[str, str]:
+def _plan_source(env: Environment) -> str | None:
     """How the shortest plan SPL measures against was found, where the family says (ALFWorld's
     `plan_source`): the card states it."""
     source = getattr(env, "plan_source", None)
-    return {"shortest_plan": source} if isinstance(source, str) else {}
+    return source if isinstance(source, str) else None
 
 
-def _goal_as_written(env: Environment, instruction: str) -> dict[str, str]:
-    """The family's own goal sentence where the agent was told the goal in other words (the spec's
-    `goals`), so that the store can tell whether the goal was read right; never shown to the agent."""
-    sentence = getattr(env, "goal_sentence", None)
-    return {"goal_sentence": sentence} if isinstance(sentence, str) and sentence != instruction else {}
 
 
 def asker_key(name: str | None) -> tuple[str, int | None]:

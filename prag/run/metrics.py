@@ -37,13 +37,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
-from prag.agent.person import Effort
 from prag.errors import PragError
 from prag.sources import StepSource
+from prag.store.episode_extra import Effort, GoalReading, Hypothesis
 from prag.store.records import EpisodeRecord
 
 if TYPE_CHECKING:
@@ -174,7 +174,7 @@ class RoundMetrics:
             "llm_seconds_per_step": self.llm_seconds_per_step,
             "other_seconds_per_step": self.other_seconds_per_step,
             "steps_by_source": dict(self.sources),
-            "person_effort": self.effort.as_dict(),
+            "person_effort": asdict(self.effort),
             "goals_read_by": dict(self.readings),
             "readings_dropped": self.dropped_readings,
             "goals_worded": self.reading_scores[0],
@@ -220,9 +220,9 @@ def steps_by_source(episodes: Iterable[EpisodeRecord]) -> Counter[str]:
     """Actions taken, by the source that chose them."""
     counts: Counter[str] = Counter()
     for episode in episodes:
-        decisions = episode.extra.get("decisions")
+        decisions = episode.extra.decisions
         if decisions:
-            counts.update(str(decision[0]) for decision in decisions)
+            counts.update(decision.source for decision in decisions)
         else:
             counts[StepSource.LLM] += episode.n_actions
     return counts
@@ -234,11 +234,11 @@ def readings_by_source(episodes: Iterable[EpisodeRecord]) -> tuple[Counter[str],
     counts: Counter[str] = Counter()
     dropped = 0
     for episode in episodes:
-        reading = episode.extra.get("reading")
-        if not isinstance(reading, dict):
+        reading = episode.extra.reading
+        if reading is None:
             continue
-        counts[str(reading.get("source") or "none")] += 1
-        dropped += sum(1 for h in reading.get("hypotheses") or [] if isinstance(h, dict) and h.get("dropped"))
+        counts[reading.source or "none"] += 1
+        dropped += sum(1 for h in reading.hypotheses if h.dropped)
     return counts, dropped
 
 
@@ -251,10 +251,10 @@ def reading_scores(episodes: Iterable[EpisodeRecord]) -> tuple[int, int, int]:
     # package's metadata: once per episode, `prag compare` took minutes on 10k such episodes.
     schemas: dict[str, GoalSchema | None] = {}
     for episode in episodes:
-        sentence, reading = episode.extra.get("goal_sentence"), episode.extra.get("reading")
-        if not isinstance(sentence, str) or not isinstance(reading, dict):
+        sentence, reading = episode.extra.goal_sentence, episode.extra.reading
+        if sentence is None or reading is None:
             continue
-        env = str(episode.extra.get("env"))
+        env = str(episode.extra.env)
         if env not in schemas:
             schemas[env] = _schema(env)
         schema = schemas[env]
@@ -262,7 +262,7 @@ def reading_scores(episodes: Iterable[EpisodeRecord]) -> tuple[int, int, int]:
             continue
         truth = schema.read(sentence)
         worded += 1
-        hypotheses = [h for h in reading.get("hypotheses") or [] if isinstance(h, dict)]
+        hypotheses = reading.hypotheses
         first += bool(hypotheses) and _names(hypotheses[0], truth)
         last += _names(reading, truth)
     return worded, first, last
@@ -277,14 +277,14 @@ def _schema(env: str) -> GoalSchema | None:
         return None
 
 
-def _names(reading: dict, truth: FormalGoal | None) -> bool:
+def _names(reading: GoalReading | Hypothesis, truth: FormalGoal | None) -> bool:
     """Whether a stored reading is the formal goal `truth`."""
-    return truth is not None and reading.get("task") == truth.task and reading.get("slots") == dict(truth.slots)
+    return truth is not None and reading.task == truth.task and reading.slots == dict(truth.slots)
 
 
 def person_effort(episodes: Iterable[EpisodeRecord]) -> Effort:
     """A person's instructions, words and yes/no answers over the episodes."""
-    return sum((Effort(**episode.extra["effort"]) for episode in episodes if "effort" in episode.extra), Effort())
+    return sum((episode.extra.effort for episode in episodes), Effort())
 
 
 def _round_metrics(run_id: str, round_: int, group: list[EpisodeRecord]) -> RoundMetrics:

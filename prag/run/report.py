@@ -13,7 +13,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from prag.agent.person import Effort
+from prag.store.episode_extra import Effort
 from prag.errors import PragError
 from prag.run.metrics import RoundMetrics, Transition, round_metrics, transitions
 from prag.sources import StepSource

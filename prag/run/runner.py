@@ -261,7 +261,7 @@ def start_run(store: Store, config: RunConfig, run_id: str | None = None) -> Run
     with store.transaction():  # Ctrl-C while round 0 is copied leaves no run behind
         store.add_run(run)
         for episode in round0:
-            store.add_episode(replace(episode, run_id=run.id, id=None, extra={**episode.extra, "copied_from": episode.id}))
+            store.add_episode(replace(episode, run_id=run.id, id=None, extra=replace(episode.extra, copied_from=episode.id)))
     return run
 
 
@@ -292,7 +292,7 @@ def _round0_of(store: Store, config: RunConfig) -> list[EpisodeRecord]:
 def asked_every_step(episode: EpisodeRecord) -> bool:
     """Whether the LLM chose every action of the episode (runs before the mediator always asked):
     such an episode is what any ask policy plays when it has no plan to follow."""
-    return all(asked for _, asked, _ in episode.extra.get("decisions", []))
+    return all(decision.asked for decision in episode.extra.decisions)
 
 
 def learned_asker(store: Store, name: str | None) -> AskPolicy:

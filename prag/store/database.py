@@ -38,6 +38,7 @@ from prag.store.answers import Answers
 from prag.store.ask_policies import AskPolicies
 from prag.store.claims import Claim, run_state
 from prag.store.corrections import Corrections, correction_texts
+from prag.store.episode_extra import stored_extra
 from prag.store.places import Places, record_places
 from prag.store.readings import Readings
 from prag.store.readings import add as record_reading
@@ -441,7 +442,7 @@ class Store:
             won=int(episode.won),
             n_steps=episode.n_actions,
             goal_hash=text_hash(episode.goal),
-            extra=json.dumps(episode.extra, sort_keys=True),
+            extra=json.dumps(episode.extra.to_json(), sort_keys=True),
             created_at=now(),
         )
         try:
@@ -550,7 +551,7 @@ class Store:
         row["won"] = bool(stored_int(self.path, f"episodes.won {of}", row["won"]))
         if row["score"] is not None:
             row["score"] = stored_float(self.path, f"episodes.score {of}", row["score"])
-        row["extra"] = stored_json(self.path, f"episodes.extra {of}", row["extra"], dict, empty="{}")
+        row["extra"] = stored_extra(self.path, f"episodes.extra {of}", row["extra"])
         return EpisodeRecord(steps=records, n_actions=n_actions, **row)
 
     def _step(self, row: dict[str, Any], of: str) -> StepRecord:

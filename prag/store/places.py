@@ -11,8 +11,8 @@ episode, deleted with it, rebuilt by `prag import` (which stores episodes the or
 rather than exported. `store.places.ranked(...)` sees the episodes a `Visibility` sees
 (`prag.store.visibility`: the progressive rule, as retrieval applies it).
 
-An episode's family comes from its `extra["env"]` (the runner records it); episodes stored
-before that name their task set in `extra["spec"]`, looked up as a spec (by name, or as the run's
+An episode's family comes from its `extra.env` (the runner records it); episodes stored
+before that name their task set in `extra.spec`, looked up as a spec (by name, or as the run's
 recorded spec or train spec with that name). An episode whose family cannot be found adds no places.
 """
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from prag.envs.base import Triple, scene_from_text
 from prag.errors import SpecError
+from prag.store.episode_extra import EpisodeExtra, stored_extra
 from prag.store.values import stored_json
 from prag.store.visibility import Visibility
 
@@ -52,12 +53,12 @@ def found(family: str | None, graphs: Iterable[Iterable[Triple]]) -> set[tuple[s
     return pairs
 
 
-def family_of(extra: dict[str, Any], run_config: dict[str, Any]) -> str | None:
+def family_of(extra: EpisodeExtra, run_config: dict[str, Any]) -> str | None:
     """The env family an episode was played in: recorded in its extra, else the family of its
-    task set (`extra["spec"]`, a spec name), found among the specs or the run's recorded ones."""
-    if isinstance(extra.get("env"), str):
-        return extra["env"]
-    name = extra.get("spec")
+    task set (`extra.spec`, a spec name), found among the specs or the run's recorded ones."""
+    if extra.env is not None:
+        return extra.env
+    name = extra.spec
     experiment = run_config.get("experiment", run_config)  # config version 1 was flat
     for where in (name, experiment.get("spec"), experiment.get("train")):
         spec = _spec(where) if isinstance(where, str) else None
@@ -107,8 +108,7 @@ def backfill(conn: sqlite3.Connection) -> None:
                for run_id, config in conn.execute("select id, config from runs")}
     episodes = conn.execute("select id, run_id, round, source, extra from episodes order by id").fetchall()
     for episode_id, run_id, round_, source, extra in episodes:
-        family = family_of(stored_json(conn, f"episodes.extra of episode {episode_id}", extra, dict, empty="{}"),
-                           configs.get(run_id, {}))
+        family = family_of(stored_extra(conn, f"episodes.extra of episode {episode_id}", extra), configs.get(run_id, {}))
         if not registry.known(family or ""):
             continue
         steps = conn.execute("select graph, scene from steps where episode_id = ? order by t", [episode_id])

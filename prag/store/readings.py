@@ -1,6 +1,6 @@
 """Goal readings: how each stored episode read its instruction, and whether the reading is verified.
 
-An agent's episode keeps its reading in `extra["reading"]` (prag.agent.readers): the instruction as
+An agent's episode keeps its reading in `extra.reading` (prag.agent.readers): the instruction as
 given, the canonical sentence acted on, the reader that gave it. A reading is verified for that
 wording when the episode was won under it, or a person gave or confirmed it. Table `readings`
 (migration 8): one row per episode with a reading, with its run, round and source for the
@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from prag.store.values import stored_json
+from prag.store.episode_extra import EpisodeExtra, stored_extra
 from prag.store.visibility import Visibility
 
 if TYPE_CHECKING:
@@ -33,17 +33,14 @@ class StoredReading:
     episodes: int
 
 
-def row_of(extra: dict[str, Any], won: bool) -> tuple[str, str, str, int] | None:
+def row_of(extra: EpisodeExtra, won: bool) -> tuple[str, str, str, int] | None:
     """(wording, sentence, reader, verified) of an episode's reading, None when it kept none."""
-    reading = extra.get("reading")
-    if not isinstance(reading, dict):
+    reading = extra.reading
+    if reading is None or reading.sentence is None or reading.source is None:
         return None
-    wording, sentence, reader = reading.get("instruction"), reading.get("sentence"), reading.get("source")
-    if not (isinstance(wording, str) and isinstance(sentence, str) and isinstance(reader, str)):
-        return None
-    # A win verifies the reading only where its last action bears the reading out (`fits`; episodes
-    # stored before it was kept count as fitting).
-    return wording, sentence, reader, int(won and reading.get("fits", True) is not False or reader == PERSON)
+    # A win verifies the reading only where its last action bears the reading out (`fits`).
+    verified = won and reading.fits or reading.source == PERSON
+    return reading.instruction, reading.sentence, reading.source, int(verified)
 
 
 def add(conn: sqlite3.Connection, episode_id: int, episode: EpisodeRecord) -> None:
@@ -64,7 +61,7 @@ def backfill(conn: sqlite3.Connection) -> None:
     for episode_id, run_id, round_, source, won, extra in conn.execute(
         "select id, run_id, round, source, won, extra from episodes order by id"
     ).fetchall():
-        row = row_of(stored_json(conn, f"episodes.extra of episode {episode_id}", extra, dict, empty="{}"), bool(won))
+        row = row_of(stored_extra(conn, f"episodes.extra of episode {episode_id}", extra), bool(won))
         if row is not None:
             conn.execute(
                 "insert into readings (episode_id, run_id, round, source, wording, sentence, reader, verified) "

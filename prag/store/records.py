@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import ConfigDict, with_config
 
 from prag.envs.base import Observation, Triple, canonical
+from prag.store.episode_extra import EpisodeExtra
 
 
 def now() -> str:
@@ -79,7 +80,7 @@ class EpisodeRecord:
     reasks: int = 0
     seconds: float = 0.0
     llm_seconds: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: EpisodeExtra = field(default_factory=EpisodeExtra)
     id: int | None = None  # set by the store
     n_actions: int = 0  # actions taken (the agent's path length); counted from `steps` when given
     # The family's score at the end (ScienceWorld's 0-100, a failed task counting 0, as the papers
@@ -94,10 +95,9 @@ class EpisodeRecord:
 
     @property
     def read_as(self) -> str:
-        """The goal as the agent read it (`extra["reading"]`, prag.agent.readers), else as given."""
-        reading = self.extra.get("reading")
-        sentence = reading.get("sentence") if isinstance(reading, dict) else None
-        return sentence if isinstance(sentence, str) and sentence else self.goal
+        """The goal as the agent read it (`extra.reading`, prag.agent.readers), else as given."""
+        reading = self.extra.reading
+        return reading.sentence if reading is not None and reading.sentence else self.goal
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

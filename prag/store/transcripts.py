@@ -152,10 +152,10 @@ def render(transcript: Transcript, observation_chars: int | None = None) -> str:
 def from_episode(episode: EpisodeRecord) -> Transcript:
     """An episode as the console saw it: the goal as the person's request, the first observation,
     then every action and its observation, with the person's utterances where they were said
-    (`extra["utterances"]`: [[t, text], ...], said after step t's observation)."""
+    (`extra.utterances`: (t, text), said after step t's observation)."""
     said: dict[int, list[str]] = {}
-    for t, text in episode.extra.get("utterances", []):
-        said.setdefault(int(t), []).append(str(text))
+    for t, text in episode.extra.utterances:
+        said.setdefault(t, []).append(text)
     entries = [Entry.utterance(episode.goal)]
     for step in episode.steps:
         if step.action is None:

@@ -34,6 +34,8 @@ ROOM_SIZES = range(5, 13)
 class GridEnv(KnowsItsPlan):
     """One household grid task, played by high-level actions (implements `Environment`)."""
 
+    goal_sentence: str | None = None  # its goals are told in its own words
+
     def __init__(self, task: Task, room_size: int = DEFAULT_ROOM_SIZE) -> None:
         if task.task_type not in TASKS:
             raise SpecError(f"unknown grid task {task.task_type!r}; known: {', '.join(TASKS)}")

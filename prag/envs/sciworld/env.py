@@ -69,6 +69,8 @@ def variations(task: str, split: str) -> list[int]:
 class SciworldEnv:
     """One ScienceWorld task variation, played on the process's simulator."""
 
+    goal_sentence: str | None = None  # its goals are told in its own words
+
     def __init__(self, task: Task, name: str, variation: int, simplifications: str) -> None:
         self.task = task
         self.name = name

@@ -116,6 +116,8 @@ def clean_text(feedback: str) -> str:
 class TextworldEnv(KnowsItsPlan):
     """One generated TextWorld game, played through Jericho with TextWorld's state tracking."""
 
+    goal_sentence: str | None = None  # its goals are told in its own words
+
     def __init__(self, task: Task, game_file: str | Path) -> None:
         self.task = task
         self.game_file = Path(game_file)

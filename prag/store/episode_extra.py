@@ -1,0 +1,156 @@
+"""What an episode keeps beyond its row and steps, declared (after TextWorld's `EnvInfos`): the
+agent's report (`AgentReport`: its goal reading, who chose each step, a person's effort, ...) and
+what the runner adds (`EpisodeExtra`: task set, family, retrieved episodes, ...).
+
+The store writes it as the episode's `extra` JSON object and reads it back through `stored_extra`, which
+refuses a key these types do not declare: a renamed field is an error, not silently lost data.
+Every field has a default, because episodes stored by older prag lack the fields added since;
+their decisions, stored then as [source, asked, same_plan] lists, read as `Choice` records.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pydantic import ConfigDict, TypeAdapter, ValidationError, field_validator, with_config
+
+from prag.store.values import Where, damaged_value, stored_json
+
+FORBID = ConfigDict(extra="forbid")
+
+
+@with_config(FORBID)
+@dataclass(frozen=True)
+class Choice:
+    """Who chose one step's action, and whether the mediator asked the LLM (When2Ask's y_t) and
+    the answer was the plan's next step anyway."""
+
+    source: str  # a prag.sources.StepSource; older stores may hold names since retired
+    asked: bool
+    same_plan: bool
+
+
+@with_config(FORBID)
+@dataclass
+class Effort:
+    """What an episode cost the person: instructions, the words in them, and yes/no answers."""
+
+    instructions: int = 0
+    words: int = 0
+    answers: int = 0  # yes/no answers
+
+    def said(self, text: str) -> None:
+        """Count one instruction and its words."""
+        self.instructions += 1
+        self.words += len(text.split())
+
+    def answered(self) -> None:
+        """Count one yes/no answer."""
+        self.answers += 1
+
+    def __add__(self, other: Effort) -> Effort:
+        return Effort(self.instructions + other.instructions, self.words + other.words, self.answers + other.answers)
+
+
+@with_config(FORBID)
+@dataclass
+class SubGoal:
+    """One of a goal's sub-goals (prag.agent.subgoals) and the step that met it."""
+
+    command: str
+    met_at: int | None = None  # the step that met it
+    how: str = ""  # "taken": its command was; "seen": its effect showed
+
+
+@with_config(FORBID)
+@dataclass(frozen=True)
+class Hypothesis:
+    """One reading of the goal the agent held (prag.agent.readers.Reading), and why it was
+    dropped (None: still held at the end)."""
+
+    sentence: str
+    source: str
+    confidence: float
+    task: str | None = None
+    slots: dict[str, str] | None = None
+    why: str = ""
+    dropped: str | None = None
+
+
+@with_config(FORBID)
+@dataclass(frozen=True)
+class GoalReading:
+    """How the agent read its instruction: the reading it played under last (`sentence` None:
+    none), whether the win's last action bore it out, and every hypothesis on the way."""
+
+    instruction: str
+    sentence: str | None = None
+    source: str | None = None
+    confidence: float | None = None
+    task: str | None = None
+    slots: dict[str, str] | None = None
+    why: str = ""
+    fits: bool = True  # episodes stored before it was kept count as fitting
+    hypotheses: list[Hypothesis] = field(default_factory=list)
+
+
+@with_config(FORBID)
+@dataclass
+class AgentReport:
+    """What an agent reports of a finished episode besides its steps and LLM usage."""
+
+    thoughts: list[str] = field(default_factory=list)
+    invalid_actions: int = 0
+    banned_actions: int = 0
+    corrections: list[int] = field(default_factory=list)  # every correction shown, in order
+    utterances: list[tuple[int, str]] = field(default_factory=list)  # (t, text): said after step t's observation
+    decisions: list[Choice] = field(default_factory=list)  # one per action
+    effort: Effort = field(default_factory=Effort)
+    reading: GoalReading | None = None
+    subgoals: list[SubGoal] = field(default_factory=list)
+    steps_past_llm_budget: int = 0
+
+    @field_validator("decisions", mode="before")
+    @classmethod
+    def _positional(cls, decisions: Any) -> Any:
+        """Decisions as older prag stored them: [source, asked, same_plan]."""
+        if not isinstance(decisions, list):
+            return decisions
+        return [dict(zip(("source", "asked", "same_plan"), d)) if isinstance(d, (list, tuple)) and len(d) == 3 else d
+                for d in decisions]
+
+
+@with_config(FORBID)
+@dataclass
+class EpisodeExtra(AgentReport):
+    """An episode's `extra`: the agent's report and what the runner adds to it."""
+
+    spec: str | None = None  # the task set played
+    env: str | None = None  # its family
+    retrieved: list[int] = field(default_factory=list)  # ids of the episodes in the last prompt
+    goal_sentence: str | None = None  # the family's own, where the goal was told in other words
+    shortest_plan: str | None = None  # how the family found the plan SPL measures against
+    copied_from: int | None = None  # the episode a run's round 0 was copied from (--round0-from)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object stored: fields with no value are left out, as they always were."""
+        return {key: value for key, value in asdict(self).items() if value is not None}
+
+
+_EXTRA = TypeAdapter(EpisodeExtra)
+
+
+def stored_extra(store: Where, what: str, text: Any) -> EpisodeExtra:
+    """An episode's stored `extra` column, checked against the declared fields: a key not declared
+    or a value of the wrong type is a damaged store."""
+    value = stored_json(store, what, text, dict, empty="{}")
+    try:
+        return _EXTRA.validate_python(value)
+    except ValidationError as error:
+        raise damaged_value(store, what, value, f"an episode's extra ({_first(error)})") from None
+
+
+def _first(error: ValidationError) -> str:
+    """The first problem pydantic found, in a few words: "decisions.0.asked: Field required"."""
+    problem = error.errors()[0]
+    return f"{'.'.join(map(str, problem['loc']))}: {problem['msg']}"

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import random
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
@@ -49,7 +48,6 @@ from prag.agent.mediator import (
     MediatorState,
     RandomAsk,
 )
-from prag.agent.observed import Observed
 from prag.agent.options import named
 from prag.agent.person import Effort, Person
 from prag.agent.places import DEFAULT_PLACES, LLMPlaces, Places, Ranking, no_ranking
@@ -72,8 +70,9 @@ from prag.agent.readers import (
 )
 from prag.agent.protocol import Decision, Trace, Usage
 from prag.agent.search import means_ends
+from prag.agent.state import EpisodeState
 from prag.agent.subgoals import SubGoals
-from prag.envs.base import Observation, Triple, canonical
+from prag.envs.base import Observation, canonical
 from prag.envs.domain import Domain
 from prag.envs.sam import ActionModel
 from prag.errors import PragError
@@ -237,31 +236,19 @@ class PragAgent:
         self.goal = reading.sentence if reading is not None else observation.goal
         self.revisions = 0
         self.past_budget = 0  # steps drawn at random once the LLM budget was spent
-        self.history: list[tuple[str | None, str]] = [(None, observation.text)]
-        self.scenes = [observation.scene_text]
-        self.locations = [observation.location]
-        self.graphs: list[list[Triple]] = [canonical(observation.scene_triples)]
-        self.outcomes: Counter[tuple[str, str, str]] = Counter()  # (action, observation, scene) after it
-        self.tried: Counter[tuple[str, str, str]] = Counter()  # (observation, scene, action) from there
+        self.state = EpisodeState.start(observation, self.domain, self.goal)
         self.retrieved: list[Experience] = []
         self.corrected: list[CorrectionHit] = []  # shown in the prompt
         self.correction_pool: list[CorrectionHit] = []  # searched for a plan: more than the prompt shows
         self._corrections_for = 0  # how many instructions the shown corrections were retrieved for
         self.shown_corrections: list[int] = []  # every correction that was in a prompt, in order
-        self.utterances: list[tuple[int, str]] = []  # (index in history it followed, text)
         self.cards = RoomCards()
         self.thoughts: list[str] = []
         self.actor = Actor(self.domain)
         self.first_scene = observation.scene_text
-        self.fatal: set[str] = set()  # actions that failed this task outright before (prag.agent.actor)
         self.irrevocable = Irrevocable(self.domain.irrevocable)
         self.max_steps = int(observation.infos.get("max_steps", 50))
-        self.last_changed = True
-        self.steps_since_ask = 0
-        self.asks = 0
         self._offered_at = 0  # the step (history length) plans were last offered at
-        self.decisions: list[list[object]] = []  # per step: [who chose, asked, the answer was the plan's step]
-        self.observed = Observed.start(observation, self.domain, goal=self.goal)
         self._searched_at = 0  # the step (history length) search was last consulted at
         self.subgoals = self._subgoals(reading, observation)
         guess = LLMPlaces(self.llm, self.usage, self.seed) if "llm" in self.config.places else None
@@ -298,7 +285,7 @@ class PragAgent:
         if reading is None or reading.sentence == self.goal:
             return
         self.goal = reading.sentence
-        self.observed.goal = reading.sentence
+        self.state.observed.goal = reading.sentence
         # A route is followed from where the episode began (its first move is from there): not from mid-way.
         self.subgoals = None
         self.actor = Actor(self.domain)
@@ -307,30 +294,22 @@ class PragAgent:
 
     def _seen_kinds(self) -> list[str]:
         """The kinds of thing seen so far in this episode, held ones included."""
-        return list(dict.fromkeys(self.domain.kind(thing) for thing in [*self.observed.seen, *self.observed.held]))
+        return list(dict.fromkeys(self.domain.kind(thing) for thing in [*self.state.observed.seen, *self.state.observed.held]))
 
     def hear(self, text: str) -> None:
         """The person says something: it joins the history after the latest observation."""
-        self.utterances.append((len(self.history) - 1, " ".join(text.split())))
+        self.state.hear(text)
         self.effort.said(text)
 
     @property
     def instructions(self) -> list[str]:
         """What the person asked, oldest first: the goal, then their utterances."""
-        return [self.instruction] + [text for _, text in self.utterances]
+        return [self.instruction] + [text for _, text in self.state.utterances]
 
     def observe(self, action: str, observation: Observation) -> None:
-        self.last_changed = (observation.text, observation.scene_text) != (self.history[-1][1], self.scenes[-1])
-        self.tried[(self.history[-1][1], self.scenes[-1], action)] += 1
-        self.history.append((action, observation.text))
-        self.scenes.append(observation.scene_text)
-        self.locations.append(observation.location)
-        self.graphs.append(canonical(observation.scene_triples))
-        # The scene graph tells apart visits that look alike but differ (going back holding something).
-        self.outcomes[(action, observation.text, observation.scene_text)] += 1
-        self.observed.update(action, observation)
+        self.state.add(action, observation)
         if self.subgoals is not None:
-            self.subgoals.observe(len(self.history) - 1, action, observation)
+            self.subgoals.observe(self.state.t - 1, action, observation)
 
     def act(self, observation: Observation) -> Decision:
         """The plan's next step when the mediator does not ask; otherwise the LLM's answer."""
@@ -343,17 +322,17 @@ class PragAgent:
             assert self.actor.follower is not None  # a policy that does not ask has a plan to follow
             if step is not None:
                 self.actor.follower.advance()  # `step` is the plan's next step: no need to resolve it again
-                self.steps_since_ask += 1
-                return self._decided(Decision(step, source=self.actor.follower.plan.source, asked=False))
+                self.state.steps_since_ask += 1
+                return self.state.decided(Decision(step, source=self.actor.follower.plan.source, asked=False))
             # The mediator keeps the plan but its step cannot be taken: passed over, not forced.
             self.actor.follower.advance()
-        self.asks += 1
-        self.steps_since_ask = 0
+        self.state.asks += 1
+        self.state.steps_since_ask = 0
         decision, planned = self._ask_source(observation)
         same = self.actor.took(decision.action, observation.admissible)
         if self.config.plan_length > 1 and decision.valid:
             self.actor.follow_llm(Plan(tuple(planned), StepSource.LLM, goal=self.goal))
-        return self._decided(replace(decision, asked=True, same_plan=same))
+        return self.state.decided(replace(decision, asked=True, same_plan=same))
 
     def mediator_state(self, observation: Observation) -> MediatorState:
         """What the ask policy sees for this observation. Training environments read it before
@@ -373,9 +352,9 @@ class PragAgent:
     def _offer_plans_once(self, observation: Observation) -> None:
         """At the first step, or when the plan ran out: plans from experience, once per step."""
         follower = self.actor.follower
-        due = len(self.history) == 1 or self._offered_at == 0 or (follower is not None and follower.left == 0)
-        if due and not isinstance(self.asker, Always) and self._offered_at != len(self.history):
-            self._offered_at = len(self.history)
+        due = self.state.t == 1 or self._offered_at == 0 or (follower is not None and follower.left == 0)
+        if due and not isinstance(self.asker, Always) and self._offered_at != self.state.t:
+            self._offered_at = self.state.t
             self._offer_plans(observation)
 
     def _offer_search_once(self, observation: Observation) -> None:
@@ -385,9 +364,9 @@ class PragAgent:
         each step, so that it ends as soon as what it seeks is seen."""
         if isinstance(self.asker, Always):
             return
-        if self._searched_at == len(self.history):
+        if self._searched_at == self.state.t:
             return
-        self._searched_at = len(self.history)
+        self._searched_at = self.state.t
         follower = self.actor.follower
         if follower is not None and follower.plan.source == StepSource.SEARCH and follower.left == 0:
             # The plan for the reading ran out and the game goes on: the reading cannot be right.
@@ -402,41 +381,41 @@ class PragAgent:
         subgoals = self.subgoals
         if subgoals is not None and subgoals.current is not None and self.domain.relative_moves:
             # Its command cannot be taken here and nothing here readies it: the map finds where it can.
-            plan = seek_plan(subgoals.current.command, subgoals.at, self.observed)
+            plan = seek_plan(subgoals.current.command, subgoals.at, self.state.observed)
             self.actor.follow_search(plan, observation.admissible)
             return
-        targets = missing(self.observed)
+        targets = missing(self.state.observed)
         unsaid = self.readings.unsaid(self._seen_kinds())
         if unsaid:  # "turn on a lamp": the room shows a desk lamp, the reading said floor lamp
             self._revise(f"no {', '.join(unsaid.values())} seen, another of its kind is", unsaid)
-            targets = missing(self.observed)
-        plan = find_plan(targets, self.observed, self.places) if targets else None
-        if targets and plan is None and not self.observed.to_search():
+            targets = missing(self.state.observed)
+        plan = find_plan(targets, self.state.observed, self.places) if targets else None
+        if targets and plan is None and not self.state.observed.to_search():
             # Every place was searched and what the reading needs is nowhere.
             reading = self.readings.current
             slots = dict(reading.goal.slots) if reading is not None and reading.goal is not None else {}
             wrong = {slot: value for slot, value in slots.items() if value in targets}
             self._revise(f"no {', '.join(targets)} anywhere in the room", wrong)
-            targets = missing(self.observed)
-            plan = find_plan(targets, self.observed, self.places) if targets else None
+            targets = missing(self.state.observed)
+            plan = find_plan(targets, self.state.observed, self.places) if targets else None
         if plan is None:
-            plan = means_ends(self.goal, self.observed, observation.admissible, self.domain, learned=self.world_model)
+            plan = means_ends(self.goal, self.state.observed, observation.admissible, self.domain, learned=self.world_model)
         if plan is None and not targets and self.readings.current is not None:
             # All the reading needs was seen and search finds no way to its goal ("clean" a soap
             # bottle the world cannot clean): the reading cannot be right.
             goal = self.goal
             self._revise("search finds no plan for it from what was seen", {})
             if self.goal != goal:
-                targets = missing(self.observed)
-                plan = find_plan(targets, self.observed, self.places) if targets else None
-                plan = plan or means_ends(self.goal, self.observed, observation.admissible, self.domain,
+                targets = missing(self.state.observed)
+                plan = find_plan(targets, self.state.observed, self.places) if targets else None
+                plan = plan or means_ends(self.goal, self.state.observed, observation.admissible, self.domain,
                                           learned=self.world_model)
         self.actor.follow_search(plan, observation.admissible)
 
     def _state(self, observation: Observation) -> MediatorState:
         return self.actor.state(
-            t=len(self.history), max_steps=self.max_steps, admissible=observation.admissible,
-            last_changed=self.last_changed, steps_since_ask=self.steps_since_ask, asks=self.asks,
+            t=self.state.t, max_steps=self.max_steps, admissible=observation.admissible,
+            last_changed=self.state.last_changed, steps_since_ask=self.state.steps_since_ask, asks=self.state.asks,
             holding=bool(self.domain.held(observation.scene_triples)),
         )
 
@@ -456,12 +435,8 @@ class PragAgent:
         # a game and a game).
         plans = candidates(self.goal, self.first_scene, pool, self.correction_pool, self.domain,
                            only_this_task=KnowledgeSource.SEARCH in self.config.sources)
-        self.fatal |= fatal_actions(self.goal, self.first_scene, pool)
+        self.state.fatal |= fatal_actions(self.goal, self.first_scene, pool)
         self.actor.offer(plans, observation.admissible)
-
-    def _decided(self, decision: Decision) -> Decision:
-        self.decisions.append([decision.source, decision.asked, decision.same_plan])
-        return decision
 
     def _ask_source(self, observation: Observation) -> tuple[Decision, list[str]]:
         """The chain's last sources, when the mediator asks: the LLM (its proposals confirmed by
@@ -530,30 +505,30 @@ class PragAgent:
         budget = self.config.llm_budget
         if budget is not None and self.usage.calls >= budget:
             self.past_budget += 1
-            choices = self.irrevocable.safe([a for a in observation.admissible if a not in rejected | self.fatal], self.goal)
+            choices = self.irrevocable.safe([a for a in observation.admissible if a not in rejected | self.state.fatal], self.goal)
             choices = choices or list(observation.admissible)
-            drawn = random.Random(f"{self.seed}:{observation.text}:{len(self.history)}").choice(choices)
+            drawn = random.Random(f"{self.seed}:{observation.text}:{self.state.t}").choice(choices)
             return Decision(drawn, source=StepSource.RANDOM), []
         self._retrieve(observation.scene_text)
         self._retrieve_corrections(observation.scene_text)
         choices = list(observation.admissible)
-        tried = {action: self.tried[(observation.text, observation.scene_text, action)] for action in choices}
+        tried = {action: self.state.tried[(observation.text, observation.scene_text, action)] for action in choices}
         banned = {action for action, count in tried.items() if count >= self.config.loop_limit} | self._undoing(observation)
-        banned |= self.fatal | self.irrevocable.withheld
+        banned |= self.state.fatal | self.irrevocable.withheld
         choices = [a for a in choices if a not in rejected] or choices
         allowed = [a for a in choices if a not in banned] or _least_tried({a: tried[a] for a in choices})
         self.usage.banned_actions += len(choices) - len(allowed)
         now = Situation(
-            goal=self.goal, history=self.history, locations=self.locations, graphs=self.graphs,
-            outcomes=self.outcomes, allowed=allowed, held=self.domain.held(observation.scene_triples),
-            retrieved=self.retrieved, utterances=self.utterances, seen=self.observed.seen,
+            goal=self.goal, history=self.state.history, locations=self.state.locations, graphs=self.state.graphs,
+            outcomes=self.state.outcomes, allowed=allowed, held=self.domain.held(observation.scene_triples),
+            retrieved=self.retrieved, utterances=self.state.utterances, seen=self.state.observed.seen,
         )
         goal = self.goal if self.goal == self.instruction else f"{self.instruction} (read as: {self.goal})"
-        self.cards.see(len(self.history) - 1, observation.location, canonical(observation.scene_triples), allowed, self.domain)
+        self.cards.see(self.state.t - 1, observation.location, canonical(observation.scene_triples), allowed, self.domain)
         prompt = messages(
-            self.domain, self.retrieved, goal, self.history, observation.scene_text, allowed,
+            self.domain, self.retrieved, goal, self.state.history, observation.scene_text, allowed,
             [note for hint in self.hints for note in hint.notes(now)], self.config.limits,
-            corrections=self.corrected, utterances=self.utterances, cards=self.cards,
+            corrections=self.corrected, utterances=self.state.utterances, cards=self.cards,
         )
         thought = ""
         act = act_instruction(self.config.plan_length)
@@ -587,10 +562,10 @@ class PragAgent:
                 "banned_actions": self.usage.banned_actions,
                 "corrections": self.shown_corrections,
                 # [t, text]: said after step t's observation (history index t is step t).
-                "utterances": [[at, text] for at, text in self.utterances],
-                "decisions": self.decisions,
+                "utterances": [[at, text] for at, text in self.state.utterances],
+                "decisions": [[d.source, d.asked, d.same_plan] for d in self.state.decisions],
                 "effort": self.effort.as_dict(),
-                "reading": self.readings.as_dict(self.history[-1][0]),
+                "reading": self.readings.as_dict(self.state.last.action),
                 "subgoals": self.subgoals.as_list() if self.subgoals is not None else [],
                 "steps_past_llm_budget": self.past_budget,
             },
@@ -629,9 +604,8 @@ class PragAgent:
         """The actions that would undo the last one (the domain's `inverse`): putting back what
         was just taken, closing what was just opened. Never progress, and small models took them
         again and again."""
-        if len(self.history) < 2 or self.history[-1][0] is None:
-            return set()
-        return self.domain.inverse(self.history[-1][0], observation.location)
+        last = self.state.last.action
+        return set() if last is None else self.domain.inverse(last, observation.location)
 
     def _choose(self, prompt: list[Message], allowed: list[str], thought: str) -> tuple[Decision, list[str]]:
         by_form = {normalise(a): a for a in allowed}

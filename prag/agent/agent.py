@@ -38,6 +38,7 @@ from typing import TypeVar
 
 from prag.agent.actor import Actor, candidates, fatal_actions
 from prag.agent.explore import find_plan, missing, seek_plan
+from prag.agent.goal import Goal
 from prag.agent.hints import Situation, hints_for
 from prag.agent.irrevocable import NO, YES, Irrevocable, said_yes
 from prag.agent.mediator import (
@@ -55,13 +56,10 @@ from prag.agent.plans import Plan
 from prag.agent.prompt import THINK, PromptLimits, RoomCards, act_instruction, messages, with_instruction
 from prag.agent.readers import (
     READERS,
-    Context,
     ExperienceReader,
     GoalReader,
     LLMReader,
     PersonReader,
-    Reading,
-    Readings,
     Recall,
     TemplateReader,
     WordsReader,
@@ -71,7 +69,6 @@ from prag.agent.readers import (
 from prag.agent.protocol import Decision, Trace, Usage
 from prag.agent.search import means_ends
 from prag.agent.state import EpisodeState
-from prag.agent.subgoals import SubGoals
 from prag.envs.base import Observation, canonical
 from prag.envs.domain import Domain
 from prag.envs.sam import ActionModel
@@ -87,9 +84,6 @@ T = TypeVar("T")
 ACTION_MODELS = ("given", "learned")  # what means-ends search plans with (`--action-model`)
 
 
-# Readings dropped per episode before the agent plays on with the last one: enough to walk the
-# places a "put the mug away" leaves open (a living room has eight), each tried in a few steps.
-MAX_REVISIONS = 8
 
 
 def parse_readers(text: str) -> tuple[str, ...]:
@@ -229,14 +223,9 @@ class PragAgent:
     def reset(self, observation: Observation) -> None:
         self.usage = Usage()
         self.effort = Effort()  # what the person's instructions and yes/no answers cost them
-        self.instruction = observation.goal  # as given; `goal` is as read
-        room = [self.domain.kind(e) for e in self.domain.entities(observation.text)]
-        self.readings = Readings(self._readers(), Context(observation.goal, self.domain, room))
-        reading = self.readings.start()
-        self.goal = reading.sentence if reading is not None else observation.goal
-        self.revisions = 0
+        self.goal = Goal(self._readers(), observation, self.domain)
         self.past_budget = 0  # steps drawn at random once the LLM budget was spent
-        self.state = EpisodeState.start(observation, self.domain, self.goal)
+        self.state = EpisodeState.start(observation, self.domain, self.goal.sentence)
         self.retrieved: list[Experience] = []
         self.corrected: list[CorrectionHit] = []  # shown in the prompt
         self.correction_pool: list[CorrectionHit] = []  # searched for a plan: more than the prompt shows
@@ -250,7 +239,6 @@ class PragAgent:
         self.max_steps = int(observation.infos.get("max_steps", 50))
         self._offered_at = 0  # the step (history length) plans were last offered at
         self._searched_at = 0  # the step (history length) search was last consulted at
-        self.subgoals = self._subgoals(reading, observation)
         guess = LLMPlaces(self.llm, self.usage, self.seed) if "llm" in self.config.places else None
         self.places = Places(self.domain, self.config.places, self.ranking, guess)
 
@@ -267,34 +255,12 @@ class PragAgent:
             made["person"] = PersonReader(self.person, self.effort, lambda context: read(without_person, context))
         return [made[name] for name in self.config.readers if name in made]
 
-    def _subgoals(self, reading: Reading | None, observation: Observation) -> SubGoals | None:
-        """The reading's ordered sub-goals to follow (a route the goal spells), None when it has none."""
-        commands = reading.goal.subgoals if reading is not None and reading.goal is not None else []
-        schema = self.domain.schema()
-        revealed = schema.revealed if schema is not None else None
-        return SubGoals.start(commands, self.domain, observation, revealed) if commands else None
-
     def _revise(self, why: str, wrong: dict[str, str]) -> None:
-        """The reading acted on cannot be right: take the next hypothesis (prag.agent.readers),
-        and plan for it afresh."""
-        current = self.readings.current
-        if self.revisions >= MAX_REVISIONS or current is None or current.source == "template":
-            return  # the family's own sentence is no guess: a lost game there is not its reading's fault
-        self.revisions += 1
-        reading = self.readings.revise(why, wrong, self._seen_kinds())
-        if reading is None or reading.sentence == self.goal:
-            return
-        self.goal = reading.sentence
-        self.state.observed.goal = reading.sentence
-        # A route is followed from where the episode began (its first move is from there): not from mid-way.
-        self.subgoals = None
-        self.actor = Actor(self.domain)
-        self._offered_at = 0
-        self._searched_at = 0
-
-    def _seen_kinds(self) -> list[str]:
-        """The kinds of thing seen so far in this episode, held ones included."""
-        return list(dict.fromkeys(self.domain.kind(thing) for thing in [*self.state.observed.seen, *self.state.observed.held]))
+        """The reading acted on cannot be right: the goal takes the next hypothesis, planned for afresh."""
+        if self.goal.revise(why, wrong, self.state.observed):
+            self.actor = Actor(self.domain)
+            self._offered_at = 0
+            self._searched_at = 0
 
     def hear(self, text: str) -> None:
         """The person says something: it joins the history after the latest observation."""
@@ -304,12 +270,12 @@ class PragAgent:
     @property
     def instructions(self) -> list[str]:
         """What the person asked, oldest first: the goal, then their utterances."""
-        return [self.instruction] + [text for _, text in self.state.utterances]
+        return [self.goal.instruction] + [text for _, text in self.state.utterances]
 
     def observe(self, action: str, observation: Observation) -> None:
         self.state.add(action, observation)
-        if self.subgoals is not None:
-            self.subgoals.observe(self.state.t - 1, action, observation)
+        if self.goal.subgoals is not None:
+            self.goal.subgoals.observe(self.state.t - 1, action, observation)
 
     def act(self, observation: Observation) -> Decision:
         """The plan's next step when the mediator does not ask; otherwise the LLM's answer."""
@@ -331,7 +297,7 @@ class PragAgent:
         decision, planned = self._ask_source(observation)
         same = self.actor.took(decision.action, observation.admissible)
         if self.config.plan_length > 1 and decision.valid:
-            self.actor.follow_llm(Plan(tuple(planned), StepSource.LLM, goal=self.goal))
+            self.actor.follow_llm(Plan(tuple(planned), StepSource.LLM, goal=self.goal.sentence))
         return self.state.decided(replace(decision, asked=True, same_plan=same))
 
     def mediator_state(self, observation: Observation) -> MediatorState:
@@ -374,41 +340,41 @@ class PragAgent:
             follower = self.actor.follower
         if follower is not None and follower.plan.source == StepSource.SEARCH and self.actor.step_now(observation.admissible):
             return
-        step = self.subgoals.step(observation) if self.subgoals is not None else None
+        step = self.goal.subgoals.step(observation) if self.goal.subgoals is not None else None
         if step is not None:  # the goal spells its route: its next sub-goal, or what readies it
-            self.actor.follow_search(Plan((step,), StepSource.SUBGOAL, goal=self.goal), observation.admissible)
+            self.actor.follow_search(Plan((step,), StepSource.SUBGOAL, goal=self.goal.sentence), observation.admissible)
             return
-        subgoals = self.subgoals
+        subgoals = self.goal.subgoals
         if subgoals is not None and subgoals.current is not None and self.domain.relative_moves:
             # Its command cannot be taken here and nothing here readies it: the map finds where it can.
             plan = seek_plan(subgoals.current.command, subgoals.at, self.state.observed)
             self.actor.follow_search(plan, observation.admissible)
             return
         targets = missing(self.state.observed)
-        unsaid = self.readings.unsaid(self._seen_kinds())
+        unsaid = self.goal.unsaid(self.state.observed)
         if unsaid:  # "turn on a lamp": the room shows a desk lamp, the reading said floor lamp
             self._revise(f"no {', '.join(unsaid.values())} seen, another of its kind is", unsaid)
             targets = missing(self.state.observed)
         plan = find_plan(targets, self.state.observed, self.places) if targets else None
         if targets and plan is None and not self.state.observed.to_search():
             # Every place was searched and what the reading needs is nowhere.
-            reading = self.readings.current
+            reading = self.goal.readings.current
             slots = dict(reading.goal.slots) if reading is not None and reading.goal is not None else {}
             wrong = {slot: value for slot, value in slots.items() if value in targets}
             self._revise(f"no {', '.join(targets)} anywhere in the room", wrong)
             targets = missing(self.state.observed)
             plan = find_plan(targets, self.state.observed, self.places) if targets else None
         if plan is None:
-            plan = means_ends(self.goal, self.state.observed, observation.admissible, self.domain, learned=self.world_model)
-        if plan is None and not targets and self.readings.current is not None:
+            plan = means_ends(self.goal.sentence, self.state.observed, observation.admissible, self.domain, learned=self.world_model)
+        if plan is None and not targets and self.goal.readings.current is not None:
             # All the reading needs was seen and search finds no way to its goal ("clean" a soap
             # bottle the world cannot clean): the reading cannot be right.
-            goal = self.goal
+            goal = self.goal.sentence
             self._revise("search finds no plan for it from what was seen", {})
-            if self.goal != goal:
+            if self.goal.sentence != goal:
                 targets = missing(self.state.observed)
                 plan = find_plan(targets, self.state.observed, self.places) if targets else None
-                plan = plan or means_ends(self.goal, self.state.observed, observation.admissible, self.domain,
+                plan = plan or means_ends(self.goal.sentence, self.state.observed, observation.admissible, self.domain,
                                           learned=self.world_model)
         self.actor.follow_search(plan, observation.admissible)
 
@@ -426,16 +392,16 @@ class PragAgent:
             return
         self._retrieve_corrections(observation.scene_text)
         pool = (
-            self.experiences.retrieve(self.goal, observation.scene_text, self.visibility, k=self.config.plan_pool)
+            self.experiences.retrieve(self.goal.sentence, observation.scene_text, self.visibility, k=self.config.plan_pool)
             if self.experiences is not None else []
         )
         # Another task's episode walks to where things were then, in its own room or another (ALFWorld's
         # rooms show the same receptacles whatever the objects): where search is a source it serves
         # that task better (after training on valid_train, following them cost valid_seen 2.5 steps
         # a game and a game).
-        plans = candidates(self.goal, self.first_scene, pool, self.correction_pool, self.domain,
+        plans = candidates(self.goal.sentence, self.first_scene, pool, self.correction_pool, self.domain,
                            only_this_task=KnowledgeSource.SEARCH in self.config.sources)
-        self.state.fatal |= fatal_actions(self.goal, self.first_scene, pool)
+        self.state.fatal |= fatal_actions(self.goal.sentence, self.first_scene, pool)
         self.actor.offer(plans, observation.admissible)
 
     def _ask_source(self, observation: Observation) -> tuple[Decision, list[str]]:
@@ -505,7 +471,7 @@ class PragAgent:
         budget = self.config.llm_budget
         if budget is not None and self.usage.calls >= budget:
             self.past_budget += 1
-            choices = self.irrevocable.safe([a for a in observation.admissible if a not in rejected | self.state.fatal], self.goal)
+            choices = self.irrevocable.safe([a for a in observation.admissible if a not in rejected | self.state.fatal], self.goal.sentence)
             choices = choices or list(observation.admissible)
             drawn = random.Random(f"{self.seed}:{observation.text}:{self.state.t}").choice(choices)
             return Decision(drawn, source=StepSource.RANDOM), []
@@ -519,14 +485,13 @@ class PragAgent:
         allowed = [a for a in choices if a not in banned] or _least_tried({a: tried[a] for a in choices})
         self.usage.banned_actions += len(choices) - len(allowed)
         now = Situation(
-            goal=self.goal, history=self.state.history, locations=self.state.locations, graphs=self.state.graphs,
+            goal=self.goal.sentence, history=self.state.history, locations=self.state.locations, graphs=self.state.graphs,
             outcomes=self.state.outcomes, allowed=allowed, held=self.domain.held(observation.scene_triples),
             retrieved=self.retrieved, utterances=self.state.utterances, seen=self.state.observed.seen,
         )
-        goal = self.goal if self.goal == self.instruction else f"{self.instruction} (read as: {self.goal})"
         self.cards.see(self.state.t - 1, observation.location, canonical(observation.scene_triples), allowed, self.domain)
         prompt = messages(
-            self.domain, self.retrieved, goal, self.state.history, observation.scene_text, allowed,
+            self.domain, self.retrieved, self.goal.shown, self.state.history, observation.scene_text, allowed,
             [note for hint in self.hints for note in hint.notes(now)], self.config.limits,
             corrections=self.corrected, utterances=self.state.utterances, cards=self.cards,
         )
@@ -543,17 +508,17 @@ class PragAgent:
         else:
             prompt = with_instruction(prompt, act, self.cards)
         decision, planned = self._choose(prompt, allowed, thought)
-        if decision.valid and self.irrevocable.doubtful(decision.action, self.goal):
+        if decision.valid and self.irrevocable.doubtful(decision.action, self.goal.sentence):
             if not said_yes(self._ask(self.irrevocable.question(prompt, decision.action), 2, [YES, NO])):
                 # Withheld for the episode; this step is chosen again among the actions that are no gamble.
                 self.irrevocable.withheld.add(decision.action)
-                decision, planned = self._choose(prompt, self.irrevocable.safe(allowed, self.goal) or allowed, thought)
+                decision, planned = self._choose(prompt, self.irrevocable.safe(allowed, self.goal.sentence) or allowed, thought)
         return decision, planned
 
     def finish(self) -> Trace:
         """What the store keeps of the episode beyond its steps."""
         return Trace(
-            goal=self.instruction,
+            goal=self.goal.instruction,
             usage=self.usage,
             retrieved=[e.hit.episode_id for e in self.retrieved],
             extra={
@@ -565,8 +530,8 @@ class PragAgent:
                 "utterances": [[at, text] for at, text in self.state.utterances],
                 "decisions": [[d.source, d.asked, d.same_plan] for d in self.state.decisions],
                 "effort": self.effort.as_dict(),
-                "reading": self.readings.as_dict(self.state.last.action),
-                "subgoals": self.subgoals.as_list() if self.subgoals is not None else [],
+                "reading": self.goal.readings.as_dict(self.state.last.action),
+                "subgoals": self.goal.subgoals.as_list() if self.goal.subgoals is not None else [],
                 "steps_past_llm_budget": self.past_budget,
             },
         )
@@ -577,7 +542,7 @@ class PragAgent:
         if self.experiences is None:
             return
         k = self.experiences.k
-        ranked = self.experiences.retrieve(self.goal, scene, self.visibility, k=2 * k)
+        ranked = self.experiences.retrieve(self.goal.sentence, scene, self.visibility, k=2 * k)
         self.retrieved = stable_top(
             self.retrieved, ranked, k, lambda e: e.hit.episode_id, lambda e: e.hit.score, self.config.keep_margin
         )

@@ -57,7 +57,7 @@ def test_an_action_taken_from_the_same_state_is_not_offered_there_again_unless_a
     assert agent.act(here).action == "open safe 1"
     agent.observe("open safe 1", here)  # nothing changed
     agent.act(here)
-    assert offered(agent) == "go to shelf 1" and agent.usage.banned_actions == 1
+    assert offered(agent) == "go to shelf 1" and agent.llm_step.usage.banned_actions == 1
     agent.observe("go to shelf 1", here)  # as if the walk led back here
     agent.act(here)
     assert offered(agent) == "go to shelf 1; open safe 1"  # all tried once: the least tried stay
@@ -133,10 +133,10 @@ def test_an_invalid_answer_is_asked_again_with_the_error_then_sent_as_it_was():
     agent = agent_of(GRID, ["Action: go to: table 1", "fly", "fly", "fly"], max_reasks=2, readers=UNREAD)
     here = seen("You are in the kitchen.", ["go to table 1", "go to shelf 1"], "kitchen")
     agent.reset(here)
-    assert agent.act(here).action == "go to table 1" and agent.usage.reasks == 0  # the folded form is the action
+    assert agent.act(here).action == "go to table 1" and agent.llm_step.usage.reasks == 0  # the folded form is the action
     decision = agent.act(here)
     assert (decision.action, decision.valid) == ("fly", False)
-    assert agent.usage.reasks == 2 and agent.usage.invalid_actions == 1
+    assert agent.llm_step.usage.reasks == 2 and agent.llm_step.usage.invalid_actions == 1
     assert "'fly' is not an admissible action" in agent.llm.calls[-1]["messages"][-1]["content"]
 
 

@@ -171,4 +171,4 @@ def test_a_task_told_in_peoples_words_is_won_by_search_with_no_llm_call():
             break
     env.close()
     assert observation.won and agent.llm.calls == []
-    assert agent.goal == schema().read(words).sentence
+    assert agent.goal.sentence == schema().read(words).sentence

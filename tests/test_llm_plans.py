@@ -150,10 +150,10 @@ def test_hard_coded_takes_the_first_action_and_follows_the_rest_without_asking(g
     assert last.won and actions == plan
     # 15 steps from 3 answers: each plan of 5 replaces the one that ran out.
     assert len(llm.calls) == 3
-    asked = [i for i, (_, ask, _) in enumerate(agent.decisions) if ask]
+    asked = [i for i, d in enumerate(agent.state.decisions) if d.asked]
     assert asked == [0, 5, 10]
-    assert {source for source, _, _ in agent.decisions} == {"llm"}
-    assert not any(same for _, _, same in agent.decisions)
+    assert {d.source for d in agent.state.decisions} == {"llm"}
+    assert not any(d.same_plan for d in agent.state.decisions)
 
 
 def test_a_plan_line_that_is_not_admissible_then_makes_hard_coded_ask(grid):
@@ -163,7 +163,7 @@ def test_a_plan_line_that_is_not_admissible_then_makes_hard_coded_ask(grid):
     last, agent, actions = play(spec, llm, ask="hard-coded", plan_length=4)
     assert "fly to the fridge" not in actions  # not forced
     assert actions[:3] == plan[:3] and last.won
-    assert [ask for _, ask, _ in agent.decisions[:4]] == [True, False, True, False]
+    assert [d.asked for d in agent.state.decisions[:4]] == [True, False, True, False]
 
 
 def test_asking_every_step_marks_the_answers_that_were_the_plans_next_step(grid):
@@ -171,7 +171,7 @@ def test_asking_every_step_marks_the_answers_that_were_the_plans_next_step(grid)
     last, agent, _ = play(spec, ScriptedLLM(planner(plan, 3)), ask="always", plan_length=3)
     assert last.won
     # Every answer after the first began with the step the previous answer had planned.
-    assert [same for _, _, same in agent.decisions] == [False] + [True] * (len(plan) - 1)
+    assert [d.same_plan for d in agent.state.decisions] == [False] + [True] * (len(plan) - 1)
 
 
 def test_an_llm_plan_does_not_replace_a_plan_from_experience_that_is_still_going():
@@ -251,7 +251,7 @@ def test_the_local_model_answers_a_plan_the_agent_can_follow(grid):
     assert decision.valid and decision.action in observation.admissible  # the grammar's first line
     assert agent.actor.follower is not None and agent.actor.source == "llm"
     assert len(agent.actor.follower.plan.steps) <= 2
-    assert agent.usage.calls == 1 and agent.usage.reasks == 0
+    assert agent.llm_step.usage.calls == 1 and agent.llm_step.usage.reasks == 0
 
 
 def test_thousands_of_choices_make_a_word_trie_that_admits_exactly_them(accepts):

@@ -210,12 +210,12 @@ def test_the_agent_asks_the_llm_where_the_thing_is_once_and_goes_there_first(hid
 
     llm = ScriptedLLM(answer)
     won, agent = play(game, llm, ("llm",), memory_of({}))
-    assert won and len(llm.calls) == 1 and agent.usage.calls == 1
-    assert agent.observed.actions[0].startswith(f"go to {kind} ")
+    assert won and len(llm.calls) == 1 and agent.llm_step.usage.calls == 1
+    assert agent.state.observed.actions[0].startswith(f"go to {kind} ")
     # The memory knows where such things are: the LLM is never called.
     silent = ScriptedLLM([])
     won, agent = play(game, silent, ("memory", "llm"), lambda asked: [(kind, 2)])
-    assert won and silent.calls == [] and agent.usage.calls == 0
+    assert won and silent.calls == [] and agent.llm_step.usage.calls == 0
 
 
 # --- the option -------------------------------------------------------------------------------------

@@ -94,7 +94,7 @@ def test_an_invalid_answer_is_reasked_with_the_error(tmp_path):
     agent = PragAgent(llm, None, Visibility(), AgentConfig(think=False), domain=GRID)
     agent.reset(first)
     decision = agent.act(first)
-    assert decision.action == plan[0] and decision.valid and agent.usage.reasks == 1
+    assert decision.action == plan[0] and decision.valid and agent.llm_step.usage.reasks == 1
     assert "'Action: fly to the moon' is not an admissible action" in llm.calls[1]["messages"][-1]["content"]
 
 
@@ -210,7 +210,7 @@ def test_the_goal_object_note_leaves_out_what_the_agent_holds():
 
 
 def test_the_example_block_changes_only_for_clearly_better_examples():
-    from prag.agent.agent import stable_top
+    from prag.agent.llm_step import stable_top
 
     def top(shown, ranked, k=2):
         return stable_top(shown, ranked, k, lambda item: item[0], lambda item: item[1], 0.1)
@@ -297,7 +297,7 @@ def test_the_agent_is_not_offered_to_undo_its_last_action():
 
 
 def test_answers_in_the_prompts_folded_form_are_the_action_they_name():
-    from prag.agent.agent import normalise
+    from prag.agent.llm_step import normalise
 
     assert normalise("go to: shelf 1") == normalise("go to shelf 1") == "go to shelf 1"
     assert normalise("take: apple 1 from fridge 1") == "take apple 1 from fridge 1"

@@ -163,7 +163,7 @@ def test_an_objective_the_template_cannot_read_is_left_to_the_later_readers() ->
     assert later.asked == [words]
     agent = no_llm_agent()
     agent.reset(replace(seen("-= Attic =-", ["go east"]), goal=words))
-    assert agent.subgoals is None and agent.goal == words and agent.finish().report.subgoals == []
+    assert agent.goal.subgoals is None and agent.goal.sentence == words and agent.finish().report.subgoals == []
 
 
 COOKBOOK = """You open the copy of "Cooking: A Modern Approach (3rd Ed.)" and start reading:

@@ -1,12 +1,6 @@
-"""The P-RAG planner: retrieve, prompt, ask, check the answer, and notice loops.
-
-Every step: retrieve the top-K past episodes for (goal, scene graph); build the prompt; ask
-the LLM (optionally a one-sentence thought first, ReAct-style); check the answer against the
-admissible actions. A backend that can constrain decoding is given the admissible set as
-choices, so its answer is valid by construction; otherwise an invalid answer is sent back
-with the error (bounded re-asks) and never mapped to a different action. The same action
-giving the same observation again is pointed out to the model, and an action already taken
-`loop_limit` times from the same observation and scene graph is not offered there again.
+"""The P-RAG planner: a coordinator of the goal (prag.agent.goal), the episode's state
+(prag.agent.state), the plan sources, the mediator and the LLM's step (prag.agent.llm_step:
+retrieve, prompt, ask, check the answer, notice loops).
 
 With a corrections source, the transcripts a person corrected that match the history's
 instructions (the goal and what the person said) and the scene graph come first in the prompt.
@@ -30,17 +24,12 @@ experience that still has steps: those are proven, an LLM's guess is not.
 """
 from __future__ import annotations
 
-import random
-import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
 
 from prag.agent.actor import Actor, candidates, fatal_actions
 from prag.agent.explore import find_plan, missing, seek_plan
-from prag.agent.hints import Situation, hints_for
-from prag.agent.irrevocable import NO, YES, Irrevocable, said_yes
+from prag.agent.goal import Goal
 from prag.agent.mediator import (
     POLICIES,
     Always,
@@ -49,21 +38,18 @@ from prag.agent.mediator import (
     MediatorState,
     RandomAsk,
 )
-from prag.agent.observed import Observed
 from prag.agent.options import named
 from prag.agent.person import Person
 from prag.agent.places import DEFAULT_PLACES, LLMPlaces, Places, Ranking, no_ranking
 from prag.agent.plans import Plan
-from prag.agent.prompt import THINK, PromptLimits, RoomCards, act_instruction, messages, with_instruction
+from prag.agent.llm_step import LLMStep, normalise
+from prag.agent.prompt import PromptLimits
 from prag.agent.readers import (
     READERS,
-    Context,
     ExperienceReader,
     GoalReader,
     LLMReader,
     PersonReader,
-    Reading,
-    Readings,
     Recall,
     TemplateReader,
     WordsReader,
@@ -72,26 +58,21 @@ from prag.agent.readers import (
 )
 from prag.agent.protocol import Decision, Trace, Usage
 from prag.agent.search import means_ends
-from prag.agent.subgoals import SubGoals
-from prag.envs.base import Observation, Triple, canonical
+from prag.agent.state import EpisodeState
+from prag.envs.base import Observation
 from prag.envs.domain import Domain
 from prag.envs.sam import ActionModel
 from prag.errors import PragError
-from prag.llm.base import LLM, Message
-from prag.retrieval.corrections import CorrectionHit, CorrectionSource
-from prag.retrieval.episodes import Experience, ExperienceSource
+from prag.llm.base import LLM
+from prag.retrieval.corrections import CorrectionSource
+from prag.retrieval.episodes import ExperienceSource
 from prag.retrieval.index import Visibility
 from prag.sources import KnowledgeSource, StepSource
 from prag.store.episode_extra import AgentReport, Choice, Effort
 
-T = TypeVar("T")
-
 ACTION_MODELS = ("given", "learned")  # what means-ends search plans with (`--action-model`)
 
 
-# Readings dropped per episode before the agent plays on with the last one: enough to walk the
-# places a "put the mug away" leaves open (a living room has eight), each tried in a few steps.
-MAX_REVISIONS = 8
 
 
 def parse_readers(text: str) -> tuple[str, ...]:
@@ -175,22 +156,6 @@ def ask_policy(config: AgentConfig, seed: int = 0) -> AskPolicy:
     raise ValueError(f"ask policy {config.ask!r} is built by the runner, or unknown: use one of {', '.join(POLICIES)}")
 
 
-def normalise(answer: str) -> str:
-    """The answer's first line without decoration the model likes to add."""
-    line = answer.strip().splitlines()[0] if answer.strip() else ""
-    for prefix in ("Action:", "action:", ">"):
-        if line.startswith(prefix):
-            line = line[len(prefix) :]
-    # The prompt lists actions sharing a verb folded ("go to: a, b"); models answer in that form.
-    line = re.sub(r"^\s*(\w+(?: to)?):\s+", r"\1 ", line)
-    return " ".join(line.strip().strip("`\"'").rstrip(".").split()).lower()
-
-
-def plan_lines(answer: str) -> list[str]:
-    """A plan answer's lines without the list markers models put before them ("1.", "-")."""
-    return [re.sub(r"^\s*(?:\d+[.)]|[-*\u2022])\s+", "", line) for line in answer.strip().splitlines()]
-
-
 class PragAgent:
     """The P-RAG agent (implements `prag.agent.protocol.Agent`): `reset(observation)`, then
     `act` and `observe` per step, and `finish()` for what the store keeps of the episode."""
@@ -218,7 +183,6 @@ class PragAgent:
         self.config = config
         self.seed = seed
         self.domain = domain
-        self.hints = hints_for(domain)
         self.asker = asker or ask_policy(config, seed)
         self.person = person  # present: the LLM's proposals go to them for a yes or no
         self.ranking = ranking  # the semantic memory: kinds of place where a kind of thing was seen
@@ -229,109 +193,49 @@ class PragAgent:
         self.world_model = learned if config.action_model == "learned" or domain.action_model is None else None
 
     def reset(self, observation: Observation) -> None:
-        self.usage = Usage()
+        usage = Usage()  # the readers', the place guesser's and the LLM step's calls alike
         self.effort = Effort()  # what the person's instructions and yes/no answers cost them
-        self.instruction = observation.goal  # as given; `goal` is as read
-        room = [self.domain.kind(e) for e in self.domain.entities(observation.text)]
-        self.readings = Readings(self._readers(), Context(observation.goal, self.domain, room))
-        reading = self.readings.start()
-        self.goal = reading.sentence if reading is not None else observation.goal
-        self.revisions = 0
-        self.past_budget = 0  # steps drawn at random once the LLM budget was spent
-        self.history: list[tuple[str | None, str]] = [(None, observation.text)]
-        self.scenes = [observation.scene_text]
-        self.locations = [observation.location]
-        self.graphs: list[list[Triple]] = [canonical(observation.scene_triples)]
-        self.outcomes: Counter[tuple[str, str, str]] = Counter()  # (action, observation, scene) after it
-        self.tried: Counter[tuple[str, str, str]] = Counter()  # (observation, scene, action) from there
-        self.retrieved: list[Experience] = []
-        self.corrected: list[CorrectionHit] = []  # shown in the prompt
-        self.correction_pool: list[CorrectionHit] = []  # searched for a plan: more than the prompt shows
-        self._corrections_for = 0  # how many instructions the shown corrections were retrieved for
-        self.shown_corrections: list[int] = []  # every correction that was in a prompt, in order
-        self.utterances: list[tuple[int, str]] = []  # (index in history it followed, text)
-        self.cards = RoomCards()
-        self.thoughts: list[str] = []
+        self.goal = Goal(self._readers(usage), observation, self.domain)
+        self.state = EpisodeState.start(observation, self.domain, self.goal.sentence)
+        self.llm_step = LLMStep(self.llm, self.experiences, self.corrections, self.visibility, self.config, self.seed,
+                                self.goal, self.state, usage)
         self.actor = Actor(self.domain)
         self.first_scene = observation.scene_text
-        self.fatal: set[str] = set()  # actions that failed this task outright before (prag.agent.actor)
-        self.irrevocable = Irrevocable(self.domain.irrevocable)
         self.max_steps = observation.max_steps if observation.max_steps is not None else 50
-        self.last_changed = True
-        self.steps_since_ask = 0
-        self.asks = 0
         self._offered_at = 0  # the step (history length) plans were last offered at
-        self.decisions: list[list[object]] = []  # per step: [who chose, asked, the answer was the plan's step]
-        self.observed = Observed.start(observation, self.domain, goal=self.goal)
         self._searched_at = 0  # the step (history length) search was last consulted at
-        self.subgoals = self._subgoals(reading, observation)
-        guess = LLMPlaces(self.llm, self.usage, self.seed) if "llm" in self.config.places else None
+        guess = LLMPlaces(self.llm, usage, self.seed) if "llm" in self.config.places else None
         self.places = Places(self.domain, self.config.places, self.ranking, guess)
 
-    def _readers(self) -> list[GoalReader]:
+    def _readers(self, usage: Usage) -> list[GoalReader]:
         """The goal readers the config names, in its order; the person's only with a person."""
         made: dict[str, GoalReader] = {
             "template": TemplateReader(),
             "experience": ExperienceReader(self.recall),
             "words": WordsReader(self.recall),
-            "llm": LLMReader(self.llm, self.recall, self.usage, self.seed),
+            "llm": LLMReader(self.llm, self.recall, usage, self.seed),
         }
         if self.person is not None:
             without_person = [made[n] for n in self.config.readers if n in made]
             made["person"] = PersonReader(self.person, self.effort, lambda context: read(without_person, context))
         return [made[name] for name in self.config.readers if name in made]
 
-    def _subgoals(self, reading: Reading | None, observation: Observation) -> SubGoals | None:
-        """The reading's ordered sub-goals to follow (a route the goal spells), None when it has none."""
-        commands = reading.goal.subgoals if reading is not None and reading.goal is not None else []
-        schema = self.domain.schema()
-        revealed = schema.revealed if schema is not None else None
-        return SubGoals.start(commands, self.domain, observation, revealed) if commands else None
-
     def _revise(self, why: str, wrong: dict[str, str]) -> None:
-        """The reading acted on cannot be right: take the next hypothesis (prag.agent.readers),
-        and plan for it afresh."""
-        current = self.readings.current
-        if self.revisions >= MAX_REVISIONS or current is None or current.source == "template":
-            return  # the family's own sentence is no guess: a lost game there is not its reading's fault
-        self.revisions += 1
-        reading = self.readings.revise(why, wrong, self._seen_kinds())
-        if reading is None or reading.sentence == self.goal:
-            return
-        self.goal = reading.sentence
-        self.observed.goal = reading.sentence
-        # A route is followed from where the episode began (its first move is from there): not from mid-way.
-        self.subgoals = None
-        self.actor = Actor(self.domain)
-        self._offered_at = 0
-        self._searched_at = 0
-
-    def _seen_kinds(self) -> list[str]:
-        """The kinds of thing seen so far in this episode, held ones included."""
-        return list(dict.fromkeys(self.domain.kind(thing) for thing in [*self.observed.seen, *self.observed.held]))
+        """The reading acted on cannot be right: the goal takes the next hypothesis, planned for afresh."""
+        if self.goal.revise(why, wrong, self.state.observed):
+            self.actor = Actor(self.domain)
+            self._offered_at = 0
+            self._searched_at = 0
 
     def hear(self, text: str) -> None:
         """The person says something: it joins the history after the latest observation."""
-        self.utterances.append((len(self.history) - 1, " ".join(text.split())))
+        self.state.hear(text)
         self.effort.said(text)
 
-    @property
-    def instructions(self) -> list[str]:
-        """What the person asked, oldest first: the goal, then their utterances."""
-        return [self.instruction] + [text for _, text in self.utterances]
-
     def observe(self, action: str, observation: Observation) -> None:
-        self.last_changed = (observation.text, observation.scene_text) != (self.history[-1][1], self.scenes[-1])
-        self.tried[(self.history[-1][1], self.scenes[-1], action)] += 1
-        self.history.append((action, observation.text))
-        self.scenes.append(observation.scene_text)
-        self.locations.append(observation.location)
-        self.graphs.append(canonical(observation.scene_triples))
-        # The scene graph tells apart visits that look alike but differ (going back holding something).
-        self.outcomes[(action, observation.text, observation.scene_text)] += 1
-        self.observed.update(action, observation)
-        if self.subgoals is not None:
-            self.subgoals.observe(len(self.history) - 1, action, observation)
+        self.state.add(action, observation)
+        if self.goal.subgoals is not None:
+            self.goal.subgoals.observe(self.state.t - 1, action, observation)
 
     def act(self, observation: Observation) -> Decision:
         """The plan's next step when the mediator does not ask; otherwise the LLM's answer."""
@@ -344,17 +248,17 @@ class PragAgent:
             assert self.actor.follower is not None  # a policy that does not ask has a plan to follow
             if step is not None:
                 self.actor.follower.advance()  # `step` is the plan's next step: no need to resolve it again
-                self.steps_since_ask += 1
-                return self._decided(Decision(step, source=self.actor.follower.plan.source, asked=False))
+                self.state.steps_since_ask += 1
+                return self.state.decided(Decision(step, source=self.actor.follower.plan.source, asked=False))
             # The mediator keeps the plan but its step cannot be taken: passed over, not forced.
             self.actor.follower.advance()
-        self.asks += 1
-        self.steps_since_ask = 0
+        self.state.asks += 1
+        self.state.steps_since_ask = 0
         decision, planned = self._ask_source(observation)
         same = self.actor.took(decision.action, observation.admissible)
         if self.config.plan_length > 1 and decision.valid:
-            self.actor.follow_llm(Plan(tuple(planned), StepSource.LLM, goal=self.goal))
-        return self._decided(replace(decision, asked=True, same_plan=same))
+            self.actor.follow_llm(Plan(tuple(planned), StepSource.LLM, goal=self.goal.sentence))
+        return self.state.decided(replace(decision, asked=True, same_plan=same))
 
     def mediator_state(self, observation: Observation) -> MediatorState:
         """What the ask policy sees for this observation. Training environments read it before
@@ -374,9 +278,9 @@ class PragAgent:
     def _offer_plans_once(self, observation: Observation) -> None:
         """At the first step, or when the plan ran out: plans from experience, once per step."""
         follower = self.actor.follower
-        due = len(self.history) == 1 or self._offered_at == 0 or (follower is not None and follower.left == 0)
-        if due and not isinstance(self.asker, Always) and self._offered_at != len(self.history):
-            self._offered_at = len(self.history)
+        due = self.state.t == 1 or self._offered_at == 0 or (follower is not None and follower.left == 0)
+        if due and not isinstance(self.asker, Always) and self._offered_at != self.state.t:
+            self._offered_at = self.state.t
             self._offer_plans(observation)
 
     def _offer_search_once(self, observation: Observation) -> None:
@@ -386,9 +290,9 @@ class PragAgent:
         each step, so that it ends as soon as what it seeks is seen."""
         if isinstance(self.asker, Always):
             return
-        if self._searched_at == len(self.history):
+        if self._searched_at == self.state.t:
             return
-        self._searched_at = len(self.history)
+        self._searched_at = self.state.t
         follower = self.actor.follower
         if follower is not None and follower.plan.source == StepSource.SEARCH and follower.left == 0:
             # The plan for the reading ran out and the game goes on: the reading cannot be right.
@@ -396,48 +300,48 @@ class PragAgent:
             follower = self.actor.follower
         if follower is not None and follower.plan.source == StepSource.SEARCH and self.actor.step_now(observation.admissible):
             return
-        step = self.subgoals.step(observation) if self.subgoals is not None else None
+        step = self.goal.subgoals.step(observation) if self.goal.subgoals is not None else None
         if step is not None:  # the goal spells its route: its next sub-goal, or what readies it
-            self.actor.follow_search(Plan((step,), StepSource.SUBGOAL, goal=self.goal), observation.admissible)
+            self.actor.follow_search(Plan((step,), StepSource.SUBGOAL, goal=self.goal.sentence), observation.admissible)
             return
-        subgoals = self.subgoals
+        subgoals = self.goal.subgoals
         if subgoals is not None and subgoals.current is not None and self.domain.relative_moves:
             # Its command cannot be taken here and nothing here readies it: the map finds where it can.
-            plan = seek_plan(subgoals.current.command, subgoals.at, self.observed)
+            plan = seek_plan(subgoals.current.command, subgoals.at, self.state.observed)
             self.actor.follow_search(plan, observation.admissible)
             return
-        targets = missing(self.observed)
-        unsaid = self.readings.unsaid(self._seen_kinds())
+        targets = missing(self.state.observed)
+        unsaid = self.goal.unsaid(self.state.observed)
         if unsaid:  # "turn on a lamp": the room shows a desk lamp, the reading said floor lamp
             self._revise(f"no {', '.join(unsaid.values())} seen, another of its kind is", unsaid)
-            targets = missing(self.observed)
-        plan = find_plan(targets, self.observed, self.places) if targets else None
-        if targets and plan is None and not self.observed.to_search():
+            targets = missing(self.state.observed)
+        plan = find_plan(targets, self.state.observed, self.places) if targets else None
+        if targets and plan is None and not self.state.observed.to_search():
             # Every place was searched and what the reading needs is nowhere.
-            reading = self.readings.current
+            reading = self.goal.readings.current
             slots = dict(reading.goal.slots) if reading is not None and reading.goal is not None else {}
             wrong = {slot: value for slot, value in slots.items() if value in targets}
             self._revise(f"no {', '.join(targets)} anywhere in the room", wrong)
-            targets = missing(self.observed)
-            plan = find_plan(targets, self.observed, self.places) if targets else None
+            targets = missing(self.state.observed)
+            plan = find_plan(targets, self.state.observed, self.places) if targets else None
         if plan is None:
-            plan = means_ends(self.goal, self.observed, observation.admissible, self.domain, learned=self.world_model)
-        if plan is None and not targets and self.readings.current is not None:
+            plan = means_ends(self.goal.sentence, self.state.observed, observation.admissible, self.domain, learned=self.world_model)
+        if plan is None and not targets and self.goal.readings.current is not None:
             # All the reading needs was seen and search finds no way to its goal ("clean" a soap
             # bottle the world cannot clean): the reading cannot be right.
-            goal = self.goal
+            goal = self.goal.sentence
             self._revise("search finds no plan for it from what was seen", {})
-            if self.goal != goal:
-                targets = missing(self.observed)
-                plan = find_plan(targets, self.observed, self.places) if targets else None
-                plan = plan or means_ends(self.goal, self.observed, observation.admissible, self.domain,
+            if self.goal.sentence != goal:
+                targets = missing(self.state.observed)
+                plan = find_plan(targets, self.state.observed, self.places) if targets else None
+                plan = plan or means_ends(self.goal.sentence, self.state.observed, observation.admissible, self.domain,
                                           learned=self.world_model)
         self.actor.follow_search(plan, observation.admissible)
 
     def _state(self, observation: Observation) -> MediatorState:
         return self.actor.state(
-            t=len(self.history), max_steps=self.max_steps, admissible=observation.admissible,
-            last_changed=self.last_changed, steps_since_ask=self.steps_since_ask, asks=self.asks,
+            t=self.state.t, max_steps=self.max_steps, admissible=observation.admissible,
+            last_changed=self.state.last_changed, steps_since_ask=self.state.steps_since_ask, asks=self.state.asks,
             holding=bool(self.domain.held(observation.scene_triples)),
         )
 
@@ -446,23 +350,19 @@ class PragAgent:
         the corrections retrieved for the instructions."""
         if self.experiences is None and self.corrections is None:
             return
-        self._retrieve_corrections(observation.scene_text)
+        self.llm_step.retrieve_corrections(observation.scene_text)
         pool = (
-            self.experiences.retrieve(self.goal, observation.scene_text, self.visibility, k=self.config.plan_pool)
+            self.experiences.retrieve(self.goal.sentence, observation.scene_text, self.visibility, k=self.config.plan_pool)
             if self.experiences is not None else []
         )
         # Another task's episode walks to where things were then, in its own room or another (ALFWorld's
         # rooms show the same receptacles whatever the objects): where search is a source it serves
         # that task better (after training on valid_train, following them cost valid_seen 2.5 steps
         # a game and a game).
-        plans = candidates(self.goal, self.first_scene, pool, self.correction_pool, self.domain,
+        plans = candidates(self.goal.sentence, self.first_scene, pool, self.llm_step.correction_pool, self.domain,
                            only_this_task=KnowledgeSource.SEARCH in self.config.sources)
-        self.fatal |= fatal_actions(self.goal, self.first_scene, pool)
+        self.state.fatal |= fatal_actions(self.goal.sentence, self.first_scene, pool)
         self.actor.offer(plans, observation.admissible)
-
-    def _decided(self, decision: Decision) -> Decision:
-        self.decisions.append([decision.source, decision.asked, decision.same_plan])
-        return decision
 
     def _ask_source(self, observation: Observation) -> tuple[Decision, list[str]]:
         """The chain's last sources, when the mediator asks: the LLM (its proposals confirmed by
@@ -472,7 +372,7 @@ class PragAgent:
             return self.llm_or_person(observation)
         words = (self.person.instruct(observation) or "").strip()
         taken = self._follow_words(words, observation) if words else None
-        return (taken, []) if taken is not None else self._ask_llm(observation)
+        return (taken, []) if taken is not None else self.llm_step.choose_step(observation)
 
     def llm_or_person(self, observation: Observation) -> tuple[Decision, list[str]]:
         """The LLM's answer and the actions it plans after it; with a person present, confirmed by
@@ -484,7 +384,7 @@ class PragAgent:
         the person is asked for every step in words (Soar ITL's instruction only)."""
         person = self.person
         if person is None:
-            return self._ask_llm(observation)
+            return self.llm_step.choose_step(observation)
         proposes = KnowledgeSource.LLM in self.config.sources
         rejected: set[str] = set()
         in_a_row = 0
@@ -499,9 +399,9 @@ class PragAgent:
                 if not words or exhausted or not proposes:
                     # Nothing said, or nothing left to propose, or no LLM to propose anything: the
                     # LLM's answer (the words heard) stands unconfirmed, as the last resort.
-                    decision, _ = self._ask_llm(observation, frozenset() if exhausted else frozenset(rejected))
+                    decision, _ = self.llm_step.choose_step(observation, frozenset() if exhausted else frozenset(rejected))
                     return decision, []
-            decision, _ = self._ask_llm(observation, frozenset(rejected))
+            decision, _ = self.llm_step.choose_step(observation, frozenset(rejected))
             reply = person.confirm(decision.action, observation)
             if isinstance(reply, str):  # words instead of yes/no
                 taken = self._follow_words(reply, observation)
@@ -524,183 +424,24 @@ class PragAgent:
         self.hear(words)
         return None
 
-    def _ask_llm(self, observation: Observation, rejected: frozenset[str] = frozenset()) -> tuple[Decision, list[str]]:
-        """P-RAG's step: retrieve, prompt, ask, check the answer. Also the actions the answer
-        plans after this one (none unless `plan_length` > 1). Actions the person `rejected` at
-        this step are not offered. Past the LLM budget, an admissible action drawn at random."""
-        budget = self.config.llm_budget
-        if budget is not None and self.usage.calls >= budget:
-            self.past_budget += 1
-            choices = self.irrevocable.safe([a for a in observation.admissible if a not in rejected | self.fatal], self.goal)
-            choices = choices or list(observation.admissible)
-            drawn = random.Random(f"{self.seed}:{observation.text}:{len(self.history)}").choice(choices)
-            return Decision(drawn, source=StepSource.RANDOM), []
-        self._retrieve(observation.scene_text)
-        self._retrieve_corrections(observation.scene_text)
-        choices = list(observation.admissible)
-        tried = {action: self.tried[(observation.text, observation.scene_text, action)] for action in choices}
-        banned = {action for action, count in tried.items() if count >= self.config.loop_limit} | self._undoing(observation)
-        banned |= self.fatal | self.irrevocable.withheld
-        choices = [a for a in choices if a not in rejected] or choices
-        allowed = [a for a in choices if a not in banned] or _least_tried({a: tried[a] for a in choices})
-        self.usage.banned_actions += len(choices) - len(allowed)
-        now = Situation(
-            goal=self.goal, history=self.history, locations=self.locations, graphs=self.graphs,
-            outcomes=self.outcomes, allowed=allowed, held=self.domain.held(observation.scene_triples),
-            retrieved=self.retrieved, utterances=self.utterances, seen=self.observed.seen,
-        )
-        goal = self.goal if self.goal == self.instruction else f"{self.instruction} (read as: {self.goal})"
-        self.cards.see(len(self.history) - 1, observation.location, canonical(observation.scene_triples), allowed, self.domain)
-        prompt = messages(
-            self.domain, self.retrieved, goal, self.history, observation.scene_text, allowed,
-            [note for hint in self.hints for note in hint.notes(now)], self.config.limits,
-            corrections=self.corrected, utterances=self.utterances, cards=self.cards,
-        )
-        thought = ""
-        act = act_instruction(self.config.plan_length)
-        if self.config.think:
-            thought = self._ask(with_instruction(prompt, THINK), self.config.thought_tokens).strip()
-            thought = thought.splitlines()[0] if thought else ""
-            self.thoughts.append(thought)
-            prompt = with_instruction(prompt, THINK) + [
-                {"role": "assistant", "content": thought},
-                {"role": "user", "content": act},
-            ]
-        else:
-            prompt = with_instruction(prompt, act, self.cards)
-        decision, planned = self._choose(prompt, allowed, thought)
-        if decision.valid and self.irrevocable.doubtful(decision.action, self.goal):
-            if not said_yes(self._ask(self.irrevocable.question(prompt, decision.action), 2, [YES, NO])):
-                # Withheld for the episode; this step is chosen again among the actions that are no gamble.
-                self.irrevocable.withheld.add(decision.action)
-                decision, planned = self._choose(prompt, self.irrevocable.safe(allowed, self.goal) or allowed, thought)
-        return decision, planned
-
     def finish(self) -> Trace:
         """What the store keeps of the episode beyond its steps."""
         return Trace(
-            goal=self.instruction,
-            usage=self.usage,
-            retrieved=[e.hit.episode_id for e in self.retrieved],
+            goal=self.goal.instruction,
+            usage=self.llm_step.usage,
+            retrieved=[e.hit.episode_id for e in self.llm_step.retrieved],
             report=AgentReport(
-                thoughts=self.thoughts,
-                invalid_actions=self.usage.invalid_actions,
-                banned_actions=self.usage.banned_actions,
-                corrections=self.shown_corrections,
+                thoughts=self.llm_step.thoughts,
+                invalid_actions=self.llm_step.usage.invalid_actions,
+                banned_actions=self.llm_step.usage.banned_actions,
+                corrections=self.llm_step.shown_corrections,
                 # (t, text): said after step t's observation (history index t is step t).
-                utterances=list(self.utterances),
-                decisions=[Choice(str(source), bool(asked), bool(same)) for source, asked, same in self.decisions],
+                utterances=list(self.state.utterances),
+                decisions=[Choice(str(d.source), d.asked, d.same_plan) for d in self.state.decisions],
                 effort=self.effort,
-                reading=self.readings.record(self.history[-1][0]),
-                subgoals=self.subgoals.goals if self.subgoals is not None else [],
-                steps_past_llm_budget=self.past_budget,
+                reading=self.goal.readings.record(self.state.last.action),
+                subgoals=self.goal.subgoals.goals if self.goal.subgoals is not None else [],
+                steps_past_llm_budget=self.llm_step.past_budget,
             ),
         )
-
-    # --- steps of `act` ---------------------------------------------------------------------
-
-    def _retrieve(self, scene: str) -> None:
-        if self.experiences is None:
-            return
-        k = self.experiences.k
-        ranked = self.experiences.retrieve(self.goal, scene, self.visibility, k=2 * k)
-        self.retrieved = stable_top(
-            self.retrieved, ranked, k, lambda e: e.hit.episode_id, lambda e: e.hit.score, self.config.keep_margin
-        )
-
-    def _retrieve_corrections(self, scene: str) -> None:
-        """Corrections match what the person asked: they are retrieved again when the
-        instructions change (the goal, then each utterance), with the scene graph of that moment.
-        Re-ranking them by every step's scene graph swapped near-equal transcripts back and
-        forth, and each swap re-costs the whole prompt after the block."""
-        if self.corrections is None or self._corrections_for == len(self.instructions):
-            return
-        self._corrections_for = len(self.instructions)
-        k = self.corrections.k
-        ranked = self.corrections.retrieve(self.instructions, scene, k=max(2 * k, self.config.plan_pool))
-        self.correction_pool = ranked[: self.config.plan_pool]
-        self.corrected = stable_top(
-            self.corrected, ranked[: 2 * k], k, lambda h: h.correction.id, lambda h: h.score, self.config.keep_margin
-        )
-        self.shown_corrections += [
-            i for i in (h.correction.id for h in self.corrected) if i is not None and i not in self.shown_corrections
-        ]
-
-    def _undoing(self, observation: Observation) -> set[str]:
-        """The actions that would undo the last one (the domain's `inverse`): putting back what
-        was just taken, closing what was just opened. Never progress, and small models took them
-        again and again."""
-        if len(self.history) < 2 or self.history[-1][0] is None:
-            return set()
-        return self.domain.inverse(self.history[-1][0], observation.location)
-
-    def _choose(self, prompt: list[Message], allowed: list[str], thought: str) -> tuple[Decision, list[str]]:
-        by_form = {normalise(a): a for a in allowed}
-        constrain = self.config.constrained and self.llm.supports_choices
-        more = self.config.plan_length - 1
-        for attempt in range(self.config.max_reasks + 1):
-            answer = self._ask(
-                prompt, self.config.action_tokens * (more + 1), allowed if constrain else None, more_lines=more
-            )
-            lines = plan_lines(answer) if more else [answer]
-            action = by_form.get(normalise(lines[0] if lines else ""))
-            if action is not None:
-                planned = [step for step in map(normalise, lines[1 : more + 1]) if step]
-                return Decision(action, thought, valid=True), planned
-            if attempt < self.config.max_reasks:
-                self.usage.reasks += 1
-                prompt = prompt + [
-                    {"role": "assistant", "content": answer},
-                    {"role": "user", "content": self._reask(answer)},
-                ]
-        self.usage.invalid_actions += 1
-        # Sent as it is: the environment says it does nothing, which the model then sees.
-        return Decision(answer.strip().splitlines()[0] if answer.strip() else "look", thought, valid=False), []
-
-    def _reask(self, answer: str) -> str:
-        """What the model is told when its answer (its first line, for a plan) is not admissible."""
-        if self.config.plan_length == 1:
-            return f"'{answer.strip()}' is not an admissible action. Reply with one admissible action, copied exactly."
-        first = answer.strip().splitlines()[0] if answer.strip() else ""
-        return (
-            f"'{first}' is not an admissible action. Reply with an admissible action, copied exactly, on the "
-            f"first line, then up to {self.config.plan_length - 1} further actions, one per line."
-        )
-
-    def _ask(self, prompt: list[Message], max_tokens: int, choices: list[str] | None = None, more_lines: int = 0) -> str:
-        # Free text ends at the line's end; a plan's lines end at a blank line (or the token budget).
-        stop = None if choices is not None else ["\n\n"] if more_lines else ["\n"]
-        completion = self.llm.complete(
-            prompt, max_tokens=max_tokens, choices=choices, more_lines=more_lines, stop=stop, seed=self.seed
-        )
-        self.usage.add(completion)
-        return completion.text
-
-
-def stable_top(
-    shown: list[T], ranked: list[T], k: int, key: Callable[[T], object], score: Callable[[T], float], margin: float
-) -> list[T]:
-    """The top-k of `ranked` (best first, with their scores for the current query), laid out to
-    change the prompt, and the backend's cached prefix, as little as possible.
-
-    A shown item stays, in its place and with its text, while it scores within `margin` of the
-    k-th best; only items that beat it by more take the freed places, in rank order after the
-    kept ones. Without this the block flipped between near-equal items as the scene changed,
-    and every flip re-costs the whole prompt after it.
-    """
-    top = ranked[:k]
-    if not top:
-        return []
-    now = {key(item): score(item) for item in ranked}
-    floor = score(top[-1]) - margin
-    kept = [item for item in shown if now.get(key(item), float("-inf")) >= floor][:k]
-    kept_keys = {key(item) for item in kept}
-    return kept + [item for item in top if key(item) not in kept_keys][: k - len(kept)]
-
-
-def _least_tried(tried: dict[str, int]) -> list[str]:
-    """When every choice is banned: the ones tried least from here, so that the ban still steers."""
-    fewest = min(tried.values())
-    return [action for action, count in tried.items() if count == fewest]
-
 

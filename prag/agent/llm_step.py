@@ -1,0 +1,240 @@
+"""P-RAG's step, where the LLM chooses: retrieve, prompt, ask, check the answer.
+
+Each step the top-K past episodes for (goal, scene graph) are retrieved and, with the corrections
+a person made that match the instructions, put in the prompt; the LLM is asked (optionally a
+one-sentence thought first, ReAct-style) and its answer checked against the admissible actions. A
+backend that can constrain decoding is given the admissible set as choices, so its answer is valid
+by construction; otherwise an invalid answer is sent back with the error (bounded re-asks) and never
+mapped to a different action. An action already taken `loop_limit` times from the same observation
+and scene graph, one undoing the last, or one that failed this task outright before is not offered.
+An irrevocable action the goal does not name is taken only after the model says yes
+(prag.agent.irrevocable). Past the LLM budget, an admissible action is drawn at random instead.
+"""
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
+
+from prag.agent.goal import Goal
+from prag.agent.hints import Situation, hints_for
+from prag.agent.irrevocable import NO, YES, Irrevocable, said_yes
+from prag.agent.prompt import THINK, RoomCards, act_instruction, messages, with_instruction
+from prag.agent.protocol import Decision, Usage
+from prag.agent.state import EpisodeState
+from prag.envs.base import Observation, canonical
+from prag.envs.domain import Domain
+from prag.llm.base import LLM, Message
+from prag.retrieval.corrections import CorrectionHit, CorrectionSource
+from prag.retrieval.episodes import Experience, ExperienceSource
+from prag.retrieval.index import Visibility
+from prag.sources import StepSource
+
+if TYPE_CHECKING:  # the config is the agent's, which builds this step
+    from prag.agent.agent import AgentConfig
+
+T = TypeVar("T")
+
+
+def normalise(answer: str) -> str:
+    """The answer's first line without decoration the model likes to add."""
+    line = answer.strip().splitlines()[0] if answer.strip() else ""
+    for prefix in ("Action:", "action:", ">"):
+        if line.startswith(prefix):
+            line = line[len(prefix) :]
+    # The prompt lists actions sharing a verb folded ("go to: a, b"); models answer in that form.
+    line = re.sub(r"^\s*(\w+(?: to)?):\s+", r"\1 ", line)
+    return " ".join(line.strip().strip("`\"'").rstrip(".").split()).lower()
+
+
+def plan_lines(answer: str) -> list[str]:
+    """A plan answer's lines without the list markers models put before them ("1.", "-")."""
+    return [re.sub(r"^\s*(?:\d+[.)]|[-*\u2022])\s+", "", line) for line in answer.strip().splitlines()]
+
+
+class LLMStep:
+    """The LLM's step in one episode, and what it showed and cost: the episodes retrieved, the
+    corrections shown, the room cards, the thoughts, the usage."""
+
+    def __init__(
+        self, llm: LLM, experiences: ExperienceSource | None, corrections: CorrectionSource | None,
+        visibility: Visibility, config: AgentConfig, seed: int, goal: Goal, state: EpisodeState, usage: Usage,
+    ) -> None:
+        self.llm = llm
+        self.experiences = experiences
+        self.corrections = corrections
+        self.visibility = visibility
+        self.config = config
+        self.seed = seed
+        self.domain = state.observed.domain
+        self.goal = goal
+        self.state = state
+        self.usage = usage
+        self.hints = hints_for(self.domain)
+        self.retrieved: list[Experience] = []
+        self.corrected: list[CorrectionHit] = []  # shown in the prompt
+        self.correction_pool: list[CorrectionHit] = []  # searched for a plan: more than the prompt shows
+        self._corrections_for = 0  # how many instructions the shown corrections were retrieved for
+        self.shown_corrections: list[int] = []  # every correction that was in a prompt, in order
+        self.cards = RoomCards()
+        self.thoughts: list[str] = []
+        self.irrevocable = Irrevocable(self.domain.irrevocable)
+        self.past_budget = 0  # steps drawn at random once the LLM budget was spent
+
+    def choose_step(self, observation: Observation, rejected: frozenset[str] = frozenset()) -> tuple[Decision, list[str]]:
+        """The step: retrieve, prompt, ask, check the answer. Also the actions the answer
+        plans after this one (none unless `plan_length` > 1). Actions the person `rejected` at
+        this step are not offered. Past the LLM budget, an admissible action drawn at random."""
+        budget = self.config.llm_budget
+        if budget is not None and self.usage.calls >= budget:
+            self.past_budget += 1
+            choices = self.irrevocable.safe([a for a in observation.admissible if a not in rejected | self.state.fatal], self.goal.sentence)
+            choices = choices or list(observation.admissible)
+            drawn = random.Random(f"{self.seed}:{observation.text}:{self.state.t}").choice(choices)
+            return Decision(drawn, source=StepSource.RANDOM), []
+        self._retrieve(observation.scene_text)
+        self.retrieve_corrections(observation.scene_text)
+        choices = list(observation.admissible)
+        tried = {action: self.state.tried[(observation.text, observation.scene_text, action)] for action in choices}
+        banned = {action for action, count in tried.items() if count >= self.config.loop_limit} | self._undoing(observation)
+        banned |= self.state.fatal | self.irrevocable.withheld
+        choices = [a for a in choices if a not in rejected] or choices
+        allowed = [a for a in choices if a not in banned] or _least_tried({a: tried[a] for a in choices})
+        self.usage.banned_actions += len(choices) - len(allowed)
+        now = Situation(
+            goal=self.goal.sentence, history=self.state.history, locations=self.state.locations, graphs=self.state.graphs,
+            outcomes=self.state.outcomes, allowed=allowed, held=self.domain.held(observation.scene_triples),
+            retrieved=self.retrieved, utterances=self.state.utterances, seen=self.state.observed.seen,
+        )
+        self.cards.see(self.state.t - 1, observation.location, canonical(observation.scene_triples), allowed, self.domain)
+        prompt = messages(
+            self.domain, self.retrieved, self.goal.shown, self.state.history, observation.scene_text, allowed,
+            [note for hint in self.hints for note in hint.notes(now)], self.config.limits,
+            corrections=self.corrected, utterances=self.state.utterances, cards=self.cards,
+        )
+        thought = ""
+        act = act_instruction(self.config.plan_length)
+        if self.config.think:
+            thought = self._ask(with_instruction(prompt, THINK), self.config.thought_tokens).strip()
+            thought = thought.splitlines()[0] if thought else ""
+            self.thoughts.append(thought)
+            prompt = with_instruction(prompt, THINK) + [
+                {"role": "assistant", "content": thought},
+                {"role": "user", "content": act},
+            ]
+        else:
+            prompt = with_instruction(prompt, act, self.cards)
+        decision, planned = self._choose(prompt, allowed, thought)
+        if decision.valid and self.irrevocable.doubtful(decision.action, self.goal.sentence):
+            if not said_yes(self._ask(self.irrevocable.question(prompt, decision.action), 2, [YES, NO])):
+                # Withheld for the episode; this step is chosen again among the actions that are no gamble.
+                self.irrevocable.withheld.add(decision.action)
+                decision, planned = self._choose(prompt, self.irrevocable.safe(allowed, self.goal.sentence) or allowed, thought)
+        return decision, planned
+
+    def _retrieve(self, scene: str) -> None:
+        if self.experiences is None:
+            return
+        k = self.experiences.k
+        ranked = self.experiences.retrieve(self.goal.sentence, scene, self.visibility, k=2 * k)
+        self.retrieved = stable_top(
+            self.retrieved, ranked, k, lambda e: e.hit.episode_id, lambda e: e.hit.score, self.config.keep_margin
+        )
+
+    def retrieve_corrections(self, scene: str) -> None:
+        """Corrections match what the person asked: they are retrieved again when the
+        instructions change (the goal, then each utterance), with the scene graph of that moment.
+        Re-ranking them by every step's scene graph swapped near-equal transcripts back and
+        forth, and each swap re-costs the whole prompt after the block."""
+        instructions = [self.goal.instruction] + [text for _, text in self.state.utterances]
+        if self.corrections is None or self._corrections_for == len(instructions):
+            return
+        self._corrections_for = len(instructions)
+        k = self.corrections.k
+        ranked = self.corrections.retrieve(instructions, scene, k=max(2 * k, self.config.plan_pool))
+        self.correction_pool = ranked[: self.config.plan_pool]
+        self.corrected = stable_top(
+            self.corrected, ranked[: 2 * k], k, lambda h: h.correction.id, lambda h: h.score, self.config.keep_margin
+        )
+        self.shown_corrections += [
+            i for i in (h.correction.id for h in self.corrected) if i is not None and i not in self.shown_corrections
+        ]
+
+    def _undoing(self, observation: Observation) -> set[str]:
+        """The actions that would undo the last one (the domain's `inverse`): putting back what
+        was just taken, closing what was just opened. Never progress, and small models took them
+        again and again."""
+        last = self.state.last.action
+        return set() if last is None else self.domain.inverse(last, observation.location)
+
+    def _choose(self, prompt: list[Message], allowed: list[str], thought: str) -> tuple[Decision, list[str]]:
+        by_form = {normalise(a): a for a in allowed}
+        constrain = self.config.constrained and self.llm.supports_choices
+        more = self.config.plan_length - 1
+        for attempt in range(self.config.max_reasks + 1):
+            answer = self._ask(
+                prompt, self.config.action_tokens * (more + 1), allowed if constrain else None, more_lines=more
+            )
+            lines = plan_lines(answer) if more else [answer]
+            action = by_form.get(normalise(lines[0] if lines else ""))
+            if action is not None:
+                planned = [step for step in map(normalise, lines[1 : more + 1]) if step]
+                return Decision(action, thought, valid=True), planned
+            if attempt < self.config.max_reasks:
+                self.usage.reasks += 1
+                prompt = prompt + [
+                    {"role": "assistant", "content": answer},
+                    {"role": "user", "content": self._reask(answer)},
+                ]
+        self.usage.invalid_actions += 1
+        # Sent as it is: the environment says it does nothing, which the model then sees.
+        return Decision(answer.strip().splitlines()[0] if answer.strip() else "look", thought, valid=False), []
+
+    def _reask(self, answer: str) -> str:
+        """What the model is told when its answer (its first line, for a plan) is not admissible."""
+        if self.config.plan_length == 1:
+            return f"'{answer.strip()}' is not an admissible action. Reply with one admissible action, copied exactly."
+        first = answer.strip().splitlines()[0] if answer.strip() else ""
+        return (
+            f"'{first}' is not an admissible action. Reply with an admissible action, copied exactly, on the "
+            f"first line, then up to {self.config.plan_length - 1} further actions, one per line."
+        )
+
+    def _ask(self, prompt: list[Message], max_tokens: int, choices: list[str] | None = None, more_lines: int = 0) -> str:
+        # Free text ends at the line's end; a plan's lines end at a blank line (or the token budget).
+        stop = None if choices is not None else ["\n\n"] if more_lines else ["\n"]
+        completion = self.llm.complete(
+            prompt, max_tokens=max_tokens, choices=choices, more_lines=more_lines, stop=stop, seed=self.seed
+        )
+        self.usage.add(completion)
+        return completion.text
+
+
+def stable_top(
+    shown: list[T], ranked: list[T], k: int, key: Callable[[T], object], score: Callable[[T], float], margin: float
+) -> list[T]:
+    """The top-k of `ranked` (best first, with their scores for the current query), laid out to
+    change the prompt, and the backend's cached prefix, as little as possible.
+
+    A shown item stays, in its place and with its text, while it scores within `margin` of the
+    k-th best; only items that beat it by more take the freed places, in rank order after the
+    kept ones. Without this the block flipped between near-equal items as the scene changed,
+    and every flip re-costs the whole prompt after it.
+    """
+    top = ranked[:k]
+    if not top:
+        return []
+    now = {key(item): score(item) for item in ranked}
+    floor = score(top[-1]) - margin
+    kept = [item for item in shown if now.get(key(item), float("-inf")) >= floor][:k]
+    kept_keys = {key(item) for item in kept}
+    return kept + [item for item in top if key(item) not in kept_keys][: k - len(kept)]
+
+
+def _least_tried(tried: dict[str, int]) -> list[str]:
+    """When every choice is banned: the ones tried least from here, so that the ban still steers."""
+    fewest = min(tried.values())
+    return [action for action, count in tried.items() if count == fewest]
+
+

@@ -80,9 +80,11 @@ class Environment(Protocol):
 
 class KnowsItsPlan:
     """For environments that learn their oracle's plan at reset: `shortest_path_length` and
-    `oracle_plan()` from the plan they keep in `_plan`."""
+    `oracle_plan()` from the plan they keep in `_plan`; `goal_sentence` None unless set."""
 
     _plan: list[str] | None = None
+    # No goal told in other words unless the family says so (a spec's `goals`: prag.envs.goals).
+    goal_sentence: str | None = None
 
     @property
     def shortest_path_length(self) -> int | None:

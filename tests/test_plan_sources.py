@@ -68,7 +68,7 @@ def test_an_example_source_gives_the_step_when_no_earlier_one_does(look: None) -
     played.reset(seen())
     decision = played.act(seen())
     assert (decision.action, decision.source, decision.asked) == ("look", StepSource.FIND, False)
-    assert LookAround.consulted == [1] and isinstance(played.llm, ScriptedLLM) and played.llm.calls == []
+    assert LookAround.consulted == [1] and isinstance(played.settings.llm, ScriptedLLM) and played.settings.llm.calls == []
 
 
 def test_a_mediator_that_always_asks_consults_no_plan_source(look: None) -> None:

@@ -28,19 +28,19 @@ class ExperiencePlans:
             self._offer_plans(observation)
 
     def _offer_plans(self, observation: Observation) -> None:
-        p = self.planning
-        if p.experiences is None and p.corrections is None:
+        p, s = self.planning, self.planning.settings
+        if s.experiences is None and s.corrections is None:
             return
         p.llm_step.retrieve_corrections(observation.scene_text)
         pool = (
-            p.experiences.retrieve(p.goal.sentence, observation.scene_text, p.visibility, k=p.config.plan_pool)
-            if p.experiences is not None else []
+            s.experiences.retrieve(p.goal.sentence, observation.scene_text, s.visibility, k=s.config.plan_pool)
+            if s.experiences is not None else []
         )
         # Another task's episode walks to where things were then, in its own room or another (ALFWorld's
         # rooms show the same receptacles whatever the objects): where search is a source it serves
         # that task better (after training on valid_train, following them cost valid_seen 2.5 steps
         # a game and a game).
-        plans = candidates(p.goal.sentence, p.first_scene, pool, p.llm_step.correction_pool, p.domain,
-                           only_this_task=KnowledgeSource.SEARCH in p.config.sources)
+        plans = candidates(p.goal.sentence, p.first_scene, pool, p.llm_step.correction_pool, s.domain,
+                           only_this_task=KnowledgeSource.SEARCH in s.config.sources)
         p.state.fatal |= fatal_actions(p.goal.sentence, p.first_scene, pool)
         p.actor.offer(plans, observation.admissible)

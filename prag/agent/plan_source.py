@@ -7,23 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from prag.agent.actor import Actor
 from prag.agent.goal import Goal
 from prag.agent.llm_step import LLMStep
-from prag.agent.places import Ranking
+from prag.agent.settings import AgentSettings
 from prag.agent.state import EpisodeState
 from prag.envs.base import Observation
-from prag.envs.domain import Domain
-from prag.envs.sam import ActionModel
-from prag.llm.base import LLM
-from prag.retrieval.corrections import CorrectionSource
-from prag.retrieval.episodes import ExperienceSource
-from prag.retrieval.index import Visibility
-
-if TYPE_CHECKING:  # the config is the agent's, which builds the chain
-    from prag.agent.agent import AgentConfig
 
 
 class PlanSource(Protocol):
@@ -39,15 +30,7 @@ class Planning:
     """What the plan sources of one episode work with: the agent's settings, the episode's goal,
     state and LLM step, the actor they offer plans to, and how a reading found wrong is revised."""
 
-    config: AgentConfig
-    domain: Domain
-    llm: LLM
-    seed: int
-    experiences: ExperienceSource | None
-    corrections: CorrectionSource | None
-    visibility: Visibility
-    ranking: Ranking  # the semantic memory: kinds of place where a kind of thing was seen
-    world_model: ActionModel | None  # the action model learned from the store, if one was
+    settings: AgentSettings
     goal: Goal
     state: EpisodeState
     llm_step: LLMStep

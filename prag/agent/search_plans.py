@@ -19,13 +19,14 @@ class SearchPlans:
     as soon as what it seeks is seen."""
 
     def __init__(self, planning: Planning) -> None:
-        p = self.planning = planning
-        guess = LLMPlaces(p.llm, p.llm_step.usage, p.seed) if "llm" in p.config.places else None
-        self.places = Places(p.domain, p.config.places, p.ranking, guess)
+        self.planning = planning
+        s = planning.settings
+        guess = LLMPlaces(s.llm, planning.llm_step.usage, s.seed) if "llm" in s.config.places else None
+        self.places = Places(s.domain, s.config.places, s.ranking, guess)
         # The learned model is planned with where the config asks for it (none learned yet:
         # nothing to plan with) or the family has none given.
-        learned = p.world_model or ActionModel(p.domain.name)
-        self.world_model = learned if p.config.action_model == "learned" or p.domain.action_model is None else None
+        learned = s.world_model or ActionModel(s.domain.name)
+        self.world_model = learned if s.config.action_model == "learned" or s.domain.action_model is None else None
         self._searched_at = 0  # the step (history length) search was last consulted at
 
     def restart(self) -> None:
@@ -48,7 +49,7 @@ class SearchPlans:
         if step is not None:  # the goal spells its route: its next sub-goal, or what readies it
             p.actor.follow_search(Plan((step,), StepSource.SUBGOAL, goal=p.goal.sentence), observation.admissible)
             return
-        if subgoals is not None and subgoals.current is not None and p.domain.relative_moves:
+        if subgoals is not None and subgoals.current is not None and p.settings.domain.relative_moves:
             # Its command cannot be taken here and nothing here readies it: the map finds where it can.
             p.actor.follow_search(seek_plan(subgoals.current.command, subgoals.at, p.state.observed), observation.admissible)
             return
@@ -87,4 +88,4 @@ class SearchPlans:
 
     def _means_ends(self, observation: Observation) -> Plan | None:
         p = self.planning
-        return means_ends(p.goal.sentence, p.state.observed, observation.admissible, p.domain, learned=self.world_model)
+        return means_ends(p.goal.sentence, p.state.observed, observation.admissible, p.settings.domain, learned=self.world_model)

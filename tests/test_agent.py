@@ -27,7 +27,7 @@ def agent_of(domain: Domain, answers, **config) -> PragAgent:
 
 def step_lines(agent: PragAgent) -> list[str]:
     """The lines of the latest step's part of the prompt (re-asks follow it)."""
-    step = next(m for m in reversed(agent.llm.calls[-1]["messages"]) if "Admissible actions: " in m["content"])
+    step = next(m for m in reversed(agent.settings.llm.calls[-1]["messages"]) if "Admissible actions: " in m["content"])
     return step["content"].splitlines()
 
 
@@ -45,7 +45,7 @@ def test_it_is_an_agent_whose_system_prompt_is_its_domains_rules():
     assert isinstance(agent, Agent)
     agent.reset(seen("You are in the kitchen.", ["go north"], "kitchen"))
     agent.act(seen("You are in the kitchen.", ["go north"], "kitchen"))
-    system = agent.llm.calls[-1]["messages"][0]
+    system = agent.settings.llm.calls[-1]["messages"][0]
     assert system == {"role": "system", "content": TEXTWORLD.rules}
     assert "heat" not in TEXTWORLD.rules and "lamp" not in GRID.rules and "use a lamp" in ALFWORLD.rules
 
@@ -137,7 +137,7 @@ def test_an_invalid_answer_is_asked_again_with_the_error_then_sent_as_it_was():
     decision = agent.act(here)
     assert (decision.action, decision.valid) == ("fly", False)
     assert agent.llm_step.usage.reasks == 2 and agent.llm_step.usage.invalid_actions == 1
-    assert "'fly' is not an admissible action" in agent.llm.calls[-1]["messages"][-1]["content"]
+    assert "'fly' is not an admissible action" in agent.settings.llm.calls[-1]["messages"][-1]["content"]
 
 
 def test_a_backend_that_constrains_is_given_the_allowed_actions_as_choices():

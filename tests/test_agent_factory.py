@@ -30,17 +30,17 @@ class _Built(Exception):
 
 def _reads(agent: PragAgent, observation: Observation, kinds: list[str]) -> dict[str, Any]:
     """What an agent reads of the store for this first observation, and how it is set up."""
-    corrections = agent.corrections
-    model = agent.world_model
+    s = agent.settings
+    corrections, model = s.corrections, s.world_model
     return {
-        "config": agent.config,
-        "seed": agent.seed,
-        "domain": agent.domain.name,
-        "episodes": [e.episode.id for e in agent.experiences.retrieve(observation.goal, observation.scene_text, agent.visibility)]
-        if agent.experiences is not None else None,
+        "config": s.config,
+        "seed": s.seed,
+        "domain": s.domain.name,
+        "episodes": [e.episode.id for e in s.experiences.retrieve(observation.goal, observation.scene_text, s.visibility)]
+        if s.experiences is not None else None,
         "corrections": None if corrections is None else (corrections.k, [c.id for c in corrections.corrections]),
-        "places": {kind: agent.ranking(kind) for kind in kinds},
-        "readings": [(r.wording, r.sentence) for r in agent.recall(observation.goal)],
+        "places": {kind: s.ranking(kind) for kind in kinds},
+        "readings": [(r.wording, r.sentence) for r in s.recall(observation.goal)],
         "world model": None if model is None else model.to_json(),
     }
 

@@ -78,7 +78,7 @@ def last_prompt(past: EpisodeRecord, now: Observation) -> str:
                       domain=ALFWORLD)
     agent.reset(now)
     agent.act(now)
-    return agent.llm.calls[-1]["messages"][-1]["content"]
+    return agent.settings.llm.calls[-1]["messages"][-1]["content"]
 
 
 def test_a_past_attempt_at_the_same_task_says_where_the_goal_objects_were():
@@ -98,10 +98,10 @@ def test_closed_places_are_pointed_out_while_the_hands_are_free():
     agent.observe("go to safe 1", seen("The safe 1 is closed.", "safe 1", ("safe 1", "is", "closed")))
     agent.observe("open safe 1", seen("In it, you see a keychain 1.", "safe 1", ("safe 1", "is", "open")))
     agent.act(start)
-    assert "Note: closed, not opened yet: fridge 1." in agent.llm.calls[-1]["messages"][-1]["content"]
+    assert "Note: closed, not opened yet: fridge 1." in agent.settings.llm.calls[-1]["messages"][-1]["content"]
     holding = seen("", "safe 1", ("agent", "holds", "keychain 1"), admissible=("go to safe 1",))
     agent.act(holding)
-    assert "not opened yet" not in agent.llm.calls[-1]["messages"][-1]["content"]
+    assert "not opened yet" not in agent.settings.llm.calls[-1]["messages"][-1]["content"]
 
 
 def test_past_two_hundred_actions_the_prompt_shows_patterns_over_the_scenes_names() -> None:

@@ -170,5 +170,5 @@ def test_a_task_told_in_peoples_words_is_won_by_search_with_no_llm_call():
         if observation.won:
             break
     env.close()
-    assert observation.won and agent.llm.calls == []
+    assert observation.won and agent.settings.llm.calls == []
     assert agent.goal.sentence == schema().read(words).sentence

@@ -28,18 +28,18 @@ def agent(answers: list[str], seed: int = 0, **config: object) -> PragAgent:
 def test_a_no_withholds_the_focus_for_the_episode_and_the_step_is_chosen_again() -> None:
     played = agent(["focus on substance in toilet", "no", "open door to kitchen", "look around"])
     assert played.act(bathroom()).action == "open door to kitchen"
-    check = played.llm.calls[1]
+    check = played.settings.llm.calls[1]
     assert check["choices"] == ["yes", "no"] and "cannot be undone" in check["messages"][-1]["content"]
     # Chosen again among the actions that are no gamble; the next step does not offer it again.
-    assert played.llm.calls[2]["choices"] == ["focus on mercury", "open door to kitchen", "look around"]
+    assert played.settings.llm.calls[2]["choices"] == ["focus on mercury", "open door to kitchen", "look around"]
     played.act(bathroom())
-    assert "focus on substance in toilet" not in played.llm.calls[3]["choices"]
+    assert "focus on substance in toilet" not in played.settings.llm.calls[3]["choices"]
 
 
 def test_a_yes_takes_it_and_a_thing_the_goal_names_needs_no_check() -> None:
     assert agent(["focus on substance in toilet", "yes"]).act(bathroom()).action == "focus on substance in toilet"
     named = agent(["focus on mercury"])
-    assert named.act(bathroom()).action == "focus on mercury" and len(named.llm.calls) == 1
+    assert named.act(bathroom()).action == "focus on mercury" and len(named.settings.llm.calls) == 1
 
 
 def test_past_the_llm_budget_a_random_draw_never_takes_a_doubtful_focus() -> None:

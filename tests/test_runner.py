@@ -157,11 +157,11 @@ def test_an_action_taken_from_the_same_state_is_not_offered_there_again():
     agent.observe("go to shelf 1", shelf)
     agent.observe("go to safe 1", here)
     agent.act(here)
-    assert offered(agent.llm) == "go to ottoman 1; open safe 1"  # shelf 1 was left for from here
+    assert offered(agent.settings.llm) == "go to ottoman 1; open safe 1"  # shelf 1 was left for from here
     # Holding something is another state: going to the shelf is new from there.
     holding = Observation(goal, here.text, here.admissible, [("agent", "holds", "newspaper 1")], "at: safe 1\nagent holds newspaper 1")
     agent.act(holding)
-    assert offered(agent.llm) == "go to: shelf 1, ottoman 1; open safe 1"
+    assert offered(agent.settings.llm) == "go to: shelf 1, ottoman 1; open safe 1"
     # Every choice tried from here: the least tried ones stay, so the ban still steers.
     for action in ["go to ottoman 1", "open safe 1"]:
         agent.observe(action, shelf)
@@ -169,7 +169,7 @@ def test_an_action_taken_from_the_same_state_is_not_offered_there_again():
     agent.observe("go to shelf 1", shelf)
     agent.observe("go to safe 1", here)
     agent.act(here)
-    assert offered(agent.llm) == "go to ottoman 1; open safe 1"
+    assert offered(agent.settings.llm) == "go to ottoman 1; open safe 1"
 
 
 def test_the_spec_action_filter_hides_actions_from_the_planner(tmp_path):
@@ -192,7 +192,7 @@ def test_the_agent_notes_where_goal_objects_were_seen():
                                                [("book 1", "on", "shelf 1"), ("newspaper 1", "on", "shelf 1")], ""))
     agent.observe("go to cabinet 1", Observation(start.goal, "The cabinet 1 is closed.", [], [], ""))
     agent.act(start)
-    assert "Note: seen so far: newspaper 1 at shelf 1." in agent.llm.calls[0]["messages"][-1]["content"]
+    assert "Note: seen so far: newspaper 1 at shelf 1." in agent.settings.llm.calls[0]["messages"][-1]["content"]
 
 
 def test_the_goal_object_note_leaves_out_what_the_agent_holds():
@@ -206,7 +206,7 @@ def test_the_goal_object_note_leaves_out_what_the_agent_holds():
                           [("agent", "holds", "newspaper 1")], "agent holds newspaper 1")
     agent.observe("take newspaper 1 from shelf 1", holding)
     agent.act(holding)
-    assert "seen so far" not in agent.llm.calls[0]["messages"][-1]["content"]
+    assert "seen so far" not in agent.settings.llm.calls[0]["messages"][-1]["content"]
 
 
 def test_the_example_block_changes_only_for_clearly_better_examples():

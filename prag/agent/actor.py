@@ -111,6 +111,12 @@ class Actor:
         self.follower: Follower | None = None
         self.adopted: list[Plan] = []
 
+    def restart(self) -> None:
+        """The goal was revised: no plan is followed, and the plans adopted for the old reading
+        may be adopted again for the new one."""
+        self.follower = None
+        self.adopted = []
+
     def offer(self, offered: Sequence[Candidate], admissible: Sequence[str]) -> None:
         """Plans from experience: the best is adopted unless the current one still has steps,
         and none is adopted twice in an episode (it already failed to go on once). The best is

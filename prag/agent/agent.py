@@ -24,11 +24,11 @@ experience that still has steps: those are proven, an LLM's guess is not.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from prag.agent.actor import Actor, candidates, fatal_actions
-from prag.agent.explore import find_plan, missing, seek_plan
+from prag.agent.actor import Actor
+from prag.agent.asking import Asking
+from prag.agent.chain import chain
 from prag.agent.goal import Goal
 from prag.agent.mediator import (
     POLICIES,
@@ -40,10 +40,12 @@ from prag.agent.mediator import (
 )
 from prag.agent.options import named
 from prag.agent.person import Person
-from prag.agent.places import DEFAULT_PLACES, LLMPlaces, Places, Ranking, no_ranking
+from prag.agent.places import DEFAULT_PLACES, Ranking, no_ranking
+from prag.agent.plan_source import Planning, PlanSource
 from prag.agent.plans import Plan
-from prag.agent.llm_step import LLMStep, normalise
+from prag.agent.llm_step import LLMStep
 from prag.agent.prompt import PromptLimits
+from prag.agent.settings import AgentSettings
 from prag.agent.readers import (
     READERS,
     ExperienceReader,
@@ -57,7 +59,6 @@ from prag.agent.readers import (
     read,
 )
 from prag.agent.protocol import Decision, Trace, Usage
-from prag.agent.search import means_ends
 from prag.agent.state import EpisodeState
 from prag.envs.base import Observation
 from prag.envs.domain import Domain
@@ -176,61 +177,49 @@ class PragAgent:
         recall: Recall = no_recall,
         world_model: ActionModel | None = None,
     ) -> None:
-        self.llm = llm
-        self.experiences = experiences
-        self.corrections = corrections
-        self.visibility = visibility
-        self.config = config
-        self.seed = seed
-        self.domain = domain
+        self.settings = AgentSettings(llm, experiences, corrections, visibility, config, seed, domain, person, ranking,
+                                      recall, world_model)
         self.asker = asker or ask_policy(config, seed)
-        self.person = person  # present: the LLM's proposals go to them for a yes or no
-        self.ranking = ranking  # the semantic memory: kinds of place where a kind of thing was seen
-        self.recall = recall  # verified readings of wordings like an instruction (prag.agent.readers)
-        # the action model learned from the store (prag.agent.world_model), planned with where the
-        # config asks for it (none learned yet: nothing to plan with) or the family has none given
-        learned = world_model or ActionModel(domain.name)
-        self.world_model = learned if config.action_model == "learned" or domain.action_model is None else None
 
     def reset(self, observation: Observation) -> None:
+        s = self.settings
         usage = Usage()  # the readers', the place guesser's and the LLM step's calls alike
-        self.effort = Effort()  # what the person's instructions and yes/no answers cost them
-        self.goal = Goal(self._readers(usage), observation, self.domain)
-        self.state = EpisodeState.start(observation, self.domain, self.goal.sentence)
-        self.llm_step = LLMStep(self.llm, self.experiences, self.corrections, self.visibility, self.config, self.seed,
-                                self.goal, self.state, usage)
-        self.actor = Actor(self.domain)
-        self.first_scene = observation.scene_text
+        effort = Effort()  # what the person's instructions and yes/no answers cost them
+        self.goal = Goal(self._readers(usage, effort), observation, s.domain)
+        self.state = EpisodeState.start(observation, s.domain, self.goal.sentence)
+        self.llm_step = LLMStep(s.llm, s.experiences, s.corrections, s.visibility, s.config, s.seed, self.goal, self.state,
+                                usage)
+        self.asking = Asking(self.llm_step, s.person, s.config, self.state, effort)
+        self.actor = Actor(s.domain)
         self.max_steps = observation.max_steps if observation.max_steps is not None else 50
-        self._offered_at = 0  # the step (history length) plans were last offered at
-        self._searched_at = 0  # the step (history length) search was last consulted at
-        guess = LLMPlaces(self.llm, usage, self.seed) if "llm" in self.config.places else None
-        self.places = Places(self.domain, self.config.places, self.ranking, guess)
+        planning = Planning(s, self.goal, self.state, self.llm_step, self.actor, self._revise, observation.scene_text)
+        # A mediator that always asks follows no plan: none is sought (nor corrections retrieved for one).
+        self.plans: list[PlanSource] = [] if isinstance(self.asker, Always) else chain(s.config.sources, planning)
 
-    def _readers(self, usage: Usage) -> list[GoalReader]:
+    def _readers(self, usage: Usage, effort: Effort) -> list[GoalReader]:
         """The goal readers the config names, in its order; the person's only with a person."""
+        s = self.settings
         made: dict[str, GoalReader] = {
             "template": TemplateReader(),
-            "experience": ExperienceReader(self.recall),
-            "words": WordsReader(self.recall),
-            "llm": LLMReader(self.llm, self.recall, usage, self.seed),
+            "experience": ExperienceReader(s.recall),
+            "words": WordsReader(s.recall),
+            "llm": LLMReader(s.llm, s.recall, usage, s.seed),
         }
-        if self.person is not None:
-            without_person = [made[n] for n in self.config.readers if n in made]
-            made["person"] = PersonReader(self.person, self.effort, lambda context: read(without_person, context))
-        return [made[name] for name in self.config.readers if name in made]
+        if s.person is not None:
+            without_person = [made[n] for n in s.config.readers if n in made]
+            made["person"] = PersonReader(s.person, effort, lambda context: read(without_person, context))
+        return [made[name] for name in s.config.readers if name in made]
 
     def _revise(self, why: str, wrong: dict[str, str]) -> None:
         """The reading acted on cannot be right: the goal takes the next hypothesis, planned for afresh."""
         if self.goal.revise(why, wrong, self.state.observed):
-            self.actor = Actor(self.domain)
-            self._offered_at = 0
-            self._searched_at = 0
+            self.actor.restart()
+            for source in self.plans:
+                source.restart()
 
     def hear(self, text: str) -> None:
         """The person says something: it joins the history after the latest observation."""
-        self.state.hear(text)
-        self.effort.said(text)
+        self.asking.hear(text)
 
     def observe(self, action: str, observation: Observation) -> None:
         self.state.add(action, observation)
@@ -254,9 +243,9 @@ class PragAgent:
             self.actor.follower.advance()
         self.state.asks += 1
         self.state.steps_since_ask = 0
-        decision, planned = self._ask_source(observation)
+        decision, planned = self.asking.ask(observation)
         same = self.actor.took(decision.action, observation.admissible)
-        if self.config.plan_length > 1 and decision.valid:
+        if self.settings.config.plan_length > 1 and decision.valid:
             self.actor.follow_llm(Plan(tuple(planned), StepSource.LLM, goal=self.goal.sentence))
         return self.state.decided(replace(decision, asked=True, same_plan=same))
 
@@ -269,160 +258,15 @@ class PragAgent:
     def _offer(self, observation: Observation) -> None:
         """The chain's plan sources, in the config's order, each offering the actor its plan
         once per step; the mediator then follows a plan or asks the LLM or the person."""
-        planners: dict[str, Callable[[Observation], None]] = {
-            KnowledgeSource.EXPERIENCE: self._offer_plans_once, KnowledgeSource.SEARCH: self._offer_search_once}
-        for source in self.config.sources:
-            if source in planners:
-                planners[source](observation)
-
-    def _offer_plans_once(self, observation: Observation) -> None:
-        """At the first step, or when the plan ran out: plans from experience, once per step."""
-        follower = self.actor.follower
-        due = self.state.t == 1 or self._offered_at == 0 or (follower is not None and follower.left == 0)
-        if due and not isinstance(self.asker, Always) and self._offered_at != self.state.t:
-            self._offered_at = self.state.t
-            self._offer_plans(observation)
-
-    def _offer_search_once(self, observation: Observation) -> None:
-        """Search, once per step, when no plan from experience has a step to take: the find-X
-        skill while a thing the goal needs is unseen, else means-ends search on what was seen.
-        A means-ends plan is kept while its next step can be taken; a find plan is made anew
-        each step, so that it ends as soon as what it seeks is seen."""
-        if isinstance(self.asker, Always):
-            return
-        if self._searched_at == self.state.t:
-            return
-        self._searched_at = self.state.t
-        follower = self.actor.follower
-        if follower is not None and follower.plan.source == StepSource.SEARCH and follower.left == 0:
-            # The plan for the reading ran out and the game goes on: the reading cannot be right.
-            self._revise("its plan ran out and the game was not won", {})
-            follower = self.actor.follower
-        if follower is not None and follower.plan.source == StepSource.SEARCH and self.actor.step_now(observation.admissible):
-            return
-        step = self.goal.subgoals.step(observation) if self.goal.subgoals is not None else None
-        if step is not None:  # the goal spells its route: its next sub-goal, or what readies it
-            self.actor.follow_search(Plan((step,), StepSource.SUBGOAL, goal=self.goal.sentence), observation.admissible)
-            return
-        subgoals = self.goal.subgoals
-        if subgoals is not None and subgoals.current is not None and self.domain.relative_moves:
-            # Its command cannot be taken here and nothing here readies it: the map finds where it can.
-            plan = seek_plan(subgoals.current.command, subgoals.at, self.state.observed)
-            self.actor.follow_search(plan, observation.admissible)
-            return
-        targets = missing(self.state.observed)
-        unsaid = self.goal.unsaid(self.state.observed)
-        if unsaid:  # "turn on a lamp": the room shows a desk lamp, the reading said floor lamp
-            self._revise(f"no {', '.join(unsaid.values())} seen, another of its kind is", unsaid)
-            targets = missing(self.state.observed)
-        plan = find_plan(targets, self.state.observed, self.places) if targets else None
-        if targets and plan is None and not self.state.observed.to_search():
-            # Every place was searched and what the reading needs is nowhere.
-            reading = self.goal.readings.current
-            slots = dict(reading.goal.slots) if reading is not None and reading.goal is not None else {}
-            wrong = {slot: value for slot, value in slots.items() if value in targets}
-            self._revise(f"no {', '.join(targets)} anywhere in the room", wrong)
-            targets = missing(self.state.observed)
-            plan = find_plan(targets, self.state.observed, self.places) if targets else None
-        if plan is None:
-            plan = means_ends(self.goal.sentence, self.state.observed, observation.admissible, self.domain, learned=self.world_model)
-        if plan is None and not targets and self.goal.readings.current is not None:
-            # All the reading needs was seen and search finds no way to its goal ("clean" a soap
-            # bottle the world cannot clean): the reading cannot be right.
-            goal = self.goal.sentence
-            self._revise("search finds no plan for it from what was seen", {})
-            if self.goal.sentence != goal:
-                targets = missing(self.state.observed)
-                plan = find_plan(targets, self.state.observed, self.places) if targets else None
-                plan = plan or means_ends(self.goal.sentence, self.state.observed, observation.admissible, self.domain,
-                                          learned=self.world_model)
-        self.actor.follow_search(plan, observation.admissible)
+        for source in self.plans:
+            source.offer(observation)
 
     def _state(self, observation: Observation) -> MediatorState:
         return self.actor.state(
             t=self.state.t, max_steps=self.max_steps, admissible=observation.admissible,
             last_changed=self.state.last_changed, steps_since_ask=self.state.steps_since_ask, asks=self.state.asks,
-            holding=bool(self.domain.held(observation.scene_triples)),
+            holding=bool(self.settings.domain.held(observation.scene_triples)),
         )
-
-    def _offer_plans(self, observation: Observation) -> None:
-        """Plans from experience: the successes among a wider retrieval than the prompt's, and
-        the corrections retrieved for the instructions."""
-        if self.experiences is None and self.corrections is None:
-            return
-        self.llm_step.retrieve_corrections(observation.scene_text)
-        pool = (
-            self.experiences.retrieve(self.goal.sentence, observation.scene_text, self.visibility, k=self.config.plan_pool)
-            if self.experiences is not None else []
-        )
-        # Another task's episode walks to where things were then, in its own room or another (ALFWorld's
-        # rooms show the same receptacles whatever the objects): where search is a source it serves
-        # that task better (after training on valid_train, following them cost valid_seen 2.5 steps
-        # a game and a game).
-        plans = candidates(self.goal.sentence, self.first_scene, pool, self.llm_step.correction_pool, self.domain,
-                           only_this_task=KnowledgeSource.SEARCH in self.config.sources)
-        self.state.fatal |= fatal_actions(self.goal.sentence, self.first_scene, pool)
-        self.actor.offer(plans, observation.admissible)
-
-    def _ask_source(self, observation: Observation) -> tuple[Decision, list[str]]:
-        """The chain's last sources, when the mediator asks: the LLM (its proposals confirmed by
-        the person when one is given), or without the LLM, the person's words. Words naming no
-        admissible action leave the step to the LLM all the same: something must be done."""
-        if KnowledgeSource.LLM in self.config.sources or self.person is None:
-            return self.llm_or_person(observation)
-        words = (self.person.instruct(observation) or "").strip()
-        taken = self._follow_words(words, observation) if words else None
-        return (taken, []) if taken is not None else self.llm_step.choose_step(observation)
-
-    def llm_or_person(self, observation: Observation) -> tuple[Decision, list[str]]:
-        """The LLM's answer and the actions it plans after it; with a person present, confirmed by
-        them (Soar ITL): a proposal they reject is not offered again at this step and the LLM is
-        asked again; after `max_rejections` in a row they are asked for the step in words. Words
-        naming an admissible action choose it (source "person"); other words are heard, as `hear`
-        does, and the LLM is asked again. With a person, the LLM's further planned actions are
-        dropped: each step the LLM chooses is proposed to them. Without the LLM among the sources
-        the person is asked for every step in words (Soar ITL's instruction only)."""
-        person = self.person
-        if person is None:
-            return self.llm_step.choose_step(observation)
-        proposes = KnowledgeSource.LLM in self.config.sources
-        rejected: set[str] = set()
-        in_a_row = 0
-        while True:
-            exhausted = not set(observation.admissible) - rejected
-            if in_a_row >= self.config.max_rejections or exhausted or not proposes:
-                in_a_row = 0
-                words = (person.instruct(observation) or "").strip()
-                taken = self._follow_words(words, observation) if words else None
-                if taken is not None:
-                    return taken, []
-                if not words or exhausted or not proposes:
-                    # Nothing said, or nothing left to propose, or no LLM to propose anything: the
-                    # LLM's answer (the words heard) stands unconfirmed, as the last resort.
-                    decision, _ = self.llm_step.choose_step(observation, frozenset() if exhausted else frozenset(rejected))
-                    return decision, []
-            decision, _ = self.llm_step.choose_step(observation, frozenset(rejected))
-            reply = person.confirm(decision.action, observation)
-            if isinstance(reply, str):  # words instead of yes/no
-                taken = self._follow_words(reply, observation)
-                if taken is not None:
-                    return taken, []
-                continue
-            self.effort.answered()
-            if reply:
-                return decision, []
-            rejected.add(decision.action)
-            in_a_row += 1
-
-    def _follow_words(self, words: str, observation: Observation) -> Decision | None:
-        """The person's words: the admissible action they name (chosen by the person), else None
-        after hearing them as an utterance."""
-        action = {normalise(a): a for a in observation.admissible}.get(normalise(words))
-        if action is not None:
-            self.effort.said(words)
-            return Decision(action, source=StepSource.PERSON)
-        self.hear(words)
-        return None
 
     def finish(self) -> Trace:
         """What the store keeps of the episode beyond its steps."""
@@ -438,7 +282,7 @@ class PragAgent:
                 # (t, text): said after step t's observation (history index t is step t).
                 utterances=list(self.state.utterances),
                 decisions=[Choice(str(d.source), d.asked, d.same_plan) for d in self.state.decisions],
-                effort=self.effort,
+                effort=self.asking.effort,
                 reading=self.goal.readings.record(self.state.last.action),
                 subgoals=self.goal.subgoals.goals if self.goal.subgoals is not None else [],
                 steps_past_llm_budget=self.llm_step.past_budget,

@@ -1,0 +1,91 @@
+"""The search source's plans: the goal's sub-goals where it spells a route, the find-X skill
+while a thing the goal needs is unseen, else means-ends search on what was seen. Search is also
+where a reading is found wrong: it revises the goal (prag.agent.goal) and plans for the next."""
+from __future__ import annotations
+
+from prag.agent.explore import find_plan, missing, seek_plan
+from prag.agent.places import LLMPlaces, Places
+from prag.agent.plan_source import Planning
+from prag.agent.plans import Plan
+from prag.agent.search import means_ends
+from prag.envs.base import Observation
+from prag.envs.sam import ActionModel
+from prag.sources import StepSource
+
+
+class SearchPlans:
+    """Search, once per step, when no plan from experience has a step to take. A means-ends plan
+    is kept while its next step can be taken; a find plan is made anew each step, so that it ends
+    as soon as what it seeks is seen."""
+
+    def __init__(self, planning: Planning) -> None:
+        self.planning = planning
+        s = planning.settings
+        guess = LLMPlaces(s.llm, planning.llm_step.usage, s.seed) if "llm" in s.config.places else None
+        self.places = Places(s.domain, s.config.places, s.ranking, guess)
+        # The learned model is planned with where the config asks for it (none learned yet:
+        # nothing to plan with) or the family has none given.
+        learned = s.world_model or ActionModel(s.domain.name)
+        self.world_model = learned if s.config.action_model == "learned" or s.domain.action_model is None else None
+        self._searched_at = 0  # the step (history length) search was last consulted at
+
+    def restart(self) -> None:
+        self._searched_at = 0
+
+    def offer(self, observation: Observation) -> None:
+        p = self.planning
+        if self._searched_at == p.state.t:
+            return
+        self._searched_at = p.state.t
+        follower = p.actor.follower
+        if follower is not None and follower.plan.source == StepSource.SEARCH and follower.left == 0:
+            # The plan for the reading ran out and the game goes on: the reading cannot be right.
+            p.revise("its plan ran out and the game was not won", {})
+            follower = p.actor.follower
+        if follower is not None and follower.plan.source == StepSource.SEARCH and p.actor.step_now(observation.admissible):
+            return
+        subgoals = p.goal.subgoals
+        step = subgoals.step(observation) if subgoals is not None else None
+        if step is not None:  # the goal spells its route: its next sub-goal, or what readies it
+            p.actor.follow_search(Plan((step,), StepSource.SUBGOAL, goal=p.goal.sentence), observation.admissible)
+            return
+        if subgoals is not None and subgoals.current is not None and p.settings.domain.relative_moves:
+            # Its command cannot be taken here and nothing here readies it: the map finds where it can.
+            p.actor.follow_search(seek_plan(subgoals.current.command, subgoals.at, p.state.observed), observation.admissible)
+            return
+        p.actor.follow_search(self._plan(observation), observation.admissible)
+
+    def _plan(self, observation: Observation) -> Plan | None:
+        """A find plan for what the reading needs and was not seen, else a means-ends plan;
+        revising the reading where what was seen shows it cannot be right."""
+        p = self.planning
+        observed = p.state.observed
+        targets = missing(observed)
+        unsaid = p.goal.unsaid(observed)
+        if unsaid:  # "turn on a lamp": the room shows a desk lamp, the reading said floor lamp
+            p.revise(f"no {', '.join(unsaid.values())} seen, another of its kind is", unsaid)
+            targets = missing(observed)
+        plan = find_plan(targets, observed, self.places) if targets else None
+        if targets and plan is None and not observed.to_search():
+            # Every place was searched and what the reading needs is nowhere.
+            reading = p.goal.readings.current
+            slots = dict(reading.goal.slots) if reading is not None and reading.goal is not None else {}
+            p.revise(f"no {', '.join(targets)} anywhere in the room", {s: v for s, v in slots.items() if v in targets})
+            targets = missing(observed)
+            plan = find_plan(targets, observed, self.places) if targets else None
+        if plan is None:
+            plan = self._means_ends(observation)
+        if plan is None and not targets and p.goal.readings.current is not None:
+            # All the reading needs was seen and search finds no way to its goal ("clean" a soap
+            # bottle the world cannot clean): the reading cannot be right.
+            goal = p.goal.sentence
+            p.revise("search finds no plan for it from what was seen", {})
+            if p.goal.sentence != goal:
+                targets = missing(observed)
+                plan = find_plan(targets, observed, self.places) if targets else None
+                plan = plan or self._means_ends(observation)
+        return plan
+
+    def _means_ends(self, observation: Observation) -> Plan | None:
+        p = self.planning
+        return means_ends(p.goal.sentence, p.state.observed, observation.admissible, p.settings.domain, learned=self.world_model)

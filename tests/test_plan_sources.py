@@ -1,0 +1,79 @@
+"""Plan sources behind one interface (prag.agent.plan_source): the agent builds its chain from the
+registry (prag.agent.chain) in `--sources` order, so a new source is one class and one line. The
+example here offers "look" when no earlier source has a step to take."""
+from __future__ import annotations
+
+import pytest
+
+from prag.agent.agent import AgentConfig, PragAgent
+from prag.agent.chain import PLAN_SOURCES
+from prag.agent.experience_plans import ExperiencePlans
+from prag.agent.plan_source import Planning
+from prag.agent.plans import Plan
+from prag.agent.search_plans import SearchPlans
+from prag.envs.base import Observation, scene_text_from_triples
+from prag.envs.domain import ALFWORLD
+from prag.llm.scripted import ScriptedLLM
+from prag.retrieval.index import Visibility
+from prag.sources import StepSource
+
+ADMISSIBLE = ["look", "go to table 1", "go to sofa 1"]
+
+
+class LookAround:
+    """An example source: "look" when the actor has no step it can take here."""
+
+    consulted: list[int] = []  # the steps it was asked at
+
+    def __init__(self, planning: Planning) -> None:
+        self.planning = planning
+
+    def offer(self, observation: Observation) -> None:
+        LookAround.consulted.append(self.planning.state.t)
+        actor = self.planning.actor
+        if actor.step_now(observation.admissible) is None and "look" in observation.admissible:
+            actor.follow_search(Plan(("look",), StepSource.FIND, goal=self.planning.goal.sentence), observation.admissible)
+
+    def restart(self) -> None:
+        pass
+
+
+@pytest.fixture
+def look(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(PLAN_SOURCES, "look", LookAround)  # the one line that adds a source
+    monkeypatch.setattr(LookAround, "consulted", [])
+
+
+def seen() -> Observation:
+    return Observation("put some newspaper on ottoman.", "You are in the middle of a room.", ADMISSIBLE, [],
+                       scene_text_from_triples(None, []))
+
+
+def agent(sources: tuple[str, ...], ask: str = "hard-coded") -> PragAgent:
+    config = AgentConfig(ask=ask, sources=sources, readers=("template",))
+    return PragAgent(ScriptedLLM(["go to sofa 1"]), None, Visibility(), config, domain=ALFWORLD)
+
+
+def test_the_chain_follows_the_sources_order(look: None) -> None:
+    played = agent(("look", "search", "experience", "llm"))
+    played.reset(seen())
+    assert [type(source) for source in played.plans] == [LookAround, SearchPlans, ExperiencePlans]
+    played = agent(("experience", "llm", "look"))
+    played.reset(seen())
+    assert [type(source) for source in played.plans] == [ExperiencePlans, LookAround]
+
+
+def test_an_example_source_gives_the_step_when_no_earlier_one_does(look: None) -> None:
+    played = agent(("experience", "look", "llm"))
+    played.reset(seen())
+    decision = played.act(seen())
+    assert (decision.action, decision.source, decision.asked) == ("look", StepSource.FIND, False)
+    assert LookAround.consulted == [1] and isinstance(played.settings.llm, ScriptedLLM) and played.settings.llm.calls == []
+
+
+def test_a_mediator_that_always_asks_consults_no_plan_source(look: None) -> None:
+    played = agent(("look", "llm"), ask="always")
+    played.reset(seen())
+    decision = played.act(seen())
+    assert (decision.action, decision.source, decision.asked) == ("go to sofa 1", StepSource.LLM, True)
+    assert LookAround.consulted == []

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.chain import PLAN_SOURCES
+from prag.agent.agent import AgentConfig, PragAgent, parse_sources
+from prag.agent.chain import PLAN_SOURCES, source_names
+from prag.cli.common import sources_help
 from prag.agent.experience_plans import ExperiencePlans
 from prag.agent.plan_source import Planning
 from prag.agent.plans import Plan
 from prag.agent.search_plans import SearchPlans
 from prag.envs.base import Observation, scene_text_from_triples
 from prag.envs.domain import ALFWORLD
+from prag.errors import PragError
 from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.index import Visibility
 from prag.sources import StepSource
@@ -61,6 +63,17 @@ def test_the_chain_follows_the_sources_order(look: None) -> None:
     played = agent(("experience", "llm", "look"))
     played.reset(seen())
     assert [type(source) for source in played.plans] == [ExperiencePlans, LookAround]
+
+
+def test_the_cli_takes_a_registered_source_by_name_and_describes_it(look: None) -> None:
+    assert parse_sources("look,experience,llm") == ("look", "experience", "llm")
+    assert source_names()[-2:] == ("llm", "person")
+    assert "look (An example source: \"look\" when the actor has no step it can take here.)" in sources_help(source_names())
+
+
+def test_an_unregistered_source_is_an_error_naming_the_registered_ones() -> None:
+    with pytest.raises(PragError, match="experience, search, llm, person"):
+        parse_sources("look,llm")
 
 
 def test_an_example_source_gives_the_step_when_no_earlier_one_does(look: None) -> None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 
 from prag.agent.actor import Actor
 from prag.agent.asking import Asking
-from prag.agent.chain import chain
+from prag.agent.chain import chain, source_names
 from prag.agent.goal import Goal
 from prag.agent.mediator import (
     POLICIES,
@@ -83,7 +83,7 @@ def parse_readers(text: str) -> tuple[str, ...]:
 
 def parse_sources(text: str) -> tuple[str, ...]:
     """The sources a comma-separated list names (`--sources experience,search,llm`), checked."""
-    known = tuple(KnowledgeSource)
+    known = source_names()
     sources = named(text, known, "--sources", "source of steps", "comma-separated, with llm or person among them")
     if not {KnowledgeSource.LLM, KnowledgeSource.PERSON} & set(sources):
         raise PragError(

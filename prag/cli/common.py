@@ -11,10 +11,10 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from prag.agent.chain import describe
 from prag.errors import PragError, disk_full
 from prag.llm import LLM, check_spec
 from prag.signals import exit_status, stopped_by
-from prag.sources import KNOWLEDGE, KnowledgeSource
 
 if TYPE_CHECKING:  # every command imports this module: the run's settings and the envs load where used
     from prag.envs.base import Task
@@ -104,6 +104,6 @@ def task_at(spec_name: str, tasks: list[Task], index: int) -> Task:
     return tasks[index]
 
 
-def sources_help(sources: Iterable[KnowledgeSource]) -> str:
-    """The knowledge sources, each with what it gives (prag.sources), as `--sources` help lists them."""
-    return "; ".join(f"{source} ({KNOWLEDGE[source].description})" for source in sources)
+def sources_help(sources: Iterable[str]) -> str:
+    """The knowledge sources, each with what it gives (prag.sources, prag.agent.chain), as `--sources` help lists them."""
+    return "; ".join(f"{source} ({describe(source)})" for source in sources)

@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from prag.agent.agent import AgentConfig, PragAgent, parse_readers, parse_sources
+from prag.agent.chain import source_names
 from prag.agent.places import parse_places
 from prag.agent.protocol import Agent
 from prag.cli import app
@@ -52,7 +53,6 @@ from prag.run.config import (
     RunConfig,
 )
 from prag.run.runner import Phase, Runner, build_llm, check_playable, start_run
-from prag.sources import KnowledgeSource
 from prag.store import Store
 from prag.store.records import StepRecord
 from prag.store.transcripts import Entry, statement
@@ -244,7 +244,7 @@ def console_cmd(
     # P-RAG's defaults, so that the person sees the LLM choose every step; the whole chain on request.
     ask: Annotated[str, typer.Option("--ask", help="When to ask the LLM: always, hard-coded, random or learned (as in `prag run`).")] = AgentConfig.ask,
     asker: Annotated[Optional[str], typer.Option("--asker", help="With --ask learned: the stored policy, NAME or NAME:VERSION.")] = None,
-    sources: Annotated[str, typer.Option("--sources", help=f"Where steps come from, comma-separated, tried in this order each step: {sources_help(KnowledgeSource)}.")] = ",".join(AgentConfig.sources),
+    sources: Annotated[str, typer.Option("--sources", help=f"Where steps come from, comma-separated, tried in this order each step: {sources_help(source_names())}.")] = ",".join(AgentConfig.sources),
     readers: Annotated[str, typer.Option("--readers", help=READERS_HELP)] = ",".join(AgentConfig.readers),
     places: Annotated[str, typer.Option("--places", help="Where the search for a thing the goal needs looks first (with search among --sources), comma-separated: memory (where the store saw such things, in earlier rounds), llm (the LLM's guess, for kinds the memory never saw: one call per kind), rules (the family's placement table); they take precedence in that order, whatever the order given. '' for none: places as listed.")] = ",".join(AgentConfig.places),
     action_model: Annotated[str, typer.Option("--action-model", help="What means-ends search (with search among --sources) plans with: given (the family's written model; the one learned from the store where it has none) or learned (the model learned from the episodes this round may see: SAM, `prag model`).")] = AgentConfig.action_model,

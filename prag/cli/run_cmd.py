@@ -20,6 +20,7 @@ from rich.progress import (
 )
 
 from prag.agent.agent import AgentConfig, parse_readers, parse_sources
+from prag.agent.chain import source_names
 from prag.agent.places import parse_places
 from prag.cli import app
 from prag.cli.common import (
@@ -102,7 +103,7 @@ def run(
     executor: Annotated[str, typer.Option("--executor", help="Where the --workers episodes run: threads (this process; worker processes for engines that are not thread-safe, as textworld's), processes, or ray (a Ray cluster; pip install -e '.[ray]').")] = DEFAULT.execution.executor,
     ray_address: Annotated[Optional[str], typer.Option("--ray-address", help="With --executor ray: the cluster to join (HEAD:6379, or auto); default: start a local one.")] = None,
     llm_url: Annotated[Optional[list[str]], typer.Option("--llm-url", help="With --llm openai:MODEL: a server's base URL (repeatable; default OPENAI_BASE_URL, a comma list there too). An episode stays on one server; new ones go to the least loaded.")] = None,
-    sources: Annotated[str, typer.Option("--sources", help=f"Where steps come from, comma-separated, tried in this order each step: {sources_help(s for s in KnowledgeSource if s != KnowledgeSource.PERSON)}. A person takes part in `prag console`.")] = ",".join(DEFAULT.agent.sources),
+    sources: Annotated[str, typer.Option("--sources", help=f"Where steps come from, comma-separated, tried in this order each step: {sources_help(s for s in source_names() if s != KnowledgeSource.PERSON)}. A person takes part in `prag console`.")] = ",".join(DEFAULT.agent.sources),
     readers: Annotated[str, typer.Option("--readers", help=READERS_HELP)] = ",".join(AgentConfig.readers),
     places: Annotated[str, typer.Option("--places", help="Where the search for a thing the goal needs looks first (with search among --sources), comma-separated: memory (where the store saw such things, in earlier rounds), llm (the LLM's guess, for kinds the memory never saw: one call per kind), rules (the family's placement table); they take precedence in that order, whatever the order given. '' for none: places as listed.")] = ",".join(DEFAULT.agent.places),
     llm_budget: Annotated[Optional[str], typer.Option("--llm-budget", metavar="N|none", help=f"The most LLM calls a game makes for steps, its goal readings counted; past them a step only the LLM would choose is drawn at random from the admissible actions (a reading is still asked for). Default: {DEFAULT_LLM_BUDGET} when the LLM is not asked every step (--ask always, P-RAG as published, has no limit); none for no limit.")] = None,

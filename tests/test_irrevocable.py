@@ -1,8 +1,12 @@
-"""Irrevocable actions (ScienceWorld's `focus on`): taken on what the goal names, checked with
-the model on anything else, withheld after a "no", never drawn at random."""
+"""Irrevocable actions (ScienceWorld's `focus on`): offered from the first step on what the goal
+names; on anything else only in the last tenth of the step budget, by the LLM or a random draw."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from prag.agent.agent import AgentConfig, PragAgent
+from prag.agent.irrevocable import gamble_steps
+from prag.agent.state import Step
 from prag.envs.base import Observation
 from prag.envs.sciworld.domain import SCIWORLD
 from prag.llm.scripted import ScriptedLLM
@@ -12,36 +16,47 @@ GOAL = "Your task is to freeze mercury. First, focus on the substance. Then, mak
 ACTIONS = ["focus on substance in toilet", "focus on mercury", "open door to kitchen", "look around"]
 
 
-def bathroom() -> Observation:
+def first() -> Observation:
     triples = [("toilet", "in", "bathroom"), ("substance in toilet", "in", "toilet"), ("mercury", "in", "bathroom")]
     return Observation(GOAL, "This room is called the bathroom.", list(ACTIONS), triples, "at: bathroom", location="bathroom")
 
 
-def agent(answers: list[str], seed: int = 0, **config: object) -> PragAgent:
+def agent(answers: list[str], seed: int = 0, max_steps: int = 100, **config: object) -> PragAgent:
     # A stand-in that takes the choices, so that what the agent offers is recorded.
     llm = ScriptedLLM(answers, supports_choices=True)
     made = PragAgent(llm, None, Visibility(), AgentConfig(think=False, **config), domain=SCIWORLD, seed=seed)  # type: ignore[arg-type]
-    made.reset(bathroom())
+    made.reset(bathroom(max_steps))
     return made
 
 
-def test_a_no_withholds_the_focus_for_the_episode_and_the_step_is_chosen_again() -> None:
-    played = agent(["focus on substance in toilet", "no", "open door to kitchen", "look around"])
+def bathroom(max_steps: int = 100) -> Observation:
+    return replace(first(), max_steps=max_steps)
+
+
+def test_a_doubtful_focus_is_not_offered_before_the_last_tenth_of_the_budget() -> None:
+    played = agent(["open door to kitchen"])
     assert played.act(bathroom()).action == "open door to kitchen"
-    check = played.settings.llm.calls[1]
-    assert check["choices"] == ["yes", "no"] and "cannot be undone" in check["messages"][-1]["content"]
-    # Chosen again among the actions that are no gamble; the next step does not offer it again.
-    assert played.settings.llm.calls[2]["choices"] == ["focus on mercury", "open door to kitchen", "look around"]
-    played.act(bathroom())
-    assert "focus on substance in toilet" not in played.settings.llm.calls[3]["choices"]
+    offered = played.settings.llm.calls[0]["choices"]
+    assert "focus on substance in toilet" not in offered and "focus on mercury" in offered
 
 
-def test_a_yes_takes_it_and_a_thing_the_goal_names_needs_no_check() -> None:
-    assert agent(["focus on substance in toilet", "yes"]).act(bathroom()).action == "focus on substance in toilet"
+def test_in_the_last_tenth_it_is_offered_and_taken_with_no_check() -> None:
+    played = agent(["focus on substance in toilet"], max_steps=10)  # a tenth of 10: the last step
+    for _ in range(9):  # the tenth action
+        played.state.steps.append(Step.of("look around", bathroom(10)))
+    assert played.act(bathroom(10)).action == "focus on substance in toilet"
+    assert len(played.settings.llm.calls) == 1
+
+
+def test_a_thing_the_goal_names_is_offered_from_the_first_step() -> None:
     named = agent(["focus on mercury"])
     assert named.act(bathroom()).action == "focus on mercury" and len(named.settings.llm.calls) == 1
 
 
-def test_past_the_llm_budget_a_random_draw_never_takes_a_doubtful_focus() -> None:
+def test_past_the_llm_budget_a_random_draw_never_takes_a_doubtful_focus_early() -> None:
     drawn = {agent([], llm_budget=0, seed=seed).act(bathroom()).action for seed in range(40)}
     assert "focus on substance in toilet" not in drawn and "focus on mercury" in drawn
+
+
+def test_the_gamble_steps_is_a_tenth_of_the_budget_and_at_least_a_step() -> None:
+    assert (gamble_steps(100, 0.1), gamble_steps(30, 0.1), gamble_steps(5, 0.1), gamble_steps(14, 1.0)) == (10, 3, 1, 14)

@@ -132,7 +132,8 @@ def test_rounds_replay_the_progress_stored_and_never_repeat_a_fatal_step(tmp_pat
     gold = source.make(task).oracle_plan()
     llm = GoldStepLLM(gold)
     config = RunConfig(ExperimentConfig(spec=str(spec), rounds=4, llm="gold-steps"),
-                       agent=AgentConfig(ask="hard-coded", sources=("experience", "llm"), llm_budget=4),
+                       agent=AgentConfig(ask="hard-coded", sources=("experience", "llm"), llm_budget=4,
+                                         gamble_window=1.0),  # the stand-in's focus is the gold one
                        execution=ExecutionConfig(answer_cache=False))
     with Store(tmp_path / "sciworld.db") as store:
         run = start_run(store, config)

@@ -108,6 +108,9 @@ class AgentConfig:
     action_tokens: int = 24
     # Actions per LLM answer: 1 is one action; n > 1 the next action and up to n - 1 planned after it.
     plan_length: int = 1
+    # The last fraction of the step budget in which an irrevocable action on a thing the goal does
+    # not name may be taken (prag.agent.irrevocable); 1.0 leaves it to the LLM from the first step.
+    gamble_window: float = 0.1
     limits: PromptLimits = field(default_factory=PromptLimits)
     # When to ask the LLM (prag.agent.mediator): always | hard-coded | random | learned. Not among
     # what round 0 depends on (metadata read by prag.run.config): a run may start from another's
@@ -191,7 +194,6 @@ class PragAgent:
                                 usage)
         self.asking = Asking(self.llm_step, s.person, s.config, self.state, effort)
         self.actor = Actor(s.domain)
-        self.max_steps = observation.max_steps if observation.max_steps is not None else 50
         planning = Planning(s, self.goal, self.state, self.llm_step, self.actor, self._revise, observation.scene_text)
         # A mediator that always asks follows no plan: none is sought (nor corrections retrieved for one).
         self.plans: list[PlanSource] = [] if isinstance(self.asker, Always) else chain(s.config.sources, planning)
@@ -263,7 +265,7 @@ class PragAgent:
 
     def _state(self, observation: Observation) -> MediatorState:
         return self.actor.state(
-            t=self.state.t, max_steps=self.max_steps, admissible=observation.admissible,
+            t=self.state.t, max_steps=self.state.max_steps, admissible=observation.admissible,
             last_changed=self.state.last_changed, steps_since_ask=self.state.steps_since_ask, asks=self.state.asks,
             holding=bool(self.settings.domain.held(observation.scene_triples)),
         )

@@ -1,26 +1,28 @@
 """Actions that cannot be undone and fail the task when aimed at the wrong thing (ScienceWorld's
 `focus on`), as the family declares them (`Domain.irrevocable`, group `x` the thing).
 
-One is taken on a thing the goal names word for word; on any other thing, only when the LLM,
-asked after choosing it, says the thing is what the task means. A "no" withholds that action
-for the rest of the episode, and a draw with no model to ask (past the LLM budget) never takes
-one. Zero-shot, the 1.5B model read "First, focus on the substance" as an order to focus on
-whatever was in view: 5 of the first 6 test variations of ScienceWorld ended at step 1.
+One aimed at a thing the goal names word for word is offered like any other action. One aimed at
+any other thing is a gamble: a wrong one ends the episode and forfeits everything the steps left
+could still earn (ScienceWorld's partial credit), so it is offered only in the last tenth of the
+step budget (`AgentConfig.gamble_window`, `prag run --gamble-window`), where little is left to
+forfeit. Plans from experience are not held back: a stored episode's progress that took one is
+evidence the LLM's pick is not (its failures are, in turn, never offered again: prag.agent.actor's
+fatal actions).
+
+Why not ask the model: zero-shot, the 1.5B model read "First, focus on the substance" as an order
+to focus on whatever was in view (6 of the first 7 test variations of ScienceWorld ended at step 1),
+and asked whether the thing was what the task meant, it said yes 6 times of 6; its yes-over-no
+logit margin was no higher on the right thing than on the wrong one (docs/sciworld.md).
 """
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-
-from prag.llm.base import Message
-
-YES, NO = "yes", "no"
+from collections.abc import Iterable
 
 
 class Irrevocable:
     def __init__(self, pattern: str | None) -> None:
         self._pattern = re.compile(pattern) if pattern else None
-        self.withheld: set[str] = set()  # said not to be what the task means, this episode
 
     def thing(self, action: str) -> str | None:
         """The thing an irrevocable `action` is aimed at; None for any other action."""
@@ -32,18 +34,14 @@ class Irrevocable:
         thing = self.thing(action)
         return thing is not None and re.search(rf"\b{re.escape(thing)}\b", goal.lower()) is None
 
-    def safe(self, actions: Sequence[str], goal: str) -> list[str]:
-        """`actions` less the doubtful ones: what may be taken with no model to ask."""
-        return [action for action in actions if not self.doubtful(action, goal)]
-
-    def question(self, prompt: list[Message], action: str) -> list[Message]:
-        """The prompt the model chose `action` from, its choice, and the check."""
-        thing = self.thing(action)
-        ask = (f"'{action}' cannot be undone, and the task fails at once if {thing} is not the thing the "
-               f"task means. Is {thing} exactly the thing the task asks for? Answer {YES} or {NO}.")
-        return prompt + [{"role": "assistant", "content": action}, {"role": "user", "content": ask}]
+    def deferred(self, actions: Iterable[str], goal: str, t: int, max_steps: int, window: float) -> set[str]:
+        """The doubtful ones among `actions` while step `t` (from 1) is before the last `window`
+        (a fraction) of `max_steps`."""
+        if max_steps - t < gamble_steps(max_steps, window):
+            return set()
+        return {action for action in actions if self.doubtful(action, goal)}
 
 
-def said_yes(answer: str) -> bool:
-    """A yes, however a backend that cannot hold it to the two words wrote it ("Yes.")."""
-    return answer.strip().lower().startswith(YES)
+def gamble_steps(max_steps: int, window: float) -> int:
+    """How many of the last steps may take a doubtful irrevocable action: `window` of them, at least one."""
+    return max(1, int(max_steps * window))

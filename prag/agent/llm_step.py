@@ -7,7 +7,7 @@ backend that can constrain decoding is given the admissible set as choices, so i
 by construction; otherwise an invalid answer is sent back with the error (bounded re-asks) and never
 mapped to a different action. An action already taken `loop_limit` times from the same observation
 and scene graph, one undoing the last, or one that failed this task outright before is not offered.
-An irrevocable action the goal does not name is taken only after the model says yes
+An irrevocable action on a thing the goal does not name waits for the last tenth of the step budget
 (prag.agent.irrevocable). Past the LLM budget, an admissible action is drawn at random instead.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from prag.agent.goal import Goal
 from prag.agent.hints import Situation, hints_for
-from prag.agent.irrevocable import NO, YES, Irrevocable, said_yes
+from prag.agent.irrevocable import Irrevocable
 from prag.agent.prompt import THINK, RoomCards, act_instruction, messages, with_instruction
 from prag.agent.protocol import Decision, Usage
 from prag.agent.state import EpisodeState
@@ -89,8 +89,8 @@ class LLMStep:
         budget = self.config.llm_budget
         if budget is not None and self.usage.calls >= budget:
             self.past_budget += 1
-            choices = self.irrevocable.safe([a for a in observation.admissible if a not in rejected | self.state.fatal], self.goal.sentence)
-            choices = choices or list(observation.admissible)
+            held_back = rejected | self.state.fatal | self._deferred(observation.admissible)
+            choices = [a for a in observation.admissible if a not in held_back] or list(observation.admissible)
             drawn = random.Random(f"{self.seed}:{observation.text}:{self.state.t}").choice(choices)
             return Decision(drawn, source=StepSource.RANDOM), []
         self._retrieve(observation.scene_text)
@@ -98,7 +98,7 @@ class LLMStep:
         choices = list(observation.admissible)
         tried = {action: self.state.tried[(observation.text, observation.scene_text, action)] for action in choices}
         banned = {action for action, count in tried.items() if count >= self.config.loop_limit} | self._undoing(observation)
-        banned |= self.state.fatal | self.irrevocable.withheld
+        banned |= self.state.fatal | self._deferred(choices)
         choices = [a for a in choices if a not in rejected] or choices
         allowed = [a for a in choices if a not in banned] or _least_tried({a: tried[a] for a in choices})
         self.usage.banned_actions += len(choices) - len(allowed)
@@ -125,13 +125,10 @@ class LLMStep:
             ]
         else:
             prompt = with_instruction(prompt, act, self.cards)
-        decision, planned = self._choose(prompt, allowed, thought)
-        if decision.valid and self.irrevocable.doubtful(decision.action, self.goal.sentence):
-            if not said_yes(self._ask(self.irrevocable.question(prompt, decision.action), 2, [YES, NO])):
-                # Withheld for the episode; this step is chosen again among the actions that are no gamble.
-                self.irrevocable.withheld.add(decision.action)
-                decision, planned = self._choose(prompt, self.irrevocable.safe(allowed, self.goal.sentence) or allowed, thought)
-        return decision, planned
+        return self._choose(prompt, allowed, thought)
+
+    def _deferred(self, actions: list[str]) -> set[str]:
+        return self.irrevocable.deferred(actions, self.goal.sentence, self.state.t, self.state.max_steps, self.config.gamble_window)
 
     def _retrieve(self, scene: str) -> None:
         if self.experiences is None:

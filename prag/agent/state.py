@@ -39,6 +39,7 @@ class EpisodeState:
 
     steps: list[Step]
     observed: Observed
+    max_steps: int  # the episode's step budget (the environment's cap; 50 where it says none)
     outcomes: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # (action, observation, scene) after it
     tried: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # (observation, scene, action) from there
     utterances: list[tuple[int, str]] = field(default_factory=list)  # (index of the step it followed, text)
@@ -50,7 +51,8 @@ class EpisodeState:
 
     @classmethod
     def start(cls, observation: Observation, domain: Domain, goal: str) -> EpisodeState:
-        return cls([Step.of(None, observation)], Observed.start(observation, domain, goal=goal))
+        budget = observation.max_steps if observation.max_steps is not None else 50
+        return cls([Step.of(None, observation)], Observed.start(observation, domain, goal=goal), budget)
 
     @property
     def t(self) -> int:

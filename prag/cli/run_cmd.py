@@ -106,6 +106,7 @@ def run(
     sources: Annotated[str, typer.Option("--sources", help=f"Where steps come from, comma-separated, tried in this order each step: {sources_help(s for s in source_names() if s != KnowledgeSource.PERSON)}. A person takes part in `prag console`.")] = ",".join(DEFAULT.agent.sources),
     readers: Annotated[str, typer.Option("--readers", help=READERS_HELP)] = ",".join(AgentConfig.readers),
     places: Annotated[str, typer.Option("--places", help="Where the search for a thing the goal needs looks first (with search among --sources), comma-separated: memory (where the store saw such things, in earlier rounds), llm (the LLM's guess, for kinds the memory never saw: one call per kind), rules (the family's placement table); they take precedence in that order, whatever the order given. '' for none: places as listed.")] = ",".join(DEFAULT.agent.places),
+    gamble_window: Annotated[float, typer.Option("--gamble-window", min=0.0, max=1.0, help="The last fraction of the step budget in which an irrevocable action (the family's: ScienceWorld's `focus on`) on a thing the goal does not name may be taken; 1 leaves it to the LLM from the first step.")] = DEFAULT.agent.gamble_window,
     llm_budget: Annotated[Optional[str], typer.Option("--llm-budget", metavar="N|none", help=f"The most LLM calls a game makes for steps, its goal readings counted; past them a step only the LLM would choose is drawn at random from the admissible actions (a reading is still asked for). Default: {DEFAULT_LLM_BUDGET} when the LLM is not asked every step (--ask always, P-RAG as published, has no limit); none for no limit.")] = None,
     action_model: Annotated[str, typer.Option("--action-model", help="What means-ends search (with search among --sources) plans with: given (the family's written model; the one learned from the store where it has none) or learned (the model learned from the episodes this round may see: SAM, `prag model`).")] = DEFAULT.agent.action_model,
 ) -> None:
@@ -131,7 +132,8 @@ def run(
                         corrections_k=corrections_k, prior=prior),
         replace(DEFAULT.agent, think=think, constrained=constrain, ask=ask, ask_probability=ask_p, asker=asker,
                 plan_length=plan_length, sources=_run_sources(sources), readers=parse_readers(readers),
-                places=parse_places(places), action_model=action_model, llm_budget=_llm_budget(llm_budget, ask)),
+                places=parse_places(places), action_model=action_model, llm_budget=_llm_budget(llm_budget, ask),
+                gamble_window=gamble_window),
         ExecutionConfig(workers=workers, llm_timeout=llm_timeout, llm_retries=llm_retries, answer_cache=answer_cache,
                         executor=executor, ray_address=ray_address, llm_urls=tuple(llm_url or ())),
     )

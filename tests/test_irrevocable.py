@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.irrevocable import gamble_steps
+from prag.agent.irrevocable import Irrevocable, gamble_steps
 from prag.agent.state import Step
 from prag.envs.base import Observation
 from prag.envs.sciworld.domain import SCIWORLD
@@ -17,7 +17,8 @@ ACTIONS = ["focus on substance in toilet", "focus on mercury", "open door to kit
 
 
 def first() -> Observation:
-    triples = [("toilet", "in", "bathroom"), ("substance in toilet", "in", "toilet"), ("mercury", "in", "bathroom")]
+    triples = [("toilet", "in", "bathroom"), ("substance in toilet", "in", "toilet"), ("substance in toilet", "isa", "water"),
+               ("mercury", "in", "bathroom")]
     return Observation(GOAL, "This room is called the bathroom.", list(ACTIONS), triples, "at: bathroom", location="bathroom")
 
 
@@ -60,3 +61,13 @@ def test_past_the_llm_budget_a_random_draw_never_takes_a_doubtful_focus_early() 
 
 def test_the_gamble_steps_is_a_tenth_of_the_budget_and_at_least_a_step() -> None:
     assert (gamble_steps(100, 0.1), gamble_steps(30, 0.1), gamble_steps(5, 0.1), gamble_steps(14, 1.0)) == (10, 3, 1, 14)
+
+
+def test_a_thing_is_named_by_the_actions_words_or_its_own_name_never_by_a_word_the_goal_uses_for_another() -> None:
+    check = Irrevocable(SCIWORLD)
+    goal = "Your task is to measure the temperature of water. First, focus on the thermometer. Next, focus on the substance."
+    scene = [("substance in toilet", "isa", "water"), ("substance in pot", "isa", "gallium")]
+    assert not check.doubtful("focus on thermometer in inventory", goal, scene)  # its own name, less where it is
+    assert not check.doubtful("focus on substance in toilet", goal, scene)  # the scene says it is water
+    assert check.doubtful("focus on substance in pot", goal, scene)  # "substance" is the goal's word for the water
+    assert check.doubtful("focus on blue paint", goal, scene) and not check.doubtful("look around", goal, scene)

@@ -50,6 +50,10 @@ def test_a_room_reads_as_facts_named_as_the_actions_name_them() -> None:
     # The simulator lists actions on what a closed cupboard hides; they are not offered.
     assert not [a for a in kitchen.admissible if "metal pot" in a]
     assert ("stove", "is", "off") in kitchen.scene_triples
+    # A thing the actions name by where it is says what it is, where its name is not their first words.
+    assert ("cup containing nothing in table", "isa", "glass cup") in kitchen.scene_triples
+    assert [SCIWORLD.name_of(t, kitchen.scene_triples) for t in ("cup containing nothing in table", "orange in bowl")] == [
+        "glass cup", "orange"]
     # An action the simulator lists but refuses is not offered again in the episode.
     refused = env.step("pick up sewer")
     assert refused.text == "No known action matches that input." and "pick up sewer" not in refused.admissible

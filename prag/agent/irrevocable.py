@@ -1,7 +1,8 @@
 """Actions that cannot be undone and fail the task when aimed at the wrong thing (ScienceWorld's
 `focus on`), as the family declares them (`Domain.irrevocable`, group `x` the thing).
 
-One aimed at a thing the goal names word for word is offered like any other action. One aimed at
+One aimed at a thing the goal names (by the action's words or by the thing's own name, which the
+scene may give: `Domain.name_of`) is offered like any other action. One aimed at
 any other thing is a gamble: a wrong one ends the episode and forfeits everything the steps left
 could still earn (ScienceWorld's partial credit), so it is offered only in the last tenth of the
 step budget (`AgentConfig.gamble_window`, `prag run --gamble-window`), where little is left to
@@ -17,29 +18,38 @@ logit margin was no higher on the right thing than on the wrong one (docs/sciwor
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+
+from prag.envs.base import Triple
+from prag.envs.domain import Domain
 
 
 class Irrevocable:
-    def __init__(self, pattern: str | None) -> None:
-        self._pattern = re.compile(pattern) if pattern else None
+    def __init__(self, domain: Domain) -> None:
+        self.domain = domain
+        self._pattern = re.compile(domain.irrevocable) if domain.irrevocable else None
 
     def thing(self, action: str) -> str | None:
         """The thing an irrevocable `action` is aimed at; None for any other action."""
         match = self._pattern.fullmatch(action) if self._pattern else None
         return match["x"] if match else None
 
-    def doubtful(self, action: str, goal: str) -> bool:
-        """Irrevocable, and aimed at a thing the goal does not name."""
+    def doubtful(self, action: str, goal: str, triples: Sequence[Triple]) -> bool:
+        """Irrevocable, and aimed at a thing the goal names neither by the action's words nor by
+        the thing's own name (the scene's `triples` give it: "substance in toilet" is water)."""
         thing = self.thing(action)
-        return thing is not None and re.search(rf"\b{re.escape(thing)}\b", goal.lower()) is None
+        if thing is None:
+            return False
+        names = {thing, self.domain.name_of(thing, triples)}
+        return not any(re.search(rf"\b{re.escape(name)}\b", goal.lower()) for name in names)
 
-    def deferred(self, actions: Iterable[str], goal: str, t: int, max_steps: int, window: float) -> set[str]:
+    def deferred(self, actions: Iterable[str], goal: str, triples: Sequence[Triple], t: int, max_steps: int,
+                 window: float) -> set[str]:
         """The doubtful ones among `actions` while step `t` (from 1) is before the last `window`
         (a fraction) of `max_steps`."""
         if max_steps - t < gamble_steps(max_steps, window):
             return set()
-        return {action for action in actions if self.doubtful(action, goal)}
+        return {action for action in actions if self.doubtful(action, goal, triples)}
 
 
 def gamble_steps(max_steps: int, window: float) -> int:

@@ -79,7 +79,7 @@ class LLMStep:
         self.shown_corrections: list[int] = []  # every correction that was in a prompt, in order
         self.cards = RoomCards()
         self.thoughts: list[str] = []
-        self.irrevocable = Irrevocable(self.domain.irrevocable)
+        self.irrevocable = Irrevocable(self.domain)
         self.past_budget = 0  # steps drawn at random once the LLM budget was spent
 
     def choose_step(self, observation: Observation, rejected: frozenset[str] = frozenset()) -> tuple[Decision, list[str]]:
@@ -89,7 +89,7 @@ class LLMStep:
         budget = self.config.llm_budget
         if budget is not None and self.usage.calls >= budget:
             self.past_budget += 1
-            held_back = rejected | self.state.fatal | self._deferred(observation.admissible)
+            held_back = rejected | self.state.fatal | self._deferred(observation, observation.admissible)
             choices = [a for a in observation.admissible if a not in held_back] or list(observation.admissible)
             drawn = random.Random(f"{self.seed}:{observation.text}:{self.state.t}").choice(choices)
             return Decision(drawn, source=StepSource.RANDOM), []
@@ -98,7 +98,7 @@ class LLMStep:
         choices = list(observation.admissible)
         tried = {action: self.state.tried[(observation.text, observation.scene_text, action)] for action in choices}
         banned = {action for action, count in tried.items() if count >= self.config.loop_limit} | self._undoing(observation)
-        banned |= self.state.fatal | self._deferred(choices)
+        banned |= self.state.fatal | self._deferred(observation, choices)
         choices = [a for a in choices if a not in rejected] or choices
         allowed = [a for a in choices if a not in banned] or _least_tried({a: tried[a] for a in choices})
         self.usage.banned_actions += len(choices) - len(allowed)
@@ -127,8 +127,9 @@ class LLMStep:
             prompt = with_instruction(prompt, act, self.cards)
         return self._choose(prompt, allowed, thought)
 
-    def _deferred(self, actions: list[str]) -> set[str]:
-        return self.irrevocable.deferred(actions, self.goal.sentence, self.state.t, self.state.max_steps, self.config.gamble_window)
+    def _deferred(self, observation: Observation, actions: list[str]) -> set[str]:
+        return self.irrevocable.deferred(actions, self.goal.sentence, observation.scene_triples, self.state.t,
+                                         self.state.max_steps, self.config.gamble_window)
 
     def _retrieve(self, scene: str) -> None:
         if self.experiences is None:

@@ -122,6 +122,9 @@ class Domain:
     # Regex of a name whose group `kind` is its kind, for names that carry more than a kind and a
     # number (ScienceWorld's "orange in bowl", "cup containing water"); None: the rule of `kind`.
     kind_rule: str | None = None
+    # The scene relation that gives a thing's own name where the actions' words for it differ
+    # (ScienceWorld's "substance in toilet" isa "water").
+    own_name: str | None = None
     # Regex of actions that cannot be undone and fail the task when aimed at the wrong thing
     # (ScienceWorld's "focus on"), group `x` the thing: checked before taken (prag.agent.irrevocable).
     irrevocable: str | None = None
@@ -180,6 +183,16 @@ class Domain:
     def entities(self, text: str) -> list[str]:
         """The names of things and places in a text, in order (ALFWorld: "apple 1")."""
         return re.findall(self.entity, text.lower())
+
+    def name_of(self, thing: str, triples: Iterable[Triple]) -> str:
+        """What a thing is called, as a goal would say it: its own name where the scene gives one
+        (`own_name`), else the part of its name `kind_rule` gives ("thermometer in inventory" ->
+        "thermometer"), else the name as it is."""
+        given = [o for s, r, o in triples if s == thing and r == self.own_name] if self.own_name else []
+        if given:
+            return given[0]
+        match = re.fullmatch(self.kind_rule, thing) if self.kind_rule is not None else None
+        return match["kind"] if match else thing
 
     def kind(self, entity: str) -> str:
         """The kind of an entity: its name without the instance number ("apple 1" -> "apple"),

@@ -35,5 +35,6 @@ SCIWORLD = Domain(
     passage=r".*\bdoor\b.*",
     leads_to="leadsTo",
     kind_rule=r"(?P<kind>.+?) (?:in|on|containing|to) .+",
+    own_name="isa",  # prag.envs.sciworld.scene.KIND
     irrevocable=r"focus on (?P<x>.+)",
 )

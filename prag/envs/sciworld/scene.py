@@ -9,8 +9,9 @@ is open)").
 
 Relations: (thing, "in", holder) for a thing in a container or in the room; (thing, "in",
 "inventory") for a thing held; (thing, "is", state) for open/closed, on/off, liquid/gas (a solid
-says so where the house could melt it), alive/dead, focused; (door, "leadsTo", room) for a door
-out of the room.
+says so where the house could melt it), alive/dead, focused; (thing, "isa", its own name) where
+the actions' words do not start with it ("substance in toilet" isa "water"); (door, "leadsTo",
+room) for a door out of the room.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from typing import Any
 from prag.envs.base import Triple
 
 INVENTORY = "inventory"
+KIND = "isa"
 FOCUS = "focus on "
 _DOOR = re.compile(r"A door to the (?P<room>.+?) \(that is (?P<state>open|closed)\)")
 # Electrical terminals are parts of things, not things: they stay out of the scene (the
@@ -114,6 +116,8 @@ def visible(
                 continue
             thing = name(child)
             triples.append((thing, "in", holder))
+            if not thing.startswith(child["name"]):  # "substance in toilet" is water: say what it is
+                triples.append((thing, KIND, child["name"]))
             triples.extend((thing, "is", state) for state in _states(child, thing in focused))
             if _is_open(child):
                 walk(child, thing)

@@ -1,9 +1,11 @@
-"""The search source's plans: the goal's sub-goals where it spells a route, the find-X skill
+"""The search source's plans: the irrevocable steps the goal instructs once their things are in
+view (prag.agent.instructed), the goal's sub-goals where it spells a route, the find-X skill
 while a thing the goal needs is unseen, else means-ends search on what was seen. Search is also
 where a reading is found wrong: it revises the goal (prag.agent.goal) and plans for the next."""
 from __future__ import annotations
 
 from prag.agent.explore import find_plan, missing, seek_plan
+from prag.agent.instructed import Instructed
 from prag.agent.places import LLMPlaces, Places
 from prag.agent.plan_source import Planning
 from prag.agent.plans import Plan
@@ -28,9 +30,11 @@ class SearchPlans:
         learned = s.world_model or ActionModel(s.domain.name)
         self.world_model = learned if s.config.action_model == "learned" or s.domain.action_model is None else None
         self._searched_at = 0  # the step (history length) search was last consulted at
+        self.instructed = Instructed(planning.goal.sentence, s.domain)
 
     def restart(self) -> None:
         self._searched_at = 0
+        self.instructed = Instructed(self.planning.goal.sentence, self.planning.settings.domain)
 
     def offer(self, observation: Observation) -> None:
         p = self.planning
@@ -43,6 +47,10 @@ class SearchPlans:
             p.revise("its plan ran out and the game was not won", {})
             follower = p.actor.follower
         if follower is not None and follower.plan.source == StepSource.SEARCH and p.actor.step_now(observation.admissible):
+            return
+        instructed = self.instructed.step(observation, [step.action for step in p.state.steps])
+        if instructed is not None:  # "First, focus on the thermometer": it is in view
+            p.actor.follow_search(Plan((instructed,), StepSource.SUBGOAL, goal=p.goal.sentence), observation.admissible)
             return
         subgoals = p.goal.subgoals
         step = subgoals.step(observation) if subgoals is not None else None

@@ -1,0 +1,60 @@
+"""The irrevocable steps a goal spells out: ScienceWorld's "First, focus on the thermometer. Next,
+focus on the chocolate." The family declares which actions are irrevocable (`Domain.irrevocable`,
+group `x` the thing); the goal's sentences that say one, unconditionally, name its things in order.
+
+A thing so named is acted on once it is in view: the admissible irrevocable action on a thing whose
+own name is the named one (`Domain.name_of`: "thermometer in inventory" is the thermometer,
+"substance in toilet" is water). A name that no thing has ("focus on the substance" after "boil
+gallium": the goal's word for another of its words) never matches, and a sentence that makes the
+step conditional ("If it is above 150 degrees, focus on the yellow box") is no instruction to take
+it: those are left to the other sources. The next named thing waits for the one before.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from prag.envs.base import Observation
+from prag.envs.domain import Domain
+
+_LEAD = re.compile(r"^\w+,\s*")  # "first, ", "next, ", "then, "
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
+
+
+def instructed(goal: str, domain: Domain) -> list[str]:
+    """The things the goal's unconditional irrevocable instructions name, in their order."""
+    if domain.irrevocable is None:
+        return []
+    # The instruction may follow other words of its sentence ("When you are done, focus on ...").
+    pattern = re.compile(rf"(?:^|(?<=\s))(?:{domain.irrevocable})$")
+    named = []
+    for sentence in re.split(r"(?<=[.!?;])\s+", " ".join(goal.lower().split())):
+        sentence = _LEAD.sub("", sentence.strip().rstrip(".!?;"))
+        match = None if sentence.startswith("if ") or " if " in sentence else pattern.search(sentence)
+        if match is not None:
+            named.append(_ARTICLE.sub("", match["x"]))
+    return named
+
+
+class Instructed:
+    """The goal's instructed irrevocable steps in one episode, and which were taken."""
+
+    def __init__(self, goal: str, domain: Domain) -> None:
+        self.domain = domain
+        self.pattern = re.compile(domain.irrevocable) if domain.irrevocable else None
+        self.left = instructed(goal, domain)
+        self._offered: dict[str, str] = {}  # action -> the named thing it acts on
+
+    def step(self, observation: Observation, taken: Sequence[str | None]) -> str | None:
+        """The admissible action the next instruction calls for now; None while its thing is not in view."""
+        while self.left and any(self._offered.get(action or "") == self.left[0] for action in taken):
+            self.left.pop(0)
+        if not self.left or self.pattern is None:
+            return None
+        for action in observation.admissible:
+            match = self.pattern.fullmatch(action)
+            names = (match["x"], self.domain.name_of(match["x"], observation.scene_triples)) if match else ()
+            if self.left[0] in {name.lower() for name in names}:  # the goal was read in lower case
+                self._offered[action] = self.left[0]
+                return action
+        return None

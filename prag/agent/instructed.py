@@ -12,7 +12,7 @@ it: those are left to the other sources. The next named thing waits for the one 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from prag.envs.base import Observation
 from prag.envs.domain import Domain
@@ -34,6 +34,21 @@ def instructed(goal: str, domain: Domain) -> list[str]:
         if match is not None:
             named.append(_ARTICLE.sub("", match["x"]))
     return named
+
+
+def task_object(goal: str) -> str:
+    """The goal's first clause, whose last words name what the task is about ("your task is to
+    boil gallium", "... to measure the temperature of unknown substance b"), in lower case."""
+    return re.split(r"[.,;!?]", " ".join(goal.lower().split()), maxsplit=1)[0].strip()
+
+
+def names_the_target(goal: str, domain: Domain, names: Iterable[str]) -> bool:
+    """Whether one of a thing's `names` is what the goal's irrevocable instructions name, or what
+    the task is about: the words "First, focus on the substance" mean after "Your task is to boil
+    gallium." A word the goal uses for anything else ("the orange box", "around the kitchen") is not."""
+    targets, about = instructed(goal, domain), task_object(goal)
+    lowered = {name.lower() for name in names}
+    return bool(lowered & set(targets)) or any(re.search(rf"\b{re.escape(name)}$", about) for name in lowered)
 
 
 class Instructed:

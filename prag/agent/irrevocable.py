@@ -1,8 +1,9 @@
 """Actions that cannot be undone and fail the task when aimed at the wrong thing (ScienceWorld's
 `focus on`), as the family declares them (`Domain.irrevocable`, group `x` the thing).
 
-One aimed at a thing the goal names (by the action's words or by the thing's own name, which the
-scene may give: `Domain.name_of`) is offered like any other action. One aimed at
+One aimed at a thing the goal names as its target (what its instructions say to focus on, or what
+the task is about: prag.agent.instructed; by the action's words or by the thing's own name, which
+the scene may give: `Domain.name_of`) is offered like any other action. One aimed at
 any other thing is a gamble: a wrong one ends the episode and forfeits everything the steps left
 could still earn (ScienceWorld's partial credit), so it is offered only in the last tenth of the
 step budget (`AgentConfig.gamble_window`, `prag run --gamble-window`), where little is left to
@@ -20,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from prag.agent.instructed import names_the_target
 from prag.envs.base import Triple
 from prag.envs.domain import Domain
 
@@ -35,13 +37,11 @@ class Irrevocable:
         return match["x"] if match else None
 
     def doubtful(self, action: str, goal: str, triples: Sequence[Triple]) -> bool:
-        """Irrevocable, and aimed at a thing the goal names neither by the action's words nor by
-        the thing's own name (the scene's `triples` give it: "substance in toilet" is water)."""
+        """Irrevocable, and aimed at a thing that is neither what the goal's instructions name nor
+        what the task is about, by the action's words or by the thing's own name (the scene's
+        `triples` give it: "substance in toilet" is water): prag.agent.instructed."""
         thing = self.thing(action)
-        if thing is None:
-            return False
-        names = {thing, self.domain.name_of(thing, triples)}
-        return not any(re.search(rf"\b{re.escape(name)}\b", goal.lower()) for name in names)
+        return thing is not None and not names_the_target(goal, self.domain, (thing, self.domain.name_of(thing, triples)))
 
     def deferred(self, actions: Iterable[str], goal: str, triples: Sequence[Triple], t: int, max_steps: int,
                  window: float) -> set[str]:

@@ -9,6 +9,7 @@ import pytest
 
 from prag.agent.agent import AgentConfig, PragAgent
 from prag.agent.instructed import instructed
+from prag.agent.protocol import Decision
 from prag.envs.base import Task
 from prag.envs.domain import ALFWORLD
 from prag.envs.sciworld.domain import SCIWORLD
@@ -33,24 +34,38 @@ def test_the_unconditional_instructions_are_read_in_order() -> None:
 
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
-def test_search_focuses_on_the_instructed_things_once_in_view_and_never_on_a_word_no_thing_has() -> None:
-    env = SciworldEnv(Task("use-thermometer-0", "use-thermometer", 0), "use-thermometer", 0, "")
+def test_a_word_no_thing_is_called_by_is_sought_but_never_focused_on() -> None:
+    """boil: "First, focus on the substance": the water is "substance in ..." isa water; search
+    looks room after room for a thing called "substance" and focuses on none."""
+    decisions = play("boil", 25)
+    assert not [d for d in decisions if d.action.startswith("focus on")]
+    assert {d.source for d in decisions} >= {StepSource.FIND}
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
+def test_find_x_opens_doors_to_the_instructed_thing_and_search_focuses_on_it_with_no_llm_call() -> None:
+    decisions = play("use-thermometer", 30)
+    focus = decisions[-1]
+    assert focus.action.startswith("focus on thermometer") and focus.source == StepSource.SUBGOAL
+    assert {d.source for d in decisions} == {StepSource.FIND, StepSource.SUBGOAL}  # no LLM call
+
+
+def play(task: str, limit: int) -> list[Decision]:
+    """Up to `limit` steps of variation 0 of `task`, until the first focus, with a stand-in LLM
+    that always answers "look around" (so a focus is search's); the score must rise at a focus."""
+    env = SciworldEnv(Task(f"{task}-0", task, 0), task, 0, "")
     try:
-        first = env.reset()
-        assert instructed(first.goal, SCIWORLD)[0] == "thermometer"
-        # A stand-in LLM that always answers "look around", so that any focus is search's.
+        seen = env.reset()
         llm = ScriptedLLM(lambda messages: "look around", supports_choices=True)
         agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("search", "llm")), domain=SCIWORLD)
-        agent.reset(first)
-        assert agent.act(first).action == "look around"  # no thermometer in view yet
-        seen = env.step("open door to kitchen")
-        agent.observe("open door to kitchen", seen)
-        seen = env.step("go to kitchen")
-        agent.observe("go to kitchen", seen)
-        decision = agent.act(seen)
-        assert decision.action.startswith("focus on thermometer") and decision.source == StepSource.SUBGOAL
-        assert not decision.asked
-        focused = env.step(decision.action)
-        assert focused.score > seen.score  # the simulator's score says it was the thing meant
+        agent.reset(seen)
+        for _ in range(limit):
+            decision = agent.act(seen)
+            before, seen = seen.score, env.step(decision.action)
+            agent.observe(decision.action, seen)
+            if decision.action.startswith("focus on"):
+                assert seen.score > before  # the simulator's score says it was the thing meant
+                break
+        return agent.state.decisions
     finally:
         env.close()

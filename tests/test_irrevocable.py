@@ -81,3 +81,11 @@ def test_a_word_the_goal_uses_for_something_else_does_not_name_the_target() -> N
             "temperature is above 50.0 degrees celsius, place it in the orange box.")
     assert check.doubtful("focus on orange", goal, []) and check.doubtful("focus on kitchen", goal, [])
     assert not check.doubtful("focus on unknown substance B in inventory", goal, [])
+
+
+def test_with_a_score_earned_a_doubtful_focus_is_never_offered() -> None:
+    played = agent(["look around"], max_steps=10)
+    for _ in range(9):  # the tenth action: in the gamble window
+        played.state.steps.append(Step.of("look around", bathroom(10)))
+    played.act(replace(bathroom(10), score=8.0))
+    assert "focus on substance in toilet" not in played.settings.llm.calls[0]["choices"]

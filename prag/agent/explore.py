@@ -87,7 +87,9 @@ def route(place: str, observed: Observed, domain: Domain) -> list[str]:
         return [domain.go_action.format(room), go, *opening]
     way = observed.ways.get(place)
     if way is not None:
-        through = [] if observed.location == way else [domain.go_action.format(way)]
+        # A way one cannot go to is one the agent is beside (ScienceWorld's doors, in the room).
+        beside = observed.location == way or domain.go_action.format(way) not in admissible
+        through = [] if beside else [domain.go_action.format(way)]
         if way in observed.closed:
             through.append(domain.open_action.format(way))
         if through and through[0] in admissible:

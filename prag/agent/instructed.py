@@ -60,6 +60,11 @@ class Instructed:
         self.left = instructed(goal, domain)
         self._offered: dict[str, str] = {}  # action -> the named thing it acts on
 
+    @property
+    def next(self) -> str | None:
+        """The thing the next instruction names; None when none is left."""
+        return self.left[0] if self.left else None
+
     def step(self, observation: Observation, taken: Sequence[str | None]) -> str | None:
         """The admissible action the next instruction calls for now; None while its thing is not in view."""
         while self.left and any(self._offered.get(action or "") == self.left[0] for action in taken):

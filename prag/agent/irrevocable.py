@@ -7,7 +7,8 @@ the scene may give: `Domain.name_of`) is offered like any other action. One aime
 any other thing is a gamble: a wrong one ends the episode and forfeits everything the steps left
 could still earn (ScienceWorld's partial credit), so it is offered only in the last tenth of the
 step budget (`AgentConfig.gamble_window`, `prag run --gamble-window`), where little is left to
-forfeit. Plans from experience are not held back: a stored episode's progress that took one is
+forfeit, and only while the episode has earned no score (where the family keeps one) that a
+wrong one would lose. Plans from experience are not held back: a stored episode's progress that took one is
 evidence the LLM's pick is not (its failures are, in turn, never offered again: prag.agent.actor's
 fatal actions).
 
@@ -22,7 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from prag.agent.instructed import names_the_target
-from prag.envs.base import Triple
+from prag.envs.base import Observation, Triple
 from prag.envs.domain import Domain
 
 
@@ -43,12 +44,14 @@ class Irrevocable:
         thing = self.thing(action)
         return thing is not None and not names_the_target(goal, self.domain, (thing, self.domain.name_of(thing, triples)))
 
-    def deferred(self, actions: Iterable[str], goal: str, triples: Sequence[Triple], t: int, max_steps: int,
+    def deferred(self, actions: Iterable[str], goal: str, observation: Observation, t: int, max_steps: int,
                  window: float) -> set[str]:
-        """The doubtful ones among `actions` while step `t` (from 1) is before the last `window`
-        (a fraction) of `max_steps`."""
-        if max_steps - t < gamble_steps(max_steps, window):
+        """The doubtful ones among `actions`, unless step `t` (from 1) is in the last `window` (a
+        fraction) of `max_steps` and the episode has earned no score it would forfeit."""
+        earned = observation.score is not None and observation.score > 0
+        if max_steps - t < gamble_steps(max_steps, window) and not earned:
             return set()
+        triples = observation.scene_triples
         return {action for action in actions if self.doubtful(action, goal, triples)}
 
 

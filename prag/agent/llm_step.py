@@ -128,8 +128,8 @@ class LLMStep:
         return self._choose(prompt, allowed, thought)
 
     def _deferred(self, observation: Observation, actions: list[str]) -> set[str]:
-        return self.irrevocable.deferred(actions, self.goal.sentence, observation.scene_triples, self.state.t,
-                                         self.state.max_steps, self.config.gamble_window)
+        return self.irrevocable.deferred(actions, self.goal.sentence, observation, self.state.t, self.state.max_steps,
+                                         self.config.gamble_window)
 
     def _retrieve(self, scene: str) -> None:
         if self.experiences is None:

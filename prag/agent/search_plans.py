@@ -52,6 +52,12 @@ class SearchPlans:
         if instructed is not None:  # "First, focus on the thermometer": it is in view
             p.actor.follow_search(Plan((instructed,), StepSource.SUBGOAL, goal=p.goal.sentence), observation.admissible)
             return
+        sought = self.instructed.next
+        if sought is not None and not missing(p.state.observed):  # not in view: find-X walks to where it may be
+            found = find_plan([sought], p.state.observed, self.places)
+            if found is not None:
+                p.actor.follow_search(found, observation.admissible)
+                return
         subgoals = p.goal.subgoals
         step = subgoals.step(observation) if subgoals is not None else None
         if step is not None:  # the goal spells its route: its next sub-goal, or what readies it

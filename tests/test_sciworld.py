@@ -65,6 +65,15 @@ def test_a_room_reads_as_facts_named_as_the_actions_name_them() -> None:
     env.close()
 
 
+def test_a_door_the_simulator_gives_no_referents_for_is_named_as_the_actions_name_it() -> None:
+    """The workshop of this variation has one door; its referents read "ERROR: SHOULD USE OVERRIDE
+    FOR PORTAL." and its actions say "open door"."""
+    env = game("measure-melting-point-known-substance", 365)
+    first = env.reset()
+    assert ("door", "leadsTo", "hallway") in first.scene_triples and "open door" in first.admissible
+    env.close()
+
+
 def test_the_score_is_kept_a_wrong_focus_fails_and_the_gold_path_wins() -> None:
     env = game("find-living-thing", 0)
     plan = env.oracle_plan()

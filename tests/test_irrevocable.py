@@ -89,3 +89,8 @@ def test_with_a_score_earned_a_doubtful_focus_is_never_offered() -> None:
         played.state.steps.append(Step.of("look around", bathroom(10)))
     played.act(replace(bathroom(10), score=8.0))
     assert "focus on substance in toilet" not in played.settings.llm.calls[0]["choices"]
+
+
+def test_a_window_of_the_whole_budget_leaves_every_focus_to_the_llm_whatever_the_score() -> None:
+    played = agent(["focus on substance in toilet"], gamble_window=1.0)
+    assert played.act(replace(bathroom(), score=8.0)).action == "focus on substance in toilet"

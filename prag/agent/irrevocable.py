@@ -47,9 +47,10 @@ class Irrevocable:
     def deferred(self, actions: Iterable[str], goal: str, observation: Observation, t: int, max_steps: int,
                  window: float) -> set[str]:
         """The doubtful ones among `actions`, unless step `t` (from 1) is in the last `window` (a
-        fraction) of `max_steps` and the episode has earned no score it would forfeit."""
+        fraction) of `max_steps` and the episode has earned no score it would forfeit; none where
+        `window` is the whole budget (the LLM decides)."""
         earned = observation.score is not None and observation.score > 0
-        if max_steps - t < gamble_steps(max_steps, window) and not earned:
+        if window >= 1.0 or (max_steps - t < gamble_steps(max_steps, window) and not earned):
             return set()
         triples = observation.scene_triples
         return {action for action in actions if self.doubtful(action, goal, triples)}

@@ -11,7 +11,6 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from prag.agent.chain import describe
 from prag.errors import PragError, disk_full
 from prag.llm import LLM, check_spec
 from prag.signals import exit_status, stopped_by
@@ -106,4 +105,6 @@ def task_at(spec_name: str, tasks: list[Task], index: int) -> Task:
 
 def sources_help(sources: Iterable[str]) -> str:
     """The knowledge sources, each with what it gives (prag.sources, prag.agent.chain), as `--sources` help lists them."""
+    from prag.agent.chain import describe  # the agent's modules: not for `prag stats` and `compare`, which import this one
+
     return "; ".join(f"{source} ({describe(source)})" for source in sources)

@@ -12,9 +12,10 @@ it: those are left to the other sources. The next named thing waits for the one 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from functools import lru_cache
 
-from prag.envs.base import Observation
+from prag.envs.base import Observation, Triple
 from prag.envs.domain import Domain
 
 _LEAD = re.compile(r"^\w+,\s*")  # "first, ", "next, ", "then, "
@@ -23,32 +24,42 @@ _ARTICLE = re.compile(r"^(?:the|a|an)\s+")
 
 def instructed(goal: str, domain: Domain) -> list[str]:
     """The things the goal's unconditional irrevocable instructions name, in their order."""
-    if domain.irrevocable is None:
-        return []
-    # The instruction may follow other words of its sentence ("When you are done, focus on ...").
-    pattern = re.compile(rf"(?:^|(?<=\s))(?:{domain.irrevocable})$")
+    return list(_targets(goal, domain.irrevocable)[0])
+
+
+@lru_cache(maxsize=256)
+def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[str, ...], str]:
+    """What the goal's unconditional instructions name, in order, and its first clause, read
+    once a goal (they are asked of every irrevocable action offered, every step)."""
     named = []
-    for sentence in re.split(r"(?<=[.!?;])\s+", " ".join(goal.lower().split())):
-        sentence = _LEAD.sub("", sentence.strip().rstrip(".!?;"))
-        match = None if sentence.startswith("if ") or " if " in sentence else pattern.search(sentence)
-        if match is not None:
-            named.append(_ARTICLE.sub("", match["x"]))
-    return named
+    if irrevocable is not None:
+        # The instruction may follow other words of its sentence ("When you are done, focus on ...").
+        pattern = re.compile(rf"(?:^|(?<=\s))(?:{irrevocable})$")
+        for sentence in re.split(r"(?<=[.!?;])\s+", " ".join(goal.lower().split())):
+            sentence = _LEAD.sub("", sentence.strip().rstrip(".!?;"))
+            match = None if sentence.startswith("if ") or " if " in sentence else pattern.search(sentence)
+            if match is not None:
+                named.append(_ARTICLE.sub("", match["x"]))
+    # The goal's first clause, whose last words name what the task is about ("your task is to
+    # boil gallium", "... to measure the temperature of unknown substance b").
+    about = re.split(r"[.,;!?]", " ".join(goal.lower().split()), maxsplit=1)[0].strip()
+    return tuple(named), about
 
 
-def task_object(goal: str) -> str:
-    """The goal's first clause, whose last words name what the task is about ("your task is to
-    boil gallium", "... to measure the temperature of unknown substance b"), in lower case."""
-    return re.split(r"[.,;!?]", " ".join(goal.lower().split()), maxsplit=1)[0].strip()
+def names(thing: str, domain: Domain, triples: Sequence[Triple]) -> set[str]:
+    """What a thing is called, in lower case as the goal is read: the action's words for it, and
+    its own name (`Domain.name_of`: "thermometer in inventory" is the thermometer, "substance in
+    toilet" is water)."""
+    return {thing.lower(), domain.name_of(thing, triples).lower()}
 
 
-def names_the_target(goal: str, domain: Domain, names: Iterable[str]) -> bool:
-    """Whether one of a thing's `names` is what the goal's irrevocable instructions name, or what
-    the task is about: the words "First, focus on the substance" mean after "Your task is to boil
-    gallium." A word the goal uses for anything else ("the orange box", "around the kitchen") is not."""
-    targets, about = instructed(goal, domain), task_object(goal)
-    lowered = {name.lower() for name in names}
-    return bool(lowered & set(targets)) or any(re.search(rf"\b{re.escape(name)}$", about) for name in lowered)
+def names_the_target(goal: str, domain: Domain, called: set[str]) -> bool:
+    """Whether a thing `called` so (`names`) is what the goal's irrevocable instructions name, or
+    what the task is about: the words "First, focus on the substance" mean after "Your task is to
+    boil gallium." A word the goal uses for anything else ("the orange box", "around the kitchen")
+    is not."""
+    targets, about = _targets(goal, domain.irrevocable)
+    return bool(called & set(targets)) or any(re.search(rf"\b{re.escape(name)}$", about) for name in called)
 
 
 class Instructed:
@@ -56,7 +67,6 @@ class Instructed:
 
     def __init__(self, goal: str, domain: Domain) -> None:
         self.domain = domain
-        self.pattern = re.compile(domain.irrevocable) if domain.irrevocable else None
         self.left = instructed(goal, domain)
         self._offered: dict[str, str] = {}  # action -> the named thing it acts on
 
@@ -69,12 +79,11 @@ class Instructed:
         """The admissible action the next instruction calls for now; None while its thing is not in view."""
         while self.left and any(self._offered.get(action or "") == self.left[0] for action in taken):
             self.left.pop(0)
-        if not self.left or self.pattern is None:
+        if not self.left:
             return None
         for action in observation.admissible:
-            match = self.pattern.fullmatch(action)
-            names = (match["x"], self.domain.name_of(match["x"], observation.scene_triples)) if match else ()
-            if self.left[0] in {name.lower() for name in names}:  # the goal was read in lower case
+            thing = self.domain.aimed_at(action)
+            if thing is not None and self.left[0] in names(thing, self.domain, observation.scene_triples):
                 self._offered[action] = self.left[0]
                 return action
         return None

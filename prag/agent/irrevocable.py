@@ -19,10 +19,9 @@ logit margin was no higher on the right thing than on the wrong one (docs/sciwor
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
-from prag.agent.instructed import names_the_target
+from prag.agent.instructed import names, names_the_target
 from prag.envs.base import Observation, Triple
 from prag.envs.domain import Domain
 
@@ -30,19 +29,13 @@ from prag.envs.domain import Domain
 class Irrevocable:
     def __init__(self, domain: Domain) -> None:
         self.domain = domain
-        self._pattern = re.compile(domain.irrevocable) if domain.irrevocable else None
-
-    def thing(self, action: str) -> str | None:
-        """The thing an irrevocable `action` is aimed at; None for any other action."""
-        match = self._pattern.fullmatch(action) if self._pattern else None
-        return match["x"] if match else None
 
     def doubtful(self, action: str, goal: str, triples: Sequence[Triple]) -> bool:
         """Irrevocable, and aimed at a thing that is neither what the goal's instructions name nor
         what the task is about, by the action's words or by the thing's own name (the scene's
         `triples` give it: "substance in toilet" is water): prag.agent.instructed."""
-        thing = self.thing(action)
-        return thing is not None and not names_the_target(goal, self.domain, (thing, self.domain.name_of(thing, triples)))
+        thing = self.domain.aimed_at(action)
+        return thing is not None and not names_the_target(goal, self.domain, names(thing, self.domain, triples))
 
     def deferred(self, actions: Iterable[str], goal: str, observation: Observation, t: int, max_steps: int,
                  window: float) -> set[str]:

@@ -167,6 +167,11 @@ class Domain:
         match = re.fullmatch(self.move, action)
         return match["to"] if match else None
 
+    def aimed_at(self, action: str) -> str | None:
+        """The thing an irrevocable action is aimed at (`irrevocable`), None for other actions."""
+        match = re.fullmatch(self.irrevocable, action) if self.irrevocable is not None else None
+        return match["x"] if match else None
+
     def exit_direction(self, relation: str) -> str | None:
         """The direction a scene-graph relation says an exit lies in ("north of" -> "north"), None
         for other relations."""

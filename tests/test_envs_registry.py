@@ -26,7 +26,7 @@ NEEDS_DATA = {"alfworld"}  # families that play downloaded games; test_alfworld 
 # ScienceWorld's 30-task specs begin with boil, whose gold path runs to 164 steps (past TALES' cap of
 # 100, which its specs keep): their first tasks are too long to play here. sciworld-mini stands for
 # the family; test_sciworld opens the others.
-LONG = {"sciworld-test", "sciworld-train", "sciworld-dev"}
+LONG = {"sciworld-test", "sciworld-train", "sciworld-train1", "sciworld-dev"}
 SPECS = [spec for spec in map(load_spec, map(str, sorted((REPO / "envs").glob("*.toml"))))
          if spec.env not in NEEDS_DATA and spec.name not in LONG]
 

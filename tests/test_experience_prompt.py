@@ -159,13 +159,21 @@ def test_a_scored_failure_shows_the_steps_that_raised_its_score_and_the_one_that
     from prag.envs.sciworld.domain import SCIWORLD
     from prag.store.records import EpisodeRecord, StepRecord
 
+    kitchen = [("chair", "in", "kitchen"), ("red box", "in", "kitchen"), ("cup", "in", "kitchen")]
     steps = [StepRecord(0, None, "hallway", "at: hallway", score=0.0),
              StepRecord(1, "open door to kitchen", "The door is now open.", "s", score=8.0),
              StepRecord(2, "look around", "...", "s", score=8.0),
-             StepRecord(3, "go to kitchen", "You move to the kitchen.", "s", score=25.0),
-             StepRecord(4, "focus on chair", "You focus on the chair.", "s", score=-100.0)]
-    episode = EpisodeRecord("r", 0, "t", "find-non-living-thing", "find a non-living thing", False, steps)
+             StepRecord(3, "go to kitchen", "You move to the kitchen.", "s", "kitchen", kitchen, score=25.0),
+             StepRecord(4, "look around", "...", "s", "kitchen", kitchen, score=25.0),
+             StepRecord(5, "pick up cup", "...", "s", "kitchen", kitchen, score=25.0),
+             StepRecord(6, "focus on chair", "You focus on the chair.", "s", score=-100.0)]
+    episode = EpisodeRecord("r", 0, "t", "find-non-living-thing", "find a non-living thing, put it in the red box",
+                            False, steps)
     text = "\n".join(_failure_summary(episode, [s for s in steps if s.action], SCIWORLD))
     assert "Score 0 of 100 at the end (best 25); steps that raised it: open door to kitchen (+8), go to kitchen (+17)." in text
     assert "It failed the task at once with: focus on chair." in text
+    # Beside the steps that raised the score, only where the goal's things were and what was repeated:
+    # hundreds of things and one-off actions would make an episode thousands of tokens.
+    assert "Where things were: red box in kitchen." in text
+    assert "Its repeated actions (times done): look around (2)" in text and "pick up cup" not in text
     assert episode.score == 0.0  # a failed task counts 0

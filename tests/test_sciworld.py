@@ -18,7 +18,7 @@ from prag.envs.sciworld.env import SciworldEnv, from_params, task_names, variati
 from prag.envs.spec import load_spec
 from prag.errors import PragError, SpecError
 from prag.llm.base import Completion, Message
-from prag.run.config import ExecutionConfig, ExperimentConfig, RunConfig
+from prag.run.config import ExecutionConfig, ExperimentConfig, RetrievalConfig, RunConfig
 from prag.run.metrics import round_metrics
 from prag.run.runner import Runner, start_run
 from prag.store import Store
@@ -99,7 +99,7 @@ def test_specs_say_what_is_wrong_and_a_missing_java_says_what_to_install(monkeyp
     chosen = from_params({"tasks": ["boil", "melt"], "split": "test", "variations": 2, "seed": 3}, tmp_path).tasks()
     assert [t.task_type for t in chosen] == ["boil", "boil", "melt", "melt"]
     assert all(t.seed in variations(t.task_type, "test") for t in chosen)
-    for name in ("sciworld-test", "sciworld-train", "sciworld-dev", "sciworld-mini"):
+    for name in ("sciworld-test", "sciworld-train", "sciworld-train1", "sciworld-dev", "sciworld-mini"):
         assert load_spec(name).open().tasks()
     monkeypatch.setattr(engine.shutil, "which", lambda _: None)
     with pytest.raises(PragError, match="install a Java runtime"):
@@ -211,3 +211,37 @@ def test_the_action_model_learns_what_open_go_activate_and_focus_do_from_stored_
     assert ops["activate {0}"].add == {("is-on", (0,))} and ("is-off", (0,)) in ops["activate {0}"].pre
     assert ops["pick up {0}"].add == {("holds", (0,))}
     assert ops["focus on {0}"].add == {("is-focused", (0,))}
+
+
+def test_trained_on_another_substance_the_test_variation_seeks_and_focuses_on_its_own(tmp_path) -> None:
+    """Protocol (b) in small. A train variation ("boil orange juice") is played by a stand-in that
+    knows its gold path: its focus on the juice raised the score. In a test variation ("boil
+    gallium"), whose words name no thing ("focus on the substance"), search walks to the gallium
+    and focuses on it, with no LLM call: experience read what "the substance" means."""
+    for split, seed in (("train", 10), ("test", 0)):
+        (tmp_path / f"boil-{split}.toml").write_text(
+            f'name = "boil-{split}"\nenv = "sciworld"\nmax_steps = 60\n'
+            f'[params]\ntasks = ["boil"]\nsplit = "{split}"\nvariations = 1\nseed = {seed}\n')
+    train = str(tmp_path / "boil-train.toml")
+    gold = load_spec(train).open_unwrapped().make(load_spec(train).open().tasks()[0]).oracle_plan()
+    trained = RunConfig(ExperimentConfig(spec=train, rounds=1, llm="gold-steps"),
+                        agent=AgentConfig(ask="hard-coded", sources=("experience", "llm"), llm_budget=16,
+                                          gamble_window=1.0),  # the stand-in's focus is the gold one
+                        execution=ExecutionConfig(answer_cache=False))
+    with Store(tmp_path / "sciworld.db") as store:
+        run = start_run(store, trained)
+        Runner(store, run, trained, llm=GoldStepLLM(gold), encoder=minilm()).play()  # type: ignore[arg-type]
+        (episode,) = store.episodes(run.id)
+        focus = next(s for s in episode.steps if s.action == "focus on orange juice")
+        assert (focus.score or 0) > 50
+        tested = RunConfig(ExperimentConfig(spec=str(tmp_path / "boil-test.toml"), rounds=1, llm="gold-steps"),
+                           RetrievalConfig(include_runs=(run.id,)),
+                           agent=AgentConfig(ask="hard-coded", sources=("experience", "search", "llm"), llm_budget=2),
+                           execution=ExecutionConfig(answer_cache=False))
+        test_run = start_run(store, tested)
+        Runner(store, test_run, tested, llm=GoldStepLLM([]), encoder=minilm()).play()  # type: ignore[arg-type]
+        (test,) = store.episodes(test_run.id)
+    assert "boil gallium" in test.goal
+    at = next(i for i, s in enumerate(test.steps) if s.action == "focus on gallium")
+    assert test.extra.decisions[at - 1].source == "subgoal"
+    assert (test.steps[at].score or 0) > (test.steps[at - 1].score or 0)

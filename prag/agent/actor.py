@@ -5,16 +5,18 @@ this very task, then the agent's own success at this very task (same goal, same 
 graph: the same room, so its actions replay as they were, without their detours:
 `prag.agent.shortcut`), then corrections and successes of other tasks of the same template,
 re-bound to this one (`prag.agent.plans.adapt`). Among successes of this very task the shortest
-wins. The mediator (`prag.agent.mediator`) decides each step whether the actor's step is taken
-or the LLM is asked.
+wins. Where the family keeps scores, a lost episode's progress (its steps up to its best score)
+follows: this task's own, then another variation's, re-worded to this goal. The mediator
+(`prag.agent.mediator`) decides each step whether the actor's step is taken or the LLM is asked.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from prag.agent.irrevocable import Irrevocable
 from prag.agent.mediator import MediatorState
-from prag.agent.plans import Follower, Names, Plan, adapt
+from prag.agent.plans import Follower, Names, Plan, adapt, reword, reworded
 from prag.agent.shortcut import shortcut
 from prag.envs.domain import Domain
 from prag.retrieval.corrections import CorrectionHit
@@ -23,12 +25,16 @@ from prag.sources import EXPERIENCE_STEPS, SEARCH_STEPS, StepSource
 from prag.store.records import EpisodeRecord, StepRecord
 
 
+ELSEWHERE = 5  # the rank of another variation's progress: adopted only where its first step can be taken
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A plan from experience and how strongly it applies (lower rank first)."""
 
     rank: int  # 0: verified correction of this task; 1: own success at it; 2: correction; 3: success;
-    # 4: own progress at it (a lost episode's steps up to its last that raised the family's score)
+    # 4: own progress at it (a lost episode's steps up to its last that raised the family's score);
+    # 5: another variation's progress, re-worded (taken only where its first step can be taken now)
     length: int
     plan: Plan
     score: float = 0.0  # of progress: the score it reached (the highest first, then the shortest)
@@ -53,20 +59,45 @@ def candidates(
     for experience in experiences:
         episode = experience.episode
         same = episode.read_as == goal and episode.steps[0].scene == first_scene
-        if not episode.won:
-            reached, progress = progress_made(episode) if same else (0.0, [])
+        if same and not episode.won:
+            reached, progress = progress_made(episode)
             if progress:
                 found.append(Candidate(4, len(progress), Plan(tuple(progress), StepSource.EPISODE, episode.id, goal=goal), reached))
             continue
-        if only_this_task and not same:
-            continue
-        actions = (
-            list(shortcut(episode, domain)) if same else [step.action for step in episode.steps if step.action is not None]
-        )
-        plan = adapt(actions, episode.read_as, goal, domain, StepSource.EPISODE, episode.id)
-        if plan is not None and actions:
-            found.append(Candidate(1 if same else 3, len(actions), plan))
+        if episode.won and (same or not only_this_task):
+            actions = (
+                list(shortcut(episode, domain)) if same else [step.action for step in episode.steps if step.action is not None]
+            )
+            plan = adapt(actions, episode.read_as, goal, domain, StepSource.EPISODE, episode.id)
+            if plan is not None and actions:
+                found.append(Candidate(1 if same else 3, len(actions), plan))
+                continue
+        if not same:
+            found += progress_elsewhere(episode, goal, domain)
     return sorted(found, key=lambda c: (c.rank, -c.score, c.length))
+
+
+def progress_elsewhere(episode: EpisodeRecord, goal: str, domain: Domain) -> list[Candidate]:
+    """Another variation's progress (where the family keeps scores), re-worded to this goal's
+    things and places (`prag.agent.plans.reworded`: "boil water" serves "boil lead"), up to its
+    first irrevocable step on a thing this goal does not name: in another variation the thing
+    to focus on may be another. Rank 5, taken only where its first step can be taken now (it
+    started where this episode starts)."""
+    reached, progress = progress_made(episode)
+    if not progress:
+        return []
+    seen = "\n".join({step.scene for step in episode.steps} | set(progress)).lower()
+    binding = reworded(episode.read_as, goal, seen)
+    if binding is None:
+        return []
+    irrevocable = Irrevocable(domain)
+    steps: list[str] = []
+    for action in (reword(action, binding) for action in progress):
+        if irrevocable.doubtful(action, goal, ()):
+            break
+        steps.append(action)
+    plan = Plan(tuple(steps), StepSource.EPISODE, episode.id, goal=goal)
+    return [Candidate(ELSEWHERE, len(steps), plan, reached)] if steps else []
 
 
 def progress_made(episode: EpisodeRecord) -> tuple[float, list[str]]:
@@ -123,12 +154,14 @@ class Actor:
         the first whose first step can be taken now: a transcript of another room with the same
         goal (a shipped prior transcript) ranks as high as this room's own correction, and, once
         adopted, would block it for the whole episode. When no first step can be taken, the best
-        is adopted all the same and the mediator decides."""
+        is adopted all the same and the mediator decides; but not another variation's progress,
+        which started elsewhere."""
         if self.follower is not None and self.follower.left > 0:
             return
-        fresh = [candidate.plan for candidate in offered if candidate.plan not in self.adopted]
-        takeable = [plan for plan in fresh if Follower(plan).step_now(admissible, self.names) is not None]
-        best = next(iter(takeable or fresh), None)
+        fresh = [candidate for candidate in offered if candidate.plan not in self.adopted]
+        takeable = [c.plan for c in fresh if Follower(c.plan).step_now(admissible, self.names) is not None]
+        untakeable = [c.plan for c in fresh if c.rank < ELSEWHERE and c.plan not in takeable]
+        best = next(iter(takeable or untakeable), None)
         if best is not None:
             self.follower = Follower(best)
             self.adopted.append(best)

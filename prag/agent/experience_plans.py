@@ -1,8 +1,10 @@
 """The experience source's plans: the successes among a wider retrieval than the prompt's, and
-the corrections retrieved for the instructions (prag.agent.actor ranks them)."""
+the corrections retrieved for the instructions (prag.agent.actor ranks them); and, from the same
+episodes, the actions that failed this task and what its instructions name (prag.agent.instructed)."""
 from __future__ import annotations
 
 from prag.agent.actor import candidates, fatal_actions
+from prag.agent.instructed import verified_focuses
 from prag.agent.plan_source import Planning
 from prag.envs.base import Observation
 from prag.sources import KnowledgeSource
@@ -43,4 +45,5 @@ class ExperiencePlans:
         plans = candidates(p.goal.sentence, p.first_scene, pool, p.llm_step.correction_pool, s.domain,
                            only_this_task=KnowledgeSource.SEARCH in s.config.sources)
         p.state.fatal |= fatal_actions(p.goal.sentence, p.first_scene, pool)
+        p.state.verified = p.state.verified or verified_focuses(p.goal.sentence, pool, s.domain)
         p.actor.offer(plans, observation.admissible)

@@ -17,6 +17,7 @@ route is, another command in the room where the game admitted it, else by the th
 """
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 
 from prag.agent.observed import Observed
@@ -64,10 +65,34 @@ def find_plan(targets: Sequence[str], observed: Observed, places: Places) -> Pla
         return None
     if domain.relative_moves:  # moves naming directions lead to no named place: the map leads
         return _as_plan(_look_for(targets, observed), observed)
-    for place in search_order(targets, observed, places):
+    order = search_order(targets, observed, places)
+    for place in order:
         steps = route(place, observed, domain)
         if steps:
             return Plan(tuple(steps), StepSource.FIND, goal=observed.goal)
+    return _toward(set(order), observed, domain)
+
+
+def _toward(places: set[str], observed: Observed, domain: Domain) -> Plan | None:
+    """The first move towards the nearest room with a way to one of `places`, by the ways seen
+    room by room (ScienceWorld's workshop, seen from the hallway, is out of reach from the
+    greenhouse beyond it: back to the hallway first). None when no such room is known."""
+    here = observed.location
+    if here is None:
+        return None
+    came: dict[str, str | None] = {here: None}
+    queue = deque([here])
+    while queue:
+        room = queue.popleft()
+        if room != here and places & set(observed.doors.get(room, {})):
+            while (back := came[room]) != here and back is not None:
+                room = back
+            steps = route(room, observed, domain)
+            return Plan(tuple(steps), StepSource.FIND, goal=observed.goal) if steps else None
+        for there in observed.doors.get(room, {}):
+            if there not in came:
+                came[there] = room
+                queue.append(there)
     return None
 
 

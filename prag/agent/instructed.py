@@ -8,6 +8,13 @@ own name is the named one (`Domain.name_of`: "thermometer in inventory" is the t
 gallium": the goal's word for another of its words) never matches, and a sentence that makes the
 step conditional ("If it is above 150 degrees, focus on the yellow box") is no instruction to take
 it: those are left to the other sources. The next named thing waits for the one before.
+
+What the words leave open, experience reads (`verified_focuses`): where a stored episode of this
+goal's template took an irrevocable step that raised the family's score, the thing it was aimed at
+is a verified reading of that instruction. Its name in the source goal, re-worded to this one
+("boil water": "focus on the substance" was water, so in "boil lead" it is lead), replaces the
+instruction's words at the same place, when it is what this goal's words allow (the target check
+of prag.agent.irrevocable: a conditional box is never taken this way).
 """
 from __future__ import annotations
 
@@ -15,8 +22,11 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from prag.agent.plans import reword, reworded, words
 from prag.envs.base import Observation, Triple
 from prag.envs.domain import Domain
+from prag.retrieval.episodes import Experience
+from prag.store.records import EpisodeRecord
 
 _LEAD = re.compile(r"^\w+,\s*")  # "first, ", "next, ", "then, "
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+")
@@ -69,6 +79,15 @@ class Instructed:
         self.domain = domain
         self.left = instructed(goal, domain)
         self._offered: dict[str, str] = {}  # action -> the named thing it acts on
+        self._heeded = False
+
+    def heed(self, verified: Sequence[str]) -> None:
+        """Experience's verified readings (`verified_focuses`), once an episode before the first
+        step is taken: the k-th replaces the k-th instruction's words, the rest follow them."""
+        if self._heeded:
+            return
+        self._heeded = True
+        self.left = list(verified) + self.left[len(verified):]
 
     @property
     def next(self) -> str | None:
@@ -87,3 +106,35 @@ class Instructed:
                 self._offered[action] = self.left[0]
                 return action
         return None
+
+
+def verified_focuses(goal: str, experiences: Sequence[Experience], domain: Domain) -> list[str]:
+    """The things experience says this goal's instructions mean, in order: from the retrieved
+    episode of this goal's template (`prag.agent.plans.reworded`) whose irrevocable steps raised
+    its score the most, each such step's thing by its name in that episode's goal, re-worded to
+    this goal, while this goal's words allow it (`names_the_target`). [] when none did."""
+    best: tuple[float, list[str]] = (0.0, [])
+    for experience in experiences:
+        gained, things = _focuses_that_scored(experience.episode, goal, domain)
+        if gained > best[0]:
+            best = (gained, things)
+    return best[1]
+
+
+def _focuses_that_scored(episode: EpisodeRecord, goal: str, domain: Domain) -> tuple[float, list[str]]:
+    source_goal = f" {' '.join(words(episode.read_as))} "
+    binding: dict[str, str] | None = None
+    gained, things = 0.0, []
+    for before, after in zip(episode.steps, episode.steps[1:]):
+        thing = domain.aimed_at(after.action) if after.action else None
+        if thing is None or before.score is None or after.score is None or after.score <= before.score:
+            continue
+        named = [name for name in names(thing, domain, after.triples) if f" {name} " in source_goal]
+        if named and binding is None:
+            binding = reworded(episode.read_as, goal, "\n".join(step.scene for step in episode.steps).lower())
+        present = reword(named[0], binding) if named and binding is not None else None
+        if present is None or not names_the_target(goal, domain, {present}):
+            break  # the readings after it wait for it, as the instructions do
+        gained += after.score - before.score
+        things.append(present)
+    return gained, things

@@ -37,6 +37,7 @@ class Observed:
     states: dict[str, set[str]] = field(default_factory=dict)  # thing or place -> states seen ("hot", ...)
     room_of: dict[str, str] = field(default_factory=dict)  # place -> its room (families with rooms)
     ways: dict[str, str] = field(default_factory=dict)  # place -> a way (door) seen leading to it
+    doors: dict[str, dict[str, str]] = field(default_factory=dict)  # room -> place -> the way seen there to it
     held: set[str] = field(default_factory=set)
     admissible: tuple[str, ...] = ()
     actions: list[str] = field(default_factory=list)  # the actions taken, in order
@@ -92,6 +93,8 @@ class Observed:
                 if relation == domain.leads_to:
                     self._learn(place)
                     self.ways[place] = way
+                    if self.location is not None:
+                        self.doors.setdefault(self.location, {})[place] = way
         self.held = domain.held(triples)
         for thing in self.held:
             self.seen.pop(thing, None)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from typing import Protocol
 
 from prag.sources import StepSource
@@ -140,6 +141,42 @@ def rebind(action: str, binding: dict[str, str], names: Names) -> str:
         if kind in binding and binding[kind] != kind:
             out = re.sub(rf"\b{re.escape(entity)}\b", binding[kind] + entity[len(kind) :], out)
     return out
+
+
+def reworded(
+    source_goal: str, present_goal: str, seen: str, longest: int = 3, shared: float = 0.6
+) -> dict[str, str] | None:
+    """The words that differ between two goals of one template, phrase for phrase ("boil water" ->
+    "boil lead": {"water": "lead"}; "the red box in the kitchen" -> "the orange box in the living
+    room": {"red": "orange", "kitchen": "living room"}), or None when they are not one template:
+    a word added or dropped, a phrase longer than `longest` words replaced, less than `shared` of
+    the source goal's words in common, or a replaced phrase that names nothing in `seen` (the
+    source episode's text: "boil water" -> "melt water" is another task, not another thing).
+    Unlike `bind_goals`, the things need not be what the source's actions act on: ScienceWorld's
+    goals name substances and places its actions call otherwise ("substance in toilet")."""
+    old, new = words(source_goal), words(present_goal)
+    binding: dict[str, str] = {}
+    same = 0
+    for tag, i1, i2, j1, j2 in SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            same += i2 - i1
+        elif tag != "replace" or max(i2 - i1, j2 - j1) > longest:
+            return None
+        else:
+            phrase = " ".join(old[i1:i2])
+            if not re.search(rf"\b{re.escape(phrase)}\b", seen):
+                return None
+            binding[phrase] = " ".join(new[j1:j2])
+    return binding if old and same >= shared * len(old) else None
+
+
+def reword(action: str, binding: dict[str, str]) -> str:
+    """The action with every whole phrase of `binding` replaced at once (no phrase is replaced twice)."""
+    if not binding:
+        return action
+    phrases = sorted(binding, key=len, reverse=True)
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(phrase) for phrase in phrases) + r")\b")
+    return pattern.sub(lambda match: binding[match.group(0)], action)
 
 
 def resolve(step: str, admissible: Sequence[str], names: Names, rebound: frozenset[str] = frozenset()) -> str | None:

@@ -11,6 +11,7 @@ Messages, most stable first:
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -85,10 +86,22 @@ def _failure_summary(episode: EpisodeRecord, acted: Sequence[StepRecord], domain
     places = where_things_were(episode, domain)
     done = Counter(step.action for step in acted)
     closed = never_opened(step.triples for step in episode.steps)
+    scored = _score_summary(episode)
+    if scored:
+        # Where the family keeps a score, the steps that raised it say what worked; of the rest, only
+        # where the things the goal names were, and what was repeated. ScienceWorld's hundreds of
+        # things and one-off actions made 4-5k characters an episode, 50 s of prompt a call.
+        goal = episode.goal.lower()
+        places = {thing: place for thing, place in places.items()
+                  if re.search(rf"\b{re.escape(domain.kind(thing).lower())}\b", goal)}
+        done = Counter(dict(item for item in done.most_common(12) if item[1] > 1))
     lines = [f"Where things were: {'; '.join(f'{thing} {place}' for thing, place in places.items())}."] if places else []
     lines += [f"Never opened: {', '.join(closed)}."] if closed else []
-    lines += _score_summary(episode)
-    return lines + ["Its actions (times done): " + ", ".join(f"{action} ({count})" for action, count in done.items())]
+    lines += scored
+    tally = ", ".join(f"{action} ({count})" for action, count in done.items())
+    if not scored:
+        return lines + [f"Its actions (times done): {tally}"]
+    return lines + ([f"Its repeated actions (times done): {tally}"] if done else [])
 
 
 def _score_summary(episode: EpisodeRecord) -> list[str]:

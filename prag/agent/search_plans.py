@@ -48,6 +48,7 @@ class SearchPlans:
             follower = p.actor.follower
         if follower is not None and follower.plan.source == StepSource.SEARCH and p.actor.step_now(observation.admissible):
             return
+        self.instructed.heed(p.state.verified)
         instructed = self.instructed.step(observation, [step.action for step in p.state.steps])
         if instructed is not None:  # "First, focus on the thermometer": it is in view
             p.actor.follow_search(Plan((instructed,), StepSource.SUBGOAL, goal=p.goal.sentence), observation.admissible)

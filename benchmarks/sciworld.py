@@ -46,7 +46,7 @@ def sources_by_type(store: Path, run: str) -> dict[str, Counter[str]]:
     counts: dict[str, Counter[str]] = {}
     for episode in episodes:
         if episode.round == last:
-            counts.setdefault(episode.task_type, Counter()).update(d.source for d in episode.extra.decisions)
+            counts.setdefault(episode.task_type, Counter()).update(episode.sources)
     return counts
 
 

@@ -191,3 +191,32 @@ def test_in_a_real_living_room_the_side_tables_come_before_twenty_one_drawers(al
         env.close()
     assert observed.where("newspaper") and len(actions) <= 10
     assert not any(action.startswith("open drawer") for action in actions)
+
+
+def test_a_room_seen_through_a_door_two_rooms_back_is_reached_by_walking_back():
+    """ScienceWorld's house: the workshop's door is in the hallway. From outside, beyond the
+    kitchen, no unsearched place is one door away: find-X walks back towards the hallway."""
+    from prag.envs.sciworld.domain import SCIWORLD
+
+    goal = "Your task is to boil gallium. First, focus on the substance."
+
+    def room(name: str, doors: dict[str, str], admissible: list[str]) -> Observation:
+        triples = [(door, "leadsTo", to) for door, to in doors.items()]
+        triples += [(door, "is", "closed" if to == "workshop" else "open") for door, to in doors.items()]
+        triples.append(("chair", "in", name))
+        return Observation(goal, f"This room is called the {name}.", admissible, triples, "", location=name)
+
+    hallway = room("hallway", {"door to kitchen": "kitchen", "door to workshop": "workshop"},
+                   ["go to kitchen", "open door to workshop", "look around"])
+    observed = Observed.start(hallway, SCIWORLD)
+    observed.update("go to kitchen", room("kitchen", {"door to hallway": "hallway", "door to outside": "outside"},
+                                          ["go to hallway", "go to outside", "look around"]))
+    observed.update("go to outside", room("outside", {"door to kitchen": "kitchen"}, ["go to kitchen", "look around"]))
+    assert observed.to_search() == ["workshop"]
+    places = Places(SCIWORLD, memory=ranking_of({}))
+    assert find_plan(["gallium"], observed, places).steps == ("go to kitchen",)
+    observed.update("go to kitchen", room("kitchen", {"door to hallway": "hallway", "door to outside": "outside"},
+                                          ["go to hallway", "go to outside", "look around"]))
+    assert find_plan(["gallium"], observed, places).steps == ("go to hallway",)
+    observed.update("go to hallway", hallway)
+    assert find_plan(["gallium"], observed, places).steps == ("open door to workshop", "go to workshop")

@@ -105,7 +105,9 @@ class Observed:
             # A place seen holding something shows what it holds.
             if place in self.places and place not in self.closed:
                 self.searched.add(place)
-        if self.location in self.places:
+        # Where the agent is counts as searched even before it is known as a place: ScienceWorld's
+        # first room is learnt of only from the next room's door back to it.
+        if self.location is not None:
             self.visited.add(self.location)
             if self.location not in self.closed:
                 self.searched.add(self.location)

@@ -25,6 +25,7 @@ from prag.run.config import ExecutionConfig, RetrievalConfig, recorded_config
 from prag.run.metrics import RoundMetrics, round_metrics
 from prag.sources import KnowledgeSource
 from prag.store import Store
+from prag.store.outcomes import Outcome
 from prag.store.records import EpisodeRecord, RunRecord
 from prag.text import command
 
@@ -191,7 +192,7 @@ def results_card(store: Store, run_id: str) -> Card:
     )
     if not any(e.llm_calls for e in episodes):
         notes.append("The model was never called in this run (0 LLM calls): its figures do not depend on it.")
-    return Card(run, protocol, round_metrics(episodes), _wall(run), rerun_command(run), notes)
+    return Card(run, protocol, round_metrics(map(Outcome.of, episodes)), _wall(run), rerun_command(run), notes)
 
 
 def _action_model(agent: AgentConfig, family: str) -> str:

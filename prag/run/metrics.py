@@ -1,8 +1,9 @@
 """Success and cost figures per round, and the round-to-round transition table (P-RAG §4).
 
-Pure functions over `EpisodeRecord`s (steps not needed: `n_actions` is P_i): no store, no I/O.
-Callers pass the agent's own episodes (`Store.outcomes`); human corrections are not plays and
-are left out before they get here.
+Pure functions over `Outcome`s, what the figures read of an episode (prag.store.outcomes: `n_actions`
+is P_i): no store, no I/O. Callers pass the agent's own episodes (`Store.outcomes`, or
+`Outcome.of` an `EpisodeRecord`); human corrections are not plays and are left out before they
+get here.
 
 Definitions, for the N episodes of one round of one run:
 
@@ -26,7 +27,7 @@ Definitions, for the N episodes of one round of one run:
   the LLM part and the rest (environment, retrieval, embedding: `seconds - llm_seconds`).
 - Steps by source: how many actions each step source chose (the first field of each of the
   episode's `decisions`, one of `prag.sources.StepSource`); the actions of an episode stored before
-  decisions were recorded were all the LLM's.
+  decisions were recorded were all the LLM's (`Outcome.sources`).
 - Goals read right: of the episodes told their goal in other words than the family's own sentence
   (a spec's `goals`; the episode keeps the game's sentence as `goal_sentence`), those whose first
   and whose last reading (prag.agent.readers) was the game's formal goal.
@@ -42,9 +43,8 @@ from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 from prag.errors import PragError
-from prag.sources import StepSource
-from prag.store.episode_extra import Effort, GoalReading, Hypothesis
-from prag.store.records import EpisodeRecord
+from prag.store.episode_extra import Effort
+from prag.store.outcomes import Outcome, ReadGoal
 
 if TYPE_CHECKING:
     from prag.envs.goals import FormalGoal, GoalSchema
@@ -203,7 +203,7 @@ def spl_term(won: bool, shortest: int, taken: int) -> float:
     return shortest / longest if longest else 1.0
 
 
-def success_figures(episodes: Iterable[EpisodeRecord]) -> SuccessFigures:
+def success_figures(episodes: Iterable[Outcome]) -> SuccessFigures:
     group = list(episodes)
     terms = [spl_term(e.won, e.shortest_path, e.n_actions) for e in group if e.shortest_path is not None]
     scores = [max(e.score, 0.0) for e in group if e.score is not None]
@@ -216,33 +216,29 @@ def success_figures(episodes: Iterable[EpisodeRecord]) -> SuccessFigures:
     )
 
 
-def steps_by_source(episodes: Iterable[EpisodeRecord]) -> Counter[str]:
+def steps_by_source(episodes: Iterable[Outcome]) -> Counter[str]:
     """Actions taken, by the source that chose them."""
     counts: Counter[str] = Counter()
     for episode in episodes:
-        decisions = episode.extra.decisions
-        if decisions:
-            counts.update(decision.source for decision in decisions)
-        else:
-            counts[StepSource.LLM] += episode.n_actions
+        counts.update(episode.sources)
     return counts
 
 
-def readings_by_source(episodes: Iterable[EpisodeRecord]) -> tuple[Counter[str], int]:
+def readings_by_source(episodes: Iterable[Outcome]) -> tuple[Counter[str], int]:
     """Episodes by the goal reader whose reading they played under last (prag.agent.readers;
     "none": nothing read the goal), and how many readings were dropped on the way."""
     counts: Counter[str] = Counter()
     dropped = 0
     for episode in episodes:
-        reading = episode.extra.reading
+        reading = episode.reading
         if reading is None:
             continue
-        counts[reading.source or "none"] += 1
-        dropped += sum(1 for h in reading.hypotheses if h.dropped)
+        counts[reading.reader] += 1
+        dropped += reading.dropped
     return counts, dropped
 
 
-def reading_scores(episodes: Iterable[EpisodeRecord]) -> tuple[int, int, int]:
+def reading_scores(episodes: Iterable[Outcome]) -> tuple[int, int, int]:
     """(episodes told their goal in other words than the family's own sentence, those whose first
     reading was that goal, those whose last reading was): how well goals in people's words were read."""
     worded = first = last = 0
@@ -251,10 +247,10 @@ def reading_scores(episodes: Iterable[EpisodeRecord]) -> tuple[int, int, int]:
     # package's metadata: once per episode, `prag compare` took minutes on 10k such episodes.
     schemas: dict[str, GoalSchema | None] = {}
     for episode in episodes:
-        sentence, reading = episode.extra.goal_sentence, episode.extra.reading
+        sentence, reading = episode.goal_sentence, episode.reading
         if sentence is None or reading is None:
             continue
-        env = str(episode.extra.env)
+        env = str(episode.env)
         if env not in schemas:
             schemas[env] = _schema(env)
         schema = schemas[env]
@@ -262,9 +258,8 @@ def reading_scores(episodes: Iterable[EpisodeRecord]) -> tuple[int, int, int]:
             continue
         truth = schema.read(sentence)
         worded += 1
-        hypotheses = reading.hypotheses
-        first += bool(hypotheses) and _names(hypotheses[0], truth)
-        last += _names(reading, truth)
+        first += reading.first is not None and _names(reading.first, truth)
+        last += _names(reading.last, truth)
     return worded, first, last
 
 
@@ -277,18 +272,18 @@ def _schema(env: str) -> GoalSchema | None:
         return None
 
 
-def _names(reading: GoalReading | Hypothesis, truth: FormalGoal | None) -> bool:
+def _names(reading: ReadGoal, truth: FormalGoal | None) -> bool:
     """Whether a stored reading is the formal goal `truth`."""
     return truth is not None and reading.task == truth.task and reading.slots == dict(truth.slots)
 
 
-def person_effort(episodes: Iterable[EpisodeRecord]) -> Effort:
+def person_effort(episodes: Iterable[Outcome]) -> Effort:
     """A person's instructions, words and yes/no answers over the episodes."""
-    return sum((episode.extra.effort for episode in episodes), Effort())
+    return sum((episode.effort for episode in episodes), Effort())
 
 
-def _round_metrics(run_id: str, round_: int, group: list[EpisodeRecord]) -> RoundMetrics:
-    types: dict[str, list[EpisodeRecord]] = defaultdict(list)
+def _round_metrics(run_id: str, round_: int, group: list[Outcome]) -> RoundMetrics:
+    types: dict[str, list[Outcome]] = defaultdict(list)
     for episode in group:
         types[episode.task_type].append(episode)
     by_type = tuple(TypeMetrics(name, success_figures(types[name])) for name in sorted(types))
@@ -315,14 +310,14 @@ def _round_metrics(run_id: str, round_: int, group: list[EpisodeRecord]) -> Roun
     )
 
 
-def _by_run_and_round(episodes: Iterable[EpisodeRecord]) -> dict[tuple[str, int], list[EpisodeRecord]]:
-    groups: dict[tuple[str, int], list[EpisodeRecord]] = defaultdict(list)
+def _by_run_and_round(episodes: Iterable[Outcome]) -> dict[tuple[str, int], list[Outcome]]:
+    groups: dict[tuple[str, int], list[Outcome]] = defaultdict(list)
     for episode in episodes:
         groups[(episode.run_id, episode.round)].append(episode)
     return groups
 
 
-def round_metrics(episodes: Iterable[EpisodeRecord]) -> list[RoundMetrics]:
+def round_metrics(episodes: Iterable[Outcome]) -> list[RoundMetrics]:
     """One `RoundMetrics` per (run, round) that has episodes, in (run, round) order."""
     groups = _by_run_and_round(episodes)
     return [_round_metrics(run_id, round_, groups[(run_id, round_)]) for run_id, round_ in sorted(groups)]
@@ -368,7 +363,7 @@ class Transition:
         }
 
 
-def transitions(episodes: Iterable[EpisodeRecord]) -> list[Transition]:
+def transitions(episodes: Iterable[Outcome]) -> list[Transition]:
     """One `Transition` per run and pair of its rounds r < r + m, in (run, r, r + m) order."""
     won: dict[str, dict[int, dict[str, bool]]] = defaultdict(lambda: defaultdict(dict))
     for episode in episodes:

@@ -1,7 +1,9 @@
 """The SQLite experience store: runs, episodes, steps, embeddings and corrections in one file.
 
-Built on sqlite-utils. The schema is versioned by recorded migrations (`prag_migrations`);
-a store is recognised by its `prag_meta` table. Opening a file that is not a prag store,
+The store reads and writes with SQL on its connection (`Store.conn`); sqlite-utils (`Store.db`)
+creates the tables in the migrations, and is imported there alone: with numpy, which it imports,
+it took a fifth of `prag stats`' CPU time. The schema is versioned by recorded migrations
+(`prag_migrations`); a store is recognised by its `prag_meta` table. Opening a file that is not a prag store,
 or one written by a newer prag, fails before anything in it is touched.
 
 The store owns every table: callers read and write through its methods (and
@@ -25,11 +27,9 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from prag.errors import DamagedStore, StoreError
 from prag.store.access import connect, read_only, read_only_reason, trouble
@@ -39,6 +39,8 @@ from prag.store.ask_policies import AskPolicies
 from prag.store.claims import Claim, run_state
 from prag.store.corrections import Corrections, correction_texts
 from prag.store.episode_extra import stored_extra
+from prag.store.outcomes import Outcome
+from prag.store.outcomes import read as read_outcomes
 from prag.store.places import Places, record_places
 from prag.store.readings import Readings
 from prag.store.readings import add as record_reading
@@ -47,6 +49,10 @@ from prag.store.schema import MIGRATIONS, SCHEMA_VERSION
 from prag.store.values import damaged_value, stored_float, stored_int, stored_json, stored_time
 from prag.store.visibility import Visibility
 from prag.text import command
+
+if TYPE_CHECKING:  # numpy loads where vectors are read or written: `stats` and `compare` read none
+    import numpy as np
+    import sqlite_utils
 
 __all__ = ["Deleted", "IndexRows", "Store", "damaged", "now"]
 
@@ -146,12 +152,12 @@ class Store:
                                  "give a store path in a directory you may write to") from None
         try:
             # Shared by parallel episodes' threads; `lock` serialises every use.
-            self.db = sqlite_utils.Database(connect(self.path, self.read_only))
+            self.conn = connect(self.path, self.read_only)
             self._recognise()
-            self.db.conn.execute("PRAGMA foreign_keys = ON")
-            if not self.read_only and self.db.journal_mode != "wal":
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            if not self.read_only and self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 self._check_before_writing()
-                self.db.enable_wal()
+                self.conn.execute("PRAGMA journal_mode = wal")
             self._migrate()
         except sqlite3.DatabaseError as exc:
             if is_damage(exc):
@@ -174,15 +180,28 @@ class Store:
         store.places = Places(store)
         store.readings = Readings(store)
         store.action_models = ActionModels(store)
-        store.db = sqlite_utils.Database(memory=True)
-        store.db.conn.execute("PRAGMA foreign_keys = ON")
+        store.conn = sqlite3.connect(":memory:")
+        store.conn.execute("PRAGMA foreign_keys = ON")
         store._recognise()
         store._migrate()
         return store
 
+    @cached_property
+    def db(self) -> sqlite_utils.Database:
+        """sqlite-utils on the store's connection, for its table-creating helpers (the migrations)."""
+        import sqlite_utils
+
+        return sqlite_utils.Database(self.conn)
+
     def close(self) -> None:
         """Close the file (the `with` block does)."""
-        self.db.close()
+        self.conn.close()
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> Iterator[dict[str, Any]]:
+        """The rows a query gives, each as {column: value}, as they are read."""
+        cursor = self.conn.execute(sql, params)
+        names = [column[0] for column in cursor.description]
+        return (dict(zip(names, row)) for row in cursor)
 
     def __enter__(self) -> "Store":
         return self
@@ -198,13 +217,13 @@ class Store:
     # --- schema and transactions ------------------------------------------------------------
 
     def _recognise(self) -> None:
-        (application,) = self.db.execute("PRAGMA application_id").fetchone()
+        (application,) = self.conn.execute("PRAGMA application_id").fetchone()
         if application:  # prag never sets one: a file another program marked as its own, even empty
             raise StoreError(
                 f"{self.path} is an SQLite database of another application (its application_id is "
                 f"{application:#010x}); it was left untouched: give a prag store, or a new file name"
             )
-        tables = set(self.db.table_names())
+        tables = self._tables()
         if not tables:
             return
         if "prag_meta" not in tables:
@@ -213,7 +232,7 @@ class Store:
                 f"(it has tables: {', '.join(sorted(tables)[:6])}); it was left untouched: "
                 "give a prag store, or a new file name"
             )
-        meta = dict(self.db.execute("select key, value from prag_meta").fetchall())
+        meta = dict(self.conn.execute("select key, value from prag_meta").fetchall())
         if meta.get("format") != FORMAT:
             raise StoreError(f"{self.path} has a prag_meta table of another format; left untouched")
         if self.schema_version > SCHEMA_VERSION:
@@ -225,9 +244,9 @@ class Store:
     @property
     def schema_version(self) -> int:
         """The schema the file is at (0 before the first migration)."""
-        if "prag_meta" not in self.db.table_names():
+        if "prag_meta" not in self._tables():
             return 0
-        row = self.db.execute("select value from prag_meta where key = 'schema_version'").fetchone()
+        row = self.conn.execute("select value from prag_meta where key = 'schema_version'").fetchone()
         if row is None:
             return 0
         applied = max(self._applied(), default=0)
@@ -238,7 +257,7 @@ class Store:
     def integrity(self) -> str:
         """SQLite's quick check of the whole file: "ok", or what is wrong with it."""
         try:
-            return "; ".join(row[0] for row in self.db.execute("PRAGMA quick_check(3)"))
+            return "; ".join(row[0] for row in self.conn.execute("PRAGMA quick_check(3)"))
         except sqlite3.DatabaseError as exc:
             return str(exc)
 
@@ -259,7 +278,7 @@ class Store:
         write with the raw connection only: sqlite-utils' insert helpers commit on their own.
         A lock held too long by another process or a full disk ends it as a `StoreError`."""
         with self.lock:
-            conn = self.db.conn
+            conn = self.conn
             outermost = self._depth == 0
             if outermost:
                 if self.read_only:
@@ -288,10 +307,13 @@ class Store:
                     raise
                 raise found from None
 
+    def _tables(self) -> set[str]:
+        return {name for name, in self.conn.execute("select name from sqlite_master where type = 'table'")}
+
     def _applied(self) -> set[int]:
-        if "prag_migrations" not in self.db.table_names():
+        if "prag_migrations" not in self._tables():
             return set()
-        return {row[0] for row in self.db.execute("select version from prag_migrations")}  # integer primary key: never text
+        return {row[0] for row in self.conn.execute("select version from prag_migrations")}  # integer primary key: never text
 
     def _migrate(self) -> None:
         # By the recorded set, not the highest version: a migration released after a higher one
@@ -326,11 +348,12 @@ class Store:
 
     def migrations(self) -> list[dict[str, Any]]:
         """The migrations applied to the file, with when."""
-        return list(self.db["prag_migrations"].rows_where(order_by="version"))
+        return list(self.rows("select * from prag_migrations order by version"))
 
     def count(self, table: str) -> int:
         """The number of rows of one of the store's tables."""
-        return self.db[table].count
+        (count,) = self.conn.execute(f"select count(*) from [{table}]").fetchone()
+        return int(count)
 
     def insert(self, table: str, row: dict[str, Any]) -> int:
         """Insert one row, in the transaction under way or a new one; returns its rowid."""
@@ -349,7 +372,7 @@ class Store:
 
     def add_run(self, run: RunRecord, *, claim: bool = True) -> None:
         """Record a run; a `running` one is claimed by this process (`claim=False`: an imported run)."""
-        if self.db["runs"].count_where("id = ?", [run.id]):
+        if self.conn.execute("select 1 from runs where id = ?", [run.id]).fetchone():
             raise StoreError(f"a run named {run.id!r} is already in {self.path}: choose another name")
         row = run.to_dict()
         row["created_at"] = row["created_at"] or now()
@@ -362,16 +385,15 @@ class Store:
 
     def run(self, run_id: str) -> RunRecord:
         """A run by id; an unknown one is an error naming the runs there are."""
-        try:
-            row = self.db.table("runs").get(run_id)
-        except sqlite_utils.db.NotFoundError:
+        row = next(self.rows("select * from runs where id = ?", [run_id]), None)
+        if row is None:
             known = ", ".join(r.id for r in self.runs()) or "none"
-            raise StoreError(f"no run {run_id!r} in {self.path} (runs: {known})") from None
+            raise StoreError(f"no run {run_id!r} in {self.path} (runs: {known})")
         return _run_from_row(self.path, row)
 
     def runs(self) -> list[RunRecord]:
         """Every run, oldest first."""
-        return [_run_from_row(self.path, row) for row in self.db["runs"].rows_where(order_by="created_at, id")]
+        return [_run_from_row(self.path, row) for row in self.rows("select * from runs order by created_at, id")]
 
     def set_run_status(self, run_id: str, status: str) -> None:
         """Record a run's status; a run no longer running is released by its process."""
@@ -406,7 +428,7 @@ class Store:
 
     def run_claims(self) -> dict[str, Claim | None]:
         """Which process plays each run (None: no process claims it)."""
-        rows = self.db.execute("select id, claim_host, claim_pid, claim_started, heartbeat_at from runs")
+        rows = self.conn.execute("select id, claim_host, claim_pid, claim_started, heartbeat_at from runs")
         return {
             run_id: Claim(host, stored_int(self.path, f"runs.claim_pid of run {run_id}", pid), started,
                           stored_time(self.path, f"runs.heartbeat_at of run {run_id}", heartbeat))
@@ -475,7 +497,7 @@ class Store:
 
     def episode_id(self, run_id: str, round_: int, task_id: str, source: str = "agent") -> int | None:
         """The id of the episode with this key (each task is played once per round), if stored."""
-        row = self.db.execute(
+        row = self.conn.execute(
             "select id from episodes where run_id = ? and round = ? and task_id = ? and source = ?",
             [run_id, round_, task_id, source],
         ).fetchone()
@@ -484,39 +506,35 @@ class Store:
     def episode(self, episode_id: int) -> EpisodeRecord:
         """An episode with its steps; an unknown id is an error."""
         with self.lock:
-            try:
-                row = dict(self.db.table("episodes").get(episode_id))
-            except sqlite_utils.db.NotFoundError:
-                raise StoreError(f"no episode {episode_id} in {self.path}") from None
+            row = next(self.rows("select * from episodes where id = ?", [episode_id]), None)
+            if row is None:
+                raise StoreError(f"no episode {episode_id} in {self.path}")
             return self._episode_from_row(row)
 
     def episodes(self, run_id: str | None = None) -> Iterator[EpisodeRecord]:
         """The episodes (of one run, or all) with their steps, in id order."""
-        where, params = ("run_id = ?", [run_id]) if run_id else (None, [])
-        for row in self.db["episodes"].rows_where(where, params, order_by="id"):
-            yield self._episode_from_row(dict(row))
+        where, params = (" where run_id = ?", [run_id]) if run_id else ("", [])
+        for row in self.rows(f"select * from episodes{where} order by id", params):
+            yield self._episode_from_row(row)
 
-    def outcomes(self, run_ids: Sequence[str]) -> list[EpisodeRecord]:
-        """The agent's episodes (corrections are not plays) of the given runs, in id order,
-        without their steps: what the metrics read."""
-        found: list[EpisodeRecord] = []
+    def outcomes(self, run_ids: Sequence[str]) -> list[Outcome]:
+        """What the metrics read of the agent's episodes (corrections are not plays) of the given
+        runs, in id order (prag.store.outcomes)."""
+        found: list[Outcome] = []
         for start in range(0, len(run_ids), _CHUNK):
             chunk = list(run_ids[start : start + _CHUNK])
-            rows = self.db["episodes"].rows_where(
-                f"source = 'agent' and run_id in ({_marks(chunk)})", chunk, order_by="id"
-            )
-            found += [self._episode_from_row(dict(row), steps=False) for row in rows]
-        return sorted(found, key=lambda episode: episode.id or 0)
+            with self.lock:
+                found += read_outcomes(self.path, self.conn, chunk)
+        return sorted(found, key=lambda outcome: outcome.id or 0)
 
     def round_tallies(self, run_ids: Sequence[str]) -> list[tuple[str, int, bool, int]]:
         """(run id, round, won, actions taken) of each agent episode of the given runs, to count per
-        round (`prag stats`): these columns alone are read and checked, where `outcomes` reads the
-        whole episode (8 times as long on 10k episodes)."""
+        round (`prag stats`): these columns alone are read and checked."""
         found: list[tuple[str, int, bool, int]] = []
         for start in range(0, len(run_ids), _CHUNK):
             chunk = list(run_ids[start : start + _CHUNK])
             with self.lock:
-                rows = self.db.execute(
+                rows = self.conn.execute(
                     f"select id, run_id, round, won, n_steps from episodes where source = 'agent' and run_id in ({_marks(chunk)})",
                     chunk,
                 ).fetchall()
@@ -532,13 +550,12 @@ class Store:
         """The ids of the episodes `visibility` sees, in id order: which there are, without reading them."""
         where, params = visibility.where()
         with self.lock:
-            rows = self.db.execute(f"select id from episodes where {where} order by id", params).fetchall()
+            rows = self.conn.execute(f"select id from episodes where {where} order by id", params).fetchall()
         return [int(i) for i, in rows]
 
-    def _episode_from_row(self, row: dict[str, Any], *, steps: bool = True) -> EpisodeRecord:
+    def _episode_from_row(self, row: dict[str, Any]) -> EpisodeRecord:
         of = f"of episode {row['id']}"
-        records = [self._step(s, of) for s in self.db["steps"].rows_where("episode_id = ?", [row["id"]], order_by="t")
-                   ] if steps else []
+        records = [self._step(s, of) for s in self.rows("select * from steps where episode_id = ? order by t", [row["id"]])]
         n_actions = stored_int(self.path, f"episodes.n_steps {of}", row.pop("n_steps"))
         for derived in ("goal_hash", "created_at"):
             row.pop(derived)
@@ -566,12 +583,12 @@ class Store:
     def index_rows(self, after_id: int = 0, limit: int | None = None) -> IndexRows:
         """What the retrieval index needs of the episodes with id > after_id (the first `limit`
         of them, or all), in id order."""
-        episodes = self.db.execute(
+        episodes = self.conn.execute(
             "select id, run_id, round, source, goal_hash from episodes where id > ? order by id limit ?",
             [after_id, -1 if limit is None else limit],
         ).fetchall()
         upto = episodes[-1][0] if episodes else after_id
-        steps = self.db.execute(
+        steps = self.conn.execute(
             "select episode_id, t, scene_hash from steps where episode_id > ? and episode_id <= ? "
             "order by episode_id, t",
             [after_id, upto],
@@ -594,7 +611,7 @@ class Store:
         files to tell whether the episodes they hold are still these: it changes when one is
         deleted, or its id reused. Digests of adjacent ranges add up (mod 2**128)."""
         total = 0
-        for row in self.db.execute(
+        for row in self.conn.execute(
             "select id, run_id, round, task_id, source, goal_hash, n_steps, seconds, created_at "
             "from episodes where id > ? and id <= ?",
             [after_id, upto_id],
@@ -611,13 +628,13 @@ class Store:
                 f"select goal_hash, goal from episodes where goal_hash in ({_marks(chunk)}) group by goal_hash",
                 f"select scene_hash, scene from steps where scene_hash in ({_marks(chunk)}) group by scene_hash",
             ):
-                texts.update(self.db.execute(query, chunk).fetchall())
+                texts.update(self.conn.execute(query, chunk).fetchall())
         return texts
 
     def trajectory_bytes(self) -> int:
         """Characters of trajectory text (actions, observations, scene graphs) over all steps."""
         return int(
-            self.db.execute(
+            self.conn.execute(
                 "select coalesce(sum(length(coalesce(action, '')) + length(observation) + length(scene)), 0) "
                 "from steps"
             ).fetchone()[0]
@@ -678,11 +695,13 @@ class Store:
     def vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
         """The stored vectors of a model for these text hashes (missing ones are left out)."""
         wanted = list(dict.fromkeys(hashes))
+        import numpy as np
+
         found: dict[str, np.ndarray] = {}
         with self.lock:
             for start in range(0, len(wanted), _CHUNK):
                 chunk = wanted[start : start + _CHUNK]
-                for digest, blob in self.db.execute(
+                for digest, blob in self.conn.execute(
                     f"select hash, vector from embeddings where model = ? and hash in ({_marks(chunk)})",
                     [model, *chunk],
                 ):
@@ -694,6 +713,8 @@ class Store:
 
     def add_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
         """Store vectors of a model by text hash (one already there is kept)."""
+        import numpy as np
+
         with self.transaction() as conn:
             conn.executemany(
                 "insert or ignore into embeddings (model, hash, dim, vector) values (?, ?, ?, ?)",
@@ -735,21 +756,21 @@ class Store:
 
     def embedding_models(self) -> list[str]:
         """The models the store holds vectors of."""
-        return [row[0] for row in self.db.execute("select distinct model from embeddings order by model")]
+        return [row[0] for row in self.conn.execute("select distinct model from embeddings order by model")]
 
     def vector_counts(self) -> dict[str, int]:
         """Vectors stored per model."""
-        return dict(self.db.execute("select model, count(*) from embeddings group by model").fetchall())
+        return dict(self.conn.execute("select model, count(*) from embeddings group by model").fetchall())
 
     def vector_dims(self) -> dict[str, int]:
         """The dimension of each model's stored vectors."""
-        return dict(self.db.execute("select model, max(dim) from embeddings group by model").fetchall())
+        return dict(self.conn.execute("select model, max(dim) from embeddings group by model").fetchall())
 
     def embedding_counts(self) -> dict[str, dict[str, int]]:
         """Per model: texts encoded and cache hits, as the embedding cache counted them."""
         return {
             row["model"]: {"encoded": row["encoded"], "hits": row["hits"]}
-            for row in self.db["embedding_counts"].rows
+            for row in self.rows("select * from embedding_counts")
         }
 
 

@@ -72,6 +72,15 @@ def test_a_door_the_simulator_gives_no_referents_for_is_named_as_the_actions_nam
     first = env.reset()
     assert ("door", "leadsTo", "hallway") in first.scene_triples and "open door" in first.admissible
     env.close()
+    # In this kitchen no door has referents, and the actions name them three ways.
+    env = game("boil", 27)
+    env.reset()
+    for action in ("open door", "go to hallway", "open door to kitchen", "go to kitchen"):
+        kitchen = env.step(action)
+    env.close()
+    assert {("door to hallway", "leadsTo", "hallway"), ("door to outside", "leadsTo", "outside"),
+            ("bathroom door", "leadsTo", "bathroom")} <= set(kitchen.scene_triples)
+    assert "open bathroom door" in kitchen.admissible
 
 
 def test_the_score_is_kept_a_wrong_focus_fails_and_the_gold_path_wins() -> None:

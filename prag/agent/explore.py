@@ -66,10 +66,13 @@ def find_plan(targets: Sequence[str], observed: Observed, places: Places) -> Pla
     if domain.relative_moves:  # moves naming directions lead to no named place: the map leads
         return _as_plan(_look_for(targets, observed), observed)
     order = search_order(targets, observed, places)
+    here = observed.location
     for place in order:
         steps = route(place, observed, domain)
         if steps:
             return Plan(tuple(steps), StepSource.FIND, goal=observed.goal)
+        if here is not None and place in observed.doors.get(here, {}):
+            observed.no_way.add((here, place))  # not to be walked back to for it, to and fro
     return _toward(set(order), observed, domain)
 
 
@@ -84,7 +87,7 @@ def _toward(places: set[str], observed: Observed, domain: Domain) -> Plan | None
     queue = deque([here])
     while queue:
         room = queue.popleft()
-        if room != here and places & set(observed.doors.get(room, {})):
+        if room != here and any((room, place) not in observed.no_way for place in places & set(observed.doors.get(room, {}))):
             while (back := came[room]) != here and back is not None:
                 room = back
             steps = route(room, observed, domain)

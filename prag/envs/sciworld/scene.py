@@ -25,7 +25,7 @@ INVENTORY = "inventory"
 KIND = "isa"
 FOCUS = "focus on "
 _DOOR = re.compile(r"A door to the (?P<room>.+?) \(that is (?P<state>open|closed)\)")
-_DOOR_NAME = re.compile(r"(?:\w+ )?door(?: to .+)?")  # "door", "bedroom door", "door to kitchen"
+_DOOR_NAME = re.compile(r"(?:.+ )?door(?: to .+)?")  # "door", "bedroom door", "living room door", "door to kitchen"
 # Electrical terminals are parts of things, not things: they stay out of the scene (the
 # admissible actions still name them).
 _PART = re.compile(r"terminal \d+|anode|cathode")
@@ -125,11 +125,17 @@ def visible(
 
     walk(room, here)
     doors = dict(doors or {})
-    unnamed = [match["room"] for match in _DOOR.finditer(look) if match["room"] not in doors]
+    # The simulator gives no referents for some doors ("ERROR: SHOULD USE OVERRIDE FOR PORTAL."):
+    # such a door is the door name its actions use that says the room ("door to outside",
+    # "bathroom door"), else, when one is left, the one door name no room has ("door").
     spare = {n for n in names.values() if _DOOR_NAME.fullmatch(n)} - set(doors.values())
+    for to in (match["room"] for match in _DOOR.finditer(look)):
+        said = next((n for n in spare if to not in doors and n in (f"door to {to}", f"{to} door")), None)
+        if said is not None:
+            doors[to] = said
+            spare.discard(said)
+    unnamed = [match["room"] for match in _DOOR.finditer(look) if match["room"] not in doors]
     if len(unnamed) == 1 and len(spare) == 1:
-        # The simulator gives no referents for some doors ("ERROR: SHOULD USE OVERRIDE FOR
-        # PORTAL."): a room's one such door is the one door name its actions use that no room has.
         doors[unnamed[0]] = spare.pop()
     for match in _DOOR.finditer(look):
         to = match["room"]

@@ -1,6 +1,6 @@
 """How long the commands a user types most take on a store of 10k episodes, each in a fresh process.
 
-    python benchmarks/cli_latency.py [--episodes 10000] [--store PATH] [--repeat 3] [--cpus 1]
+    python benchmarks/cli_latency.py [--episodes 10000] [--store PATH] [--repeat 3] [--cpus 1] [--against CHECKOUT]
 
 Builds (or reuses, with --store) a store of N episodes of two runs, 10 steps each, whose goals and
 scene graphs are drawn from a few hundred ALFWorld-like texts embedded with the real encoder
@@ -8,13 +8,19 @@ scene graphs are drawn from a few hundred ALFWorld-like texts embedded with the 
 process pinned with taskset to --cpus: `prag stats`, `prag compare` (both runs), and `prag query`
 with a goal never stored (so the encoder must run), the first query after the store was built
 (the retrieval index files beside the store are written then) and the later ones. Prints wall
-seconds per command (each repeat), and checks that every repeat printed the same as the first.
+seconds per command (each repeat) and their medians, and checks that every repeat printed the
+same as the first.
+
+With --against, another checkout of prag (say a git worktree of the code before a change) runs
+each command too, alternately with this one (which goes first swaps every repeat, so that both
+meet the same load): the figures are printed per checkout, and their outputs must be the same.
 """
 from __future__ import annotations
 
 import argparse
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -71,12 +77,12 @@ def build(path: Path, episodes: int) -> None:
             store.set_run_status(run, "finished")
 
 
-def timed(command: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, CPU seconds (user + system, of the command's processes) and what it printed.
-    On a shared machine the CPU seconds are what an idle one would take, about."""
+def timed(command: list[str], checkout: Path) -> tuple[float, float, str]:
+    """Wall seconds, CPU seconds (user + system, of the command's processes) and what it printed,
+    run from `checkout`. On a shared machine the CPU seconds are what an idle one would take, about."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=checkout, capture_output=True, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode:
@@ -90,6 +96,7 @@ def main() -> None:
     parser.add_argument("--store", type=Path, help="a store built by an earlier run of this benchmark")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cpus", default="1", help="taskset's CPU list")
+    parser.add_argument("--against", type=Path, help="another checkout of prag, run alternately with this one")
     args = parser.parse_args()
     store = args.store or Path(tempfile.mkdtemp(prefix="prag-cli-latency-")) / "store.db"
     if not store.exists():
@@ -102,15 +109,23 @@ def main() -> None:
         "compare": [*prag, "compare", str(store), "first", "second"],
         "query": [*prag, "query", str(store), "Put a washed apple on the kitchen table, please."],
     }
+    checkouts = [ROOT, *([args.against.resolve()] if args.against else [])]
     for name, command in commands.items():
-        times, outputs = [], []
-        for _ in range(args.repeat):
-            wall, cpu, out = timed(command)
-            times.append((wall, cpu))
-            outputs.append(out)
+        times: dict[Path, list[tuple[float, float]]] = {checkout: [] for checkout in checkouts}
+        outputs = []
+        for repeat in range(args.repeat):
+            for checkout in checkouts if repeat % 2 == 0 else checkouts[::-1]:
+                wall, cpu, out = timed(command, checkout)
+                times[checkout].append((wall, cpu))
+                outputs.append(out)
         same = all(out == outputs[0] for out in outputs)
-        print(f"prag {name}: " + ", ".join(f"{w:.2f} s ({c:.2f} s CPU)" for w, c in times)
-              + ("" if same else "  (outputs differ between repeats!)"), flush=True)
+        for checkout, runs in times.items():
+            walls, cpus = zip(*runs)
+            print(f"prag {name}{f' ({checkout})' if args.against else ''}: "
+                  + ", ".join(f"{w:.2f} s ({c:.2f} s CPU)" for w, c in runs)
+                  + f"; median {statistics.median(walls):.2f} s ({statistics.median(cpus):.2f} s CPU)", flush=True)
+        if not same:
+            print("  (outputs differ between repeats or checkouts!)", flush=True)
         print(f"  $ {' '.join(command)}", flush=True)
 
 

@@ -18,9 +18,11 @@ from prag.store.records import EpisodeRecord, RunRecord, StepRecord
 HEAVY = ("torch", "sentence_transformers", "transformers", "stable_baselines3", "textworld", "alfworld",
          "matplotlib", "prag.run.runner", "prag.cli.run_cmd", "prag.cli.console_cmd", "prag.cli.asker_cmd")
 # What `stats` and `compare` read is the store alone: not the agent (a run's whole config), the
-# retrieval and its encoder, or the env families.
+# retrieval and its encoder, or the env families; and they read it with SQL on the connection,
+# without sqlite-utils and numpy (which it imports), or the parts of the store they do not use.
 STORE_ONLY = ("prag.run.config", "prag.agent.agent", "prag.retrieval.embed", "prag.retrieval.index",
-              "prag.envs.registry", "prag.cli.query_cmd")
+              "prag.envs.registry", "prag.cli.query_cmd", "sqlite_utils", "numpy", "prag.store.corrections",
+              "prag.store.ask_policies", "prag.store.action_models")
 
 SCRIPT = """
 import sys

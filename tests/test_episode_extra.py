@@ -17,6 +17,7 @@ from prag.run.metrics import steps_by_source
 from prag.run.runner import asked_every_step
 from prag.store import Store
 from prag.store.episode_extra import Choice, Effort, GoalReading, Hypothesis
+from prag.store.outcomes import Outcome
 
 # An agent episode as prag wrote it before the fields were declared (decisions by position).
 OLD = {
@@ -48,6 +49,7 @@ def stored(tmp_path: Path, extra: dict) -> Path:
 def test_an_episode_stored_by_older_prag_reads_with_its_decisions_named(tmp_path):
     with Store(stored(tmp_path, OLD)) as store:
         (episode,) = store.episodes("r1")
+        outcomes = store.outcomes(["r1"])  # what `prag compare` reads of it, without reading it whole
     extra = episode.extra
     assert extra.decisions == [Choice("find", False, False), Choice("llm", True, True)]
     assert extra.utterances == [(1, "now open it")] and extra.effort == Effort(1, 3, 0)
@@ -56,7 +58,8 @@ def test_an_episode_stored_by_older_prag_reads_with_its_decisions_named(tmp_path
         {"obj": "apple", "recep": "fridge"}, hypotheses=[Hypothesis(
             "put a cool apple in fridge", "llm", 0.6, "pick_cool_then_place_in_recep", {"obj": "apple", "recep": "fridge"})])
     assert episode.read_as == "put a cool apple in fridge"
-    assert steps_by_source([episode]) == {"find": 1, "llm": 1} and not asked_every_step(episode)
+    assert steps_by_source([Outcome.of(episode)]) == {"find": 1, "llm": 1} and not asked_every_step(episode)
+    assert outcomes == [Outcome.of(episode)]
 
 
 def test_an_episode_from_before_anything_was_reported_reads_as_reporting_nothing(tmp_path):

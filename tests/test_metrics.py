@@ -1,19 +1,19 @@
 """Round metrics and the transition table against values worked out by hand."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from prag.store.episode_extra import Effort, EpisodeExtra
 from prag.run.metrics import round_metrics, spl_term, transitions
+from prag.store.outcomes import Outcome
 from prag.store.records import EpisodeRecord
 
 
 def outcome(task_id: str, task_type: str, won: bool, taken: int, shortest: int | None, *,
-            run_id: str = "a", round_: int = 0, **cost) -> EpisodeRecord:
-    return EpisodeRecord(run_id=run_id, round=round_, task_id=task_id, task_type=task_type, goal="", won=won,
-                         steps=[], n_actions=taken, shortest_path=shortest, **cost)
+            run_id: str = "a", round_: int = 0, extra: EpisodeExtra | None = None, **cost) -> Outcome:
+    return Outcome.of(EpisodeRecord(run_id=run_id, round=round_, task_id=task_id, task_type=task_type, goal="",
+                                    won=won, steps=[], n_actions=taken, shortest_path=shortest,
+                                    extra=extra or EpisodeExtra(), **cost))
 
 
 # Round 0 of run "a", worked out by hand:
@@ -147,7 +147,7 @@ def test_transitions_match_tasks_within_a_run_only():
 
 def test_a_persons_effort_is_summed_over_the_round_and_absent_counts_nothing():
     said = [Effort(instructions=2, words=9, answers=6), Effort(instructions=1, words=4, answers=0)]
-    group = [replace(outcome(f"t{i}", "A", True, 3, 3), extra=EpisodeExtra(effort=e)) for i, e in enumerate(said)]
+    group = [outcome(f"t{i}", "A", True, 3, 3, extra=EpisodeExtra(effort=e)) for i, e in enumerate(said)]
     (r,) = round_metrics(group + [outcome("t9", "A", False, 5, 3)])  # played before effort was recorded
     assert r.effort == Effort(instructions=3, words=13, answers=6)
     assert r.to_dict()["person_effort"] == {"instructions": 3, "words": 13, "answers": 6}

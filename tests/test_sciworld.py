@@ -22,6 +22,7 @@ from prag.run.config import ExecutionConfig, ExperimentConfig, RetrievalConfig, 
 from prag.run.metrics import round_metrics
 from prag.run.runner import Runner, start_run
 from prag.store import Store
+from prag.store.outcomes import Outcome
 
 pytestmark = pytest.mark.skipif(
     shutil.which("java") is None,
@@ -170,7 +171,7 @@ def test_rounds_replay_the_progress_stored_and_never_repeat_a_fatal_step(tmp_pat
     # Scores rise round over round until the win, as the store's progress grows.
     scores = [e.score or 0 for e in episodes[: won[0] + 1]]
     assert scores[-1] == 100 and scores[0] < scores[-1]
-    assert [m.mean_score for m in round_metrics(episodes)][0] == scores[0]
+    assert [m.mean_score for m in round_metrics(map(Outcome.of, episodes))][0] == scores[0]
     # A step that failed the task outright in an episode is not taken again in later ones.
     fatal = {e.steps[-1].action for e in episodes if e.steps[-1].score is not None and e.steps[-1].score < 0}
     for action in fatal:

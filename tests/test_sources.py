@@ -26,6 +26,7 @@ from prag.run.metrics import round_metrics, steps_by_source
 from prag.run.report import Comparison, sources_table
 from prag.sources import KNOWLEDGE, STEP_SOURCES, KnowledgeSource, StepSource
 from prag.store.episode_extra import Choice, EpisodeExtra
+from prag.store.outcomes import Outcome
 from prag.store.records import EpisodeRecord, RunRecord
 
 SEARCH = ("experience", "search", "llm")
@@ -159,8 +160,8 @@ def test_steps_are_counted_by_the_source_that_chose_them():
 
     mixed = episode([Choice("find", False, False)] * 3 + [Choice("search", False, False)] * 2 + [Choice("llm", True, False)], 6)
     old = episode(None, 4)  # stored before decisions were recorded: every action was the LLM's
-    assert steps_by_source([mixed, old]) == {"find": 3, "search": 2, "llm": 5}
-    (figures,) = round_metrics([mixed, old])
+    assert steps_by_source(map(Outcome.of, [mixed, old])) == {"find": 3, "search": 2, "llm": 5}
+    (figures,) = round_metrics(map(Outcome.of, [mixed, old]))
     assert figures.sources == (("llm", 5), ("find", 3), ("search", 2))
     assert figures.to_dict()["steps_by_source"] == {"llm": 5, "find": 3, "search": 2}
 
@@ -197,5 +198,5 @@ def test_the_report_shows_steps_by_source_in_the_registry_s_order():
     played = EpisodeRecord(run_id="r", round=0, task_id="t", task_type="x", goal="g", won=True, steps=[], n_actions=5,
                            extra=EpisodeExtra(decisions=decisions))
     run = RunRecord(id="r", spec="s", llm="random", mode="prag", k=3, rounds=1)
-    table = sources_table(Comparison("s.db", [run], round_metrics([played]), [], {"r": "finished"}))
+    table = sources_table(Comparison("s.db", [run], round_metrics([Outcome.of(played)]), [], {"r": "finished"}))
     assert [column.header for column in table.columns][2:] == ["correction", "subgoal", "search", "llm", "plan"]

@@ -12,7 +12,8 @@ import prag.store.access as access
 from prag.errors import StoreError
 from prag.retrieval.embed import text_hash
 from prag.store import Store
-from prag.store.episode_extra import EpisodeExtra
+from prag.store.episode_extra import Choice, Effort, EpisodeExtra, GoalReading, Hypothesis
+from prag.store.outcomes import Outcome, ReadGoal, ReadingOutcome
 from prag.store.records import StepRecord
 from prag.store.schema import SCHEMA_VERSION
 
@@ -155,7 +156,7 @@ def test_a_nested_transaction_that_fails_is_undone_alone_and_an_outer_failure_un
         assert [e.task_id for e in store.episodes()] == ["kept"] and store.count("steps") == 2
 
 
-def test_outcomes_are_the_agents_episodes_of_the_runs_without_steps(tmp_path):
+def test_outcomes_are_the_agents_episodes_of_the_runs(tmp_path):
     with Store(tmp_path / "s.db") as store:
         store.add_run(run("a"))
         store.add_run(run("b"))
@@ -167,8 +168,36 @@ def test_outcomes_are_the_agents_episodes_of_the_runs_without_steps(tmp_path):
         with store.transaction() as conn:  # a row of an early version: its counts NULL
             conn.execute("update episodes set llm_calls = null, seconds = null, task_type = null where task_id = 't1'")
         (got,) = store.outcomes(["a"])
-        assert (got.task_id, got.steps, got.n_actions, got.llm_calls, got.seconds, got.task_type) == ("t1", [], 2, 0, 0.0, "")
+        assert (got.task_id, got.n_actions, got.llm_calls, got.seconds, got.task_type) == ("t1", 2, 0, 0.0, "")
         assert [e.task_id for e in store.outcomes(["a", "b"])] == ["t1", "t2"]
+
+
+def test_the_store_reads_what_the_metrics_count_as_they_would_take_it_from_the_whole_episode(tmp_path):
+    """`Store.outcomes` picks from each episode's extra with SQL what `Outcome.of` takes from the
+    episode read whole: the same, whatever the extra holds."""
+    first = Hypothesis("put a mug in drawer", "words", 0.5, "pick_and_place_simple", {"obj": "mug", "recep": "drawer"},
+                       dropped="its plan ran out")
+    last = Hypothesis("put a mug in shelf", "llm", 0.8, "pick_and_place_simple", {"obj": "mug", "recep": "shelf"})
+    extras = [
+        EpisodeExtra(decisions=[Choice("find", False, False), Choice("episode", False, False), Choice("find", True, True)],
+                     reading=GoalReading("Shelve the mug.", last.sentence, "llm", 0.8, last.task, last.slots,
+                                         hypotheses=[first, last]),
+                     goal_sentence="put a mug in shelf.", env="alfworld", effort=Effort(2, 9, 1), spec="s"),
+        EpisodeExtra(reading=GoalReading("Shelve the mug.")),  # nothing read the goal, no decision recorded
+        EpisodeExtra(decisions=[Choice("llm", True, False)] * 2, env="sciworld", thoughts=["think"] * 3),
+    ]
+    with Store(tmp_path / "s.db") as store:
+        store.add_run(run("a"))
+        for n, extra in enumerate(extras + [EpisodeExtra(), EpisodeExtra()]):
+            played = episode("a", round_=n % 2, task_id=f"t{n}", won=n % 3 == 0)
+            played.extra, played.score, played.llm_calls = extra, (None if n else 42.5), n
+            store.add_episode(played)
+        with store.transaction() as conn:  # extras of early versions: none at all
+            conn.execute("update episodes set extra = null where task_id = 't3'")
+            conn.execute("update episodes set extra = '' where task_id = 't4'")
+        assert store.outcomes(["a"]) == [Outcome.of(e) for e in store.episodes("a")]
+        assert store.outcomes(["a"])[0].reading == ReadingOutcome(
+            "llm", 1, ReadGoal(last.task, last.slots), ReadGoal(first.task, first.slots))
 
 
 # --- deleting --------------------------------------------------------------------------------------

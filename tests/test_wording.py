@@ -13,6 +13,7 @@ from prag.envs.alfworld.wording import PHRASINGS, Wording, instructions
 from prag.errors import SpecError
 from prag.run.metrics import reading_scores
 from prag.store.episode_extra import EpisodeExtra, GoalReading, Hypothesis
+from prag.store.outcomes import Outcome
 from prag.store.records import EpisodeRecord, StepRecord
 
 COMMANDS = SHARED_ALFWORLD / "refined_valid_seen_commands.json"
@@ -114,7 +115,7 @@ def test_reading_scores_count_first_and_last_readings_against_the_games_own_goal
         episode("put a bowl in cabinet"),                                         # wrong
         episode("put a bowl in cabinet", sentence=None),                          # told the game's own sentence: not counted
     ]
-    assert reading_scores(episodes) == (3, 1, 2)
+    assert reading_scores(map(Outcome.of, episodes)) == (3, 1, 2)
 
 
 def test_the_results_card_names_the_wording_the_spec_chose():

@@ -1,9 +1,9 @@
 """Success and cost figures per round, and the round-to-round transition table (P-RAG §4).
 
-Pure functions over `Outcome`s, what the figures read of an episode (prag.store.outcomes: `n_actions`
-is P_i): no store, no I/O. Callers pass the agent's own episodes (`Store.outcomes`, or
-`Outcome.of` an `EpisodeRecord`); human corrections are not plays and are left out before they
-get here.
+Pure functions over `Outcome`s, what the figures read of an episode (prag.store.outcomes;
+`n_actions` is P_i): no store, no I/O. Callers pass the agent's own episodes (`Store.outcomes`,
+or `Outcome.of` an `EpisodeRecord`); human corrections are not plays and are left out before
+they get here.
 
 Definitions, for the N episodes of one round of one run:
 

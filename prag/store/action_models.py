@@ -82,7 +82,7 @@ class ActionModels:
     def find(self, record: ActionModelRecord) -> int | None:
         """The id of a stored model that is `record` (same family, time and model), if any."""
         with self.store.lock:
-            row = self.store.db.execute(
+            row = self.store.conn.execute(
                 "select id from action_models where family = ? and created_at = ? and model = ?",
                 [record.family, record.created_at, record.model],
             ).fetchone()
@@ -90,12 +90,13 @@ class ActionModels:
 
     def list(self) -> builtins.list[ActionModelRecord]:
         """Every stored model, by family then version."""
-        return self._rows(None, [], order="family, version")
+        return self._rows("true", [], order="family, version")
 
-    def _rows(self, where: str | None, params: builtins.list[Any], *, limit: int | None = None,
+    def _rows(self, where: str, params: builtins.list[Any], *, limit: int | None = None,
               order: str = "version desc") -> builtins.list[ActionModelRecord]:
         with self.store.lock:
-            rows = builtins.list(self.store.db["action_models"].rows_where(where, params, order_by=order, limit=limit))
+            rows = builtins.list(self.store.rows(
+                f"select * from action_models where {where} order by {order} limit ?", [*params, -1 if limit is None else limit]))
         return [_from_row(self.store.path, row) for row in rows]
 
 

@@ -82,7 +82,7 @@ class Answers:
     def get(self, key: str) -> CachedAnswer | None:
         """The stored answer for `key`, if any (counts nothing)."""
         with self.store.lock:
-            row = self.store.db.execute(
+            row = self.store.conn.execute(
                 "select text, prompt_tokens, completion_tokens, seconds from answers where key = ?", [key]
             ).fetchone()
         return self._answer(key, *row) if row else None
@@ -109,7 +109,7 @@ class Answers:
     def snapshot(self) -> dict[str, CachedAnswer]:
         """Every stored answer by key (counts nothing): what a round's Ray workers answer from."""
         with self.store.lock:
-            rows = self.store.db.execute(
+            rows = self.store.conn.execute(
                 "select key, text, prompt_tokens, completion_tokens, seconds from answers"
             ).fetchall()
         return {key: self._answer(key, *rest) for key, *rest in rows}
@@ -125,11 +125,11 @@ class Answers:
     def stats(self) -> dict[str, dict[str, float]]:
         """Per model: answers stored, hits, misses and the model seconds the hits saved."""
         with self.store.lock:
-            db = self.store.db
-            rows = dict(db.execute("select model, count(*) from answers group by model").fetchall())
+            conn = self.store.conn
+            rows = dict(conn.execute("select model, count(*) from answers group by model").fetchall())
             counts = {
                 model: {"hits": hits, "misses": misses, "saved_seconds": saved}
-                for model, hits, misses, saved in db.execute(
+                for model, hits, misses, saved in conn.execute(
                     "select model, hits, misses, saved_seconds from answer_counts"
                 )
             }

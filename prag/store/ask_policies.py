@@ -82,7 +82,7 @@ class AskPolicies:
         where = "name = ?" + (" and version = ?" if version is not None else "")
         params: list[Any] = [name] + ([version] if version is not None else [])
         with self.store.lock:
-            row = next(self.store.db["ask_policies"].rows_where(where, params, order_by="version desc", limit=1), None)
+            row = next(self.store.rows(f"select * from ask_policies where {where} order by version desc limit 1", params), None)
         if row is None:
             known = ", ".join(f"{p.name} v{p.version}" for p in self.list()) or "none"
             wanted = f"{name!r}" + (f" version {version}" if version is not None else "")
@@ -94,7 +94,7 @@ class AskPolicies:
     def find(self, record: AskPolicyRecord) -> int | None:
         """The id of a stored policy that is `record` (same name, training time and network), if any."""
         with self.store.lock:
-            row = self.store.db.execute(
+            row = self.store.conn.execute(
                 "select id from ask_policies where name = ? and created_at = ? and model = ?",
                 [record.name, record.created_at, record.model],
             ).fetchone()
@@ -103,7 +103,7 @@ class AskPolicies:
     def list(self) -> builtins.list[AskPolicyRecord]:
         """Every stored policy, by name then version."""
         with self.store.lock:
-            rows = builtins.list(self.store.db["ask_policies"].rows_where(order_by="name, version"))
+            rows = builtins.list(self.store.rows("select * from ask_policies order by name, version"))
         return [_from_row(self.store.path, row) for row in rows]
 
 

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ConfigDict, with_config
-from sqlite_utils.db import NotFoundError
 
 from prag.errors import PragError
 from prag.store.records import now, text_hash
@@ -148,13 +147,12 @@ class Corrections:
     def get(self, correction_id: int) -> Correction:
         """A correction by id; an unknown one is an error pointing to `prag corrections list`."""
         with self.store.lock:
-            try:
-                row = dict(self.store.db.table("corrections").get(correction_id))
-            except NotFoundError:
-                raise CorrectionError(
-                    f"no correction {correction_id} in {self.store.path}: "
-                    f"see `{command('prag', 'corrections', 'list', self.store.path)}`"
-                ) from None
+            row = next(self.store.rows("select * from corrections where id = ?", [correction_id]), None)
+        if row is None:
+            raise CorrectionError(
+                f"no correction {correction_id} in {self.store.path}: "
+                f"see `{command('prag', 'corrections', 'list', self.store.path)}`"
+            )
         return _from_row(self.store.path, row)
 
     def list(self, *, domain: str | None = None, prior: bool = True) -> builtins.list[Correction]:
@@ -167,8 +165,8 @@ class Corrections:
         if not prior:
             where.append("origin != 'prior'")
         with self.store.lock:
-            rows = self.store.db["corrections"].rows_where(" and ".join(where) or None, params, order_by="id")
-            return [_from_row(self.store.path, dict(row)) for row in rows]
+            rows = self.store.rows(f"select * from corrections where {' and '.join(where) or 'true'} order by id", params)
+            return [_from_row(self.store.path, row) for row in rows]
 
     def find(self, correction: Correction) -> int | None:
         """The id of a stored correction that is this one (a prior transcript: by its name;
@@ -178,7 +176,7 @@ class Corrections:
         else:
             where = "origin = ? and goal = ? and transcript = ? and created_at = ?"
             params = [correction.origin, correction.goal, correction.transcript, correction.created_at]
-        row = self.store.db.execute(f"select id from corrections where {where}", params).fetchone()
+        row = self.store.conn.execute(f"select id from corrections where {where}", params).fetchone()
         return int(row[0]) if row else None
 
     def delete(self, correction_id: int) -> Correction:
@@ -193,7 +191,7 @@ class Corrections:
     def prior_loads(self) -> builtins.list[PriorLoad]:
         """The prior transcripts ever loaded into this store, by name."""
         with self.store.lock:
-            rows = self.store.db.execute("select name, digest, loaded_at from prior_loads order by name")
+            rows = self.store.conn.execute("select name, digest, loaded_at from prior_loads order by name")
             return [PriorLoad(*row) for row in rows]
 
 

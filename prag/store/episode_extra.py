@@ -10,6 +10,7 @@ their decisions, stored then as [source, asked, same_plan] lists, read as `Choic
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError, field_validator, with_config
@@ -137,7 +138,11 @@ class EpisodeExtra(AgentReport):
         return {key: value for key, value in asdict(self).items() if value is not None}
 
 
-_EXTRA = TypeAdapter(EpisodeExtra)
+@cache
+def _adapter() -> TypeAdapter[EpisodeExtra]:
+    """pydantic's validator of an extra, built when an extra is first read whole: not by `prag
+    stats` or `compare`, which read none so (prag.store.outcomes)."""
+    return TypeAdapter(EpisodeExtra)
 
 
 def stored_extra(store: Where, what: str, text: Any) -> EpisodeExtra:
@@ -145,7 +150,7 @@ def stored_extra(store: Where, what: str, text: Any) -> EpisodeExtra:
     or a value of the wrong type is a damaged store."""
     value = stored_json(store, what, text, dict, empty="{}")
     try:
-        return _EXTRA.validate_python(value)
+        return _adapter().validate_python(value)
     except ValidationError as error:
         raise damaged_value(store, what, value, f"an episode's extra ({_first(error)})") from None
 

@@ -3,12 +3,14 @@ the episode's outcome and costs, and of its `extra` what they count: who chose e
 goal's reading (its reader, the readings dropped, the first and the last formal goal read), a
 person's effort, and the family's own goal sentence where the goal was told in other words.
 
-`Store.outcomes` reads these with one query (`read`): SQLite's JSON functions pick and count them
-inside each episode's `extra`, which Python never parses whole. Reading the episodes whole instead
-(`EpisodeRecord`s, every field of their `extra` parsed and checked by pydantic) took 0.44 CPU
-seconds of `prag compare` on the 10k episodes of benchmarks/cli_latency.py, and 2.5 on 10k
-episodes of a real run, whose extras hold a decision per action and every hypothesis of the goal's
-reading. `Outcome.of` takes the same values from an episode already in memory.
+`Store.outcomes` reads these columns alone, and picks these values from each extra as parsed
+JSON (`read`); `Outcome.of` takes them from an episode already in memory. Reading the episodes
+whole instead (`EpisodeRecord`s, every field of their extra checked by pydantic into records)
+took 0.39 CPU seconds on the 10k episodes of benchmarks/cli_latency.py and 1.19 on 10k episodes
+of a real run, whose extras hold a decision per action and every hypothesis of the goal's
+reading; read so, 0.15 and 0.47 (medians of 6, on a loaded core). Picking the values with
+SQLite's JSON functions was slower (0.23-0.30 and 0.59-0.69): SQLite parsed each extra three
+times, twice for `json_each`.
 
 The values read are checked as they are read (prag.store.values): a count that is not a whole
 number, a name that is not text, is a damaged store. What the figures do not read (an episode's
@@ -16,7 +18,6 @@ thoughts, sub-goals, retrieved episodes, ...) is not checked here; `prag export`
 """
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from prag.sources import StepSource
 from prag.store.episode_extra import Effort
-from prag.store.values import damaged_value, stored_float, stored_int
+from prag.store.values import damaged_value, stored_float, stored_int, stored_json
 
 if TYPE_CHECKING:
     from prag.store.records import EpisodeRecord
@@ -49,7 +50,7 @@ class ReadingOutcome:
     first: ReadGoal | None  # the first hypothesis held; None when none was
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: a frozen one sets its 21 fields through object.__setattr__, 0.04 s on 10k
 class Outcome:
     """One agent episode as the figures read it (the fields named as `EpisodeRecord`'s)."""
 
@@ -101,34 +102,11 @@ def _sources(names: list[str], actions: int) -> dict[str, int]:
     return dict(Counter(names)) if names else {StepSource.LLM: actions}
 
 
-# One row per agent episode of the runs: its columns, then what its `extra` holds (NULL and ''
-# stand for {}, as `stored_extra` reads them). `x` is the extra where it is a JSON object, else
-# NULL: then the JSON functions give NULL or nothing rather than fail on text that is not JSON,
-# and `bad` is the extra as stored, to be named. From `x`: the values picked (one JSON array, in
-# `_PICKED`'s order), whether a reading was kept, its hypotheses and how many were dropped, and
-# the source of each decision (a decision stored by older prag is a list, its source first).
-# Inside `json_each` an item is taken apart only as the type its `type` column says it is: the
-# JSON functions fail on a string item, which they would read as JSON text.
 _QUERY = """
 select id, run_id, round, task_id, task_type, won, n_steps, shortest_path, score, llm_calls, prompt_tokens,
-       cached_tokens, completion_tokens, reasks, seconds, llm_seconds,
-       case when x is null then extra end as bad,
-       json_extract(x, '$.effort', '$.env', '$.goal_sentence', '$.reading.source', '$.reading.task',
-                    '$.reading.slots', '$.reading.hypotheses[0].task', '$.reading.hypotheses[0].slots'),
-       json_type(x, '$.reading'),
-       json_array_length(x, '$.reading.hypotheses'),
-       (select count(*) from json_each(x, '$.reading.hypotheses')
-        where case type when 'object' then json_extract(value, '$.dropped') <> '' end),
-       (select json_group_array(case type when 'array' then json_extract(value, '$[0]')
-                                when 'object' then json_extract(value, '$.source') end)
-        from json_each(x, '$.decisions'))
-from (select *, case when not json_valid(kept) then null when json_type(kept) = 'object' then kept end as x
-      from (select *, coalesce(nullif(extra, ''), '{{}}') as kept from episodes
-            where source = 'agent' and run_id in ({runs})))
+       cached_tokens, completion_tokens, reasks, seconds, llm_seconds, extra
+from episodes where source = 'agent' and run_id in ({runs})
 """
-_PICKED = ("effort", "env", "goal_sentence", "reading.source", "reading.task", "reading.slots",
-           "reading.hypotheses.0.task", "reading.hypotheses.0.slots")
-_EFFORT = ("instructions", "words", "answers")
 
 
 def read(path: Path, conn: sqlite3.Connection, run_ids: Sequence[str]) -> list[Outcome]:
@@ -139,57 +117,83 @@ def read(path: Path, conn: sqlite3.Connection, run_ids: Sequence[str]) -> list[O
 
 def _outcome(path: Path, row: tuple[Any, ...]) -> Outcome:
     (id_, run_id, round_, task_id, task_type, won, n_steps, shortest_path, score, llm_calls, prompt_tokens,
-     cached_tokens, completion_tokens, reasks, seconds, llm_seconds, bad, picked, kept_reading, hypotheses,
-     dropped, decisions) = row
+     cached_tokens, completion_tokens, reasks, seconds, llm_seconds, extra_text) = row
     of = f"of episode {id_}"
-    if picked is None:
-        raise damaged_value(path, f"episodes.extra {of}", bad, "a JSON object")
-    values = dict(zip(_PICKED, json.loads(picked)))
-    for name in ("env", "goal_sentence", "reading.source", "reading.task", "reading.hypotheses.0.task"):
-        _check(path, name, of, values[name], str, "text")
-    for name in ("effort", "reading.slots", "reading.hypotheses.0.slots"):
-        _check(path, name, of, values[name], dict, "a JSON object")
-    names = json.loads(decisions)
-    if not all(isinstance(name, str) for name in names):
-        raise damaged_value(path, f"the sources of episodes.extra.decisions {of}", names, "texts")
-    if kept_reading not in (None, "null", "object"):
-        raise damaged_value(path, f"episodes.extra.reading {of}", kept_reading, "a JSON object")
-    effort = values["effort"] or {}
+    extra = stored_json(path, f"episodes.extra {of}", extra_text, dict, empty="{}")  # NULL and '': nothing kept
     n_actions = stored_int(path, f"episodes.n_steps {of}", n_steps)
-
-    def count(name: str, value: Any) -> int:  # counts of rows written by early versions may be NULL: 0
-        return stored_int(path, f"episodes.{name} {of}", value, empty=0)
-
+    effort = _checked(path, of, "effort", extra.get("effort"), dict) or {}  # none: stored before it was kept
     return Outcome(
         id=id_,
         run_id=run_id,
-        round=count("round", round_),
+        round=_count(path, of, "round", round_),
         task_id=task_id,
         task_type=task_type or "",
         won=bool(stored_int(path, f"episodes.won {of}", won)),
         n_actions=n_actions,
         shortest_path=shortest_path,
         score=None if score is None else stored_float(path, f"episodes.score {of}", score),
-        llm_calls=count("llm_calls", llm_calls),
-        prompt_tokens=count("prompt_tokens", prompt_tokens),
-        cached_tokens=count("cached_tokens", cached_tokens),
-        completion_tokens=count("completion_tokens", completion_tokens),
-        reasks=count("reasks", reasks),
+        llm_calls=_count(path, of, "llm_calls", llm_calls),
+        prompt_tokens=_count(path, of, "prompt_tokens", prompt_tokens),
+        cached_tokens=_count(path, of, "cached_tokens", cached_tokens),
+        completion_tokens=_count(path, of, "completion_tokens", completion_tokens),
+        reasks=_count(path, of, "reasks", reasks),
         seconds=stored_float(path, f"episodes.seconds {of}", seconds, empty=0.0),
         llm_seconds=stored_float(path, f"episodes.llm_seconds {of}", llm_seconds, empty=0.0),
-        sources=_sources(names, n_actions),
-        effort=Effort(*(stored_int(path, f"episodes.extra.effort.{name} {of}", effort.get(name, 0)) for name in _EFFORT)),
-        reading=None if kept_reading != "object" else ReadingOutcome(
-            values["reading.source"] or "none", dropped,
-            ReadGoal(values["reading.task"], values["reading.slots"]),
-            ReadGoal(values["reading.hypotheses.0.task"], values["reading.hypotheses.0.slots"]) if hypotheses else None,
-        ),
-        goal_sentence=values["goal_sentence"],
-        env=values["env"],
+        sources=_sources(_decision_sources(path, of, extra.get("decisions")), n_actions),
+        effort=Effort(_count(path, of, "extra.effort.instructions", effort.get("instructions")),
+                      _count(path, of, "extra.effort.words", effort.get("words")),
+                      _count(path, of, "extra.effort.answers", effort.get("answers"))),
+        reading=_reading(path, of, extra.get("reading")),
+        goal_sentence=_checked(path, of, "goal_sentence", extra.get("goal_sentence"), str),
+        env=_checked(path, of, "env", extra.get("env"), str),
     )
 
 
-def _check(path: Path, name: str, of: str, value: Any, kind: type, expected: str) -> None:
-    """Refuse a value picked from an episode's extra that is not None and not of `kind`."""
-    if value is not None and not isinstance(value, kind):
-        raise damaged_value(path, f"episodes.extra.{name} {of}", value, expected)
+def _count(path: Path, of: str, name: str, value: Any) -> int:
+    """A count read from an episode: none (NULL in a row written by an early version, a key
+    missing from an older extra) is 0. An int, as prag writes it, is taken before its name is
+    spelled for an error: 9 counts an episode, 10k episodes."""
+    return value if type(value) is int else stored_int(path, f"episodes.{name} {of}", value, empty=0)
+
+
+_KINDS: dict[type, str] = {str: "text", dict: "a JSON object", list: "a JSON list"}
+
+
+def _checked(path: Path, of: str, name: str, value: Any, kind: type) -> Any:
+    """A value of an episode's extra: None, or of `kind` (text, an object, a list)."""
+    if value is None or isinstance(value, kind):
+        return value
+    raise damaged_value(path, f"episodes.extra.{name} {of}", value, _KINDS[kind])
+
+
+def _decision_sources(path: Path, of: str, decisions: Any) -> list[str]:
+    """Who chose each action: the source of each decision, an object or, as older prag stored
+    it, a [source, asked, same_plan] list."""
+    names: list[str] = []
+    for decision in _checked(path, of, "decisions", decisions, list) or []:
+        name = decision.get("source") if isinstance(decision, dict) else decision[0] if isinstance(decision, list) and decision else None
+        if not isinstance(name, str):
+            raise damaged_value(path, f"episodes.extra.decisions {of}", decisions, "decisions, each naming its source")
+        names.append(name)
+    return names
+
+
+def _reading(path: Path, of: str, reading: Any) -> ReadingOutcome | None:
+    """What the figures read of the goal's reading, None where the episode kept none."""
+    if _checked(path, of, "reading", reading, dict) is None:
+        return None
+    hypotheses = _checked(path, of, "reading.hypotheses", reading.get("hypotheses"), list) or []
+    if not all(isinstance(hypothesis, dict) for hypothesis in hypotheses):
+        raise damaged_value(path, f"episodes.extra.reading.hypotheses {of}", hypotheses, "readings, each a JSON object")
+    return ReadingOutcome(
+        _checked(path, of, "reading.source", reading.get("source"), str) or "none",
+        sum(1 for hypothesis in hypotheses if hypothesis.get("dropped")),
+        _goal(path, of, "reading", reading),
+        _goal(path, of, "reading.hypotheses[0]", hypotheses[0]) if hypotheses else None,
+    )
+
+
+def _goal(path: Path, of: str, name: str, reading: dict[str, Any]) -> ReadGoal:
+    """The formal goal of a reading or a hypothesis."""
+    return ReadGoal(_checked(path, of, f"{name}.task", reading.get("task"), str),
+                    _checked(path, of, f"{name}.slots", reading.get("slots"), dict))

@@ -131,7 +131,7 @@ class Places:
         `visibility` sees that saw them there, best first (ties by name)."""
         where, params = visibility.where()
         with self.store.lock:
-            rows = self.store.db.execute(
+            rows = self.store.conn.execute(
                 f"select place, count(*) as n from places where kind = ? and {where} group by place order by n desc, place",
                 [kind.strip().lower(), *params],
             ).fetchall()
@@ -142,7 +142,7 @@ class Places:
         that saw them, most seen first (ties by name); the first `limit` of them."""
         where, params = visibility.where()
         with self.store.lock:
-            rows = self.store.db.execute(
+            rows = self.store.conn.execute(
                 f"select kind, count(distinct episode_id) as n from places where {where} "
                 "group by kind order by n desc, kind limit ?",
                 [*params, -1 if limit is None else limit],

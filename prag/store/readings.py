@@ -81,7 +81,7 @@ class Readings:
         verified it, most verified first."""
         where, params = visibility.where()
         with self.store.lock:
-            rows = self.store.db.execute(
+            rows = self.store.conn.execute(
                 f"select wording, sentence, min(reader), count(*) as n from readings where verified = 1 and {where} "
                 "group by wording, sentence order by n desc, wording, sentence",
                 params,
@@ -91,7 +91,7 @@ class Readings:
     def tried(self, wording: str) -> list[dict[str, Any]]:
         """Every stored reading of this exact wording: sentence, reader, verified, episode."""
         with self.store.lock:
-            rows = self.store.db.execute(
+            rows = self.store.conn.execute(
                 "select episode_id, run_id, round, sentence, reader, verified from readings where wording = ? "
                 "order by episode_id", [wording],
             ).fetchall()

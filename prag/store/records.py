@@ -6,8 +6,8 @@ A step keeps its scene graph twice: as text (what is embedded) and as its key no
 (what readers of where things were use).
 
 `EpisodeRecord` is the one type of an episode for every reader: the runner writes it, retrieval
-and the console read it with its steps, the metrics without them (`Store.outcomes`), and
-export/import move it as it is.
+and the console read it with its steps, and export/import move it as it is. The metrics read
+what they count of it (`Store.outcomes`: prag.store.outcomes).
 """
 from __future__ import annotations
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from prag.envs.base import scene_from_text
 from prag.store.places import backfill
 from prag.store.readings import backfill as readings_backfill
+
+if TYPE_CHECKING:  # a store imports sqlite-utils when it migrates (`Store.db`), not whenever it is opened
+    import sqlite_utils
 
 
 def _v1(db: sqlite_utils.Database) -> None:

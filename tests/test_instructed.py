@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.instructed import instructed
+from prag.agent.instructed import Instructed, instructed
 from prag.agent.protocol import Decision
 from prag.envs.base import Task
 from prag.envs.domain import ALFWORLD
@@ -29,17 +29,36 @@ def test_the_unconditional_instructions_are_read_in_order() -> None:
     assert instructed("Your task is to use chemistry to create orange paint. When you are done, focus on the orange paint.",
                       SCIWORLD) == ["orange paint"]
     assert instructed("Your task is to boil gallium. First, focus on the substance. Then, make it boil.", SCIWORLD) == [
-        "substance"]
+        "gallium"]
     assert instructed("put a clean mug in the coffee machine.", ALFWORLD) == []  # a family with none
 
 
+def test_an_instruction_in_a_word_for_what_the_task_is_about_names_that_thing() -> None:
+    """"First, focus on the substance" after "boil gallium" is the gallium; a thing the task's first
+    clause names ("sodium chloride") or an instruction naming what the task is about ("the water"
+    in "measure the melting point of water") keeps its own words."""
+    boil = "Your task is to boil orange juice. For compounds without a boiling point, combusting the substance is also acceptable. First, focus on the substance. Then, take actions that will cause it to change its state of matter."
+    thing = Instructed(boil, SCIWORLD)
+    assert thing.next == "juice"  # what find-X seeks: the clause's last word
+    assert thing.left[0].called({"orange juice"}) and not thing.left[0].called({"substance", "juice box"})
+    conductive = ("Your task is to determine if sodium chloride is electrically conductive. First, focus on the sodium "
+                  "chloride. If it is electrically conductive, place it in the green box.")
+    assert [t.about for t in Instructed(conductive, SCIWORLD).left] == [None]
+    assert [t.about for t in Instructed(MELTING, SCIWORLD).left] == [None, None]
+    two = "Your task is to measure the temperature of water. First, focus on the thermometer. Next, focus on the substance."
+    assert [t.words for t in Instructed(two, SCIWORLD).left] == ["thermometer", "substance"]  # which one is meant is open
+    assert [t.about for t in Instructed("Your task is to use chemistry to create the substance 'sugar water'. When you "
+                                        "are done, focus on the sugar water.", SCIWORLD).left] == [None]
+
+
 @pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
-def test_a_word_no_thing_is_called_by_is_sought_but_never_focused_on() -> None:
+def test_search_seeks_the_substance_the_task_is_about_and_focuses_on_it_with_no_llm_call() -> None:
     """boil: "First, focus on the substance": the water is "substance in ..." isa water; search
-    looks room after room for a thing called "substance" and focuses on none."""
-    decisions = play("boil", 25)
-    assert not [d for d in decisions if d.action.startswith("focus on")]
-    assert {d.source for d in decisions} >= {StepSource.FIND}
+    walks to it and takes the focus (the simulator's score rises: `play`)."""
+    decisions = play("boil", 40)
+    focus = decisions[-1]
+    assert focus.action.startswith("focus on") and focus.source == StepSource.SUBGOAL
+    assert {d.source for d in decisions} <= {StepSource.FIND, StepSource.SUBGOAL}
 
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")

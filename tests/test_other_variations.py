@@ -66,8 +66,8 @@ def test_a_focus_that_scored_in_another_variation_says_what_the_substance_is_her
     lead = BOIL.format("boil", "lead")
     episodes = [Experience(None, _boil_water())]  # type: ignore[arg-type]
     assert verified_focuses(lead, episodes, SCIWORLD) == ["lead"]
-    instructed = Instructed(lead, SCIWORLD)
-    assert instructed.next == "substance"  # the words alone name nothing a thing is called
+    instructed = Instructed("Your task is to boil the substance lead. First, focus on the substance.", SCIWORLD)
+    assert instructed.next == "substance"  # a word of the task's own clause: the words alone name no thing here
     instructed.heed(verified_focuses(lead, episodes, SCIWORLD))
     assert instructed.next == "lead"
     # Another task's episode ("melt water") reads nothing for it, nor an episode that never scored a focus.

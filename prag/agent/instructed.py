@@ -4,10 +4,17 @@ group `x` the thing); the goal's sentences that say one, unconditionally, name i
 
 A thing so named is acted on once it is in view: the admissible irrevocable action on a thing whose
 own name is the named one (`Domain.name_of`: "thermometer in inventory" is the thermometer,
-"substance in toilet" is water). A name that no thing has ("focus on the substance" after "boil
-gallium": the goal's word for another of its words) never matches, and a sentence that makes the
-step conditional ("If it is above 150 degrees, focus on the yellow box") is no instruction to take
-it: those are left to the other sources. The next named thing waits for the one before.
+"substance in toilet" is water). A sentence that makes the step conditional ("If it is above 150
+degrees, focus on the yellow box") is no instruction to take it: that is left to the other
+sources. The next named thing waits for the one before.
+
+An instruction may name its thing by a word for what the task is about ("Your task is to boil
+gallium. First, focus on the substance."): when no instruction names the thing the goal's first
+clause ends with, the one instruction whose words that clause does not use refers to it, as a
+pronoun would (with two, which is meant is left open), and is taken on a thing whose own name ends
+that clause (gallium; "orange juice" in "boil orange juice"). That is the thing
+prag.agent.irrevocable already lets any source act on; a word the clause shares ("focus on the
+sodium chloride" after "determine if sodium chloride is conductive") names a thing of its own.
 
 What the words leave open, experience reads (`verified_focuses`): where a stored episode of this
 goal's template took an irrevocable step that raised the family's score, the thing it was aimed at
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 from prag.agent.plans import reword, reworded, words
@@ -32,16 +40,31 @@ _LEAD = re.compile(r"^\w+,\s*")  # "first, ", "next, ", "then, "
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+")
 
 
+@dataclass(frozen=True)
+class Target:
+    """The thing an instruction names: by its own name (`words`), or, where the instruction's
+    words refer to what the task is about, any thing whose name ends the goal's first clause
+    (`about`); `words` is then the clause's last word, for find-X to seek."""
+
+    words: str
+    about: str | None = None
+
+    def called(self, names: set[str]) -> bool:
+        if self.about is None:
+            return self.words in names
+        return _ends(self.about, names)
+
+
 def instructed(goal: str, domain: Domain) -> list[str]:
     """The things the goal's unconditional irrevocable instructions name, in their order."""
-    return list(_targets(goal, domain.irrevocable)[0])
+    return [target.words for target in _targets(goal, domain.irrevocable)[0]]
 
 
 @lru_cache(maxsize=256)
-def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[str, ...], str]:
+def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[Target, ...], str]:
     """What the goal's unconditional instructions name, in order, and its first clause, read
     once a goal (they are asked of every irrevocable action offered, every step)."""
-    named = []
+    named: list[str] = []
     if irrevocable is not None:
         # The instruction may follow other words of its sentence ("When you are done, focus on ...").
         pattern = re.compile(rf"(?:^|(?<=\s))(?:{irrevocable})$")
@@ -52,8 +75,18 @@ def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[str, ...], str]:
                 named.append(_ARTICLE.sub("", match["x"]))
     # The goal's first clause, whose last words name what the task is about ("your task is to
     # boil gallium", "... to measure the temperature of unknown substance b").
-    about = re.split(r"[.,;!?]", " ".join(goal.lower().split()), maxsplit=1)[0].strip()
-    return tuple(named), about
+    about = re.split(r"[.,;!?]", " ".join(goal.lower().replace("'", " ").split()), maxsplit=1)[0].strip()
+    targets = [Target(name) for name in named]
+    said = set(re.findall(r"\w+", about))
+    if about and not _ends(about, set(named)):
+        unsaid = [i for i, name in enumerate(named) if not set(re.findall(r"\w+", name)) & said]
+        if len(unsaid) == 1:  # with two ("the thermometer", "the substance"), which is meant is open
+            targets[unsaid[0]] = Target(about.split()[-1], about)
+    return tuple(targets), about
+
+
+def _ends(about: str, names: set[str]) -> bool:
+    return any(re.search(rf"\b{re.escape(name)}$", about) for name in names)
 
 
 def names(thing: str, domain: Domain, triples: Sequence[Triple]) -> set[str]:
@@ -69,7 +102,7 @@ def names_the_target(goal: str, domain: Domain, called: set[str]) -> bool:
     boil gallium." A word the goal uses for anything else ("the orange box", "around the kitchen")
     is not."""
     targets, about = _targets(goal, domain.irrevocable)
-    return bool(called & set(targets)) or any(re.search(rf"\b{re.escape(name)}$", about) for name in called)
+    return any(target.called(called) for target in targets) or _ends(about, called)
 
 
 class Instructed:
@@ -77,8 +110,8 @@ class Instructed:
 
     def __init__(self, goal: str, domain: Domain) -> None:
         self.domain = domain
-        self.left = instructed(goal, domain)
-        self._offered: dict[str, str] = {}  # action -> the named thing it acts on
+        self.left = list(_targets(goal, domain.irrevocable)[0])
+        self._offered: dict[str, Target] = {}  # action -> the named thing it acts on
         self._heeded = False
 
     def heed(self, verified: Sequence[str]) -> None:
@@ -87,12 +120,12 @@ class Instructed:
         if self._heeded:
             return
         self._heeded = True
-        self.left = list(verified) + self.left[len(verified):]
+        self.left = [Target(name) for name in verified] + self.left[len(verified):]
 
     @property
     def next(self) -> str | None:
         """The thing the next instruction names; None when none is left."""
-        return self.left[0] if self.left else None
+        return self.left[0].words if self.left else None
 
     def step(self, observation: Observation, taken: Sequence[str | None]) -> str | None:
         """The admissible action the next instruction calls for now; None while its thing is not in view."""
@@ -102,7 +135,7 @@ class Instructed:
             return None
         for action in observation.admissible:
             thing = self.domain.aimed_at(action)
-            if thing is not None and self.left[0] in names(thing, self.domain, observation.scene_triples):
+            if thing is not None and self.left[0].called(names(thing, self.domain, observation.scene_triples)):
                 self._offered[action] = self.left[0]
                 return action
         return None

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from prag.agent.irrevocable import Irrevocable
 from prag.agent.mediator import MediatorState
-from prag.agent.plans import Follower, Names, Plan, adapt, reword, reworded
+from prag.agent.plans import Follower, Names, Plan, adapt, episode_rewording, reword
 from prag.agent.shortcut import shortcut
 from prag.envs.domain import Domain
 from prag.retrieval.corrections import CorrectionHit
@@ -86,8 +86,7 @@ def progress_elsewhere(episode: EpisodeRecord, goal: str, domain: Domain) -> lis
     reached, progress = progress_made(episode)
     if not progress:
         return []
-    seen = "\n".join({step.scene for step in episode.steps} | set(progress)).lower()
-    binding = reworded(episode.read_as, goal, seen)
+    binding = episode_rewording(episode, goal)
     if binding is None:
         return []
     irrevocable = Irrevocable(domain)

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from prag.agent.plans import reword, reworded, words
+from prag.agent.plans import episode_rewording, reword, words
 from prag.envs.base import Observation, Triple
 from prag.envs.domain import Domain
 from prag.retrieval.episodes import Experience
@@ -164,7 +164,7 @@ def _focuses_that_scored(episode: EpisodeRecord, goal: str, domain: Domain) -> t
             continue
         named = [name for name in names(thing, domain, after.triples) if f" {name} " in source_goal]
         if named and binding is None:
-            binding = reworded(episode.read_as, goal, "\n".join(step.scene for step in episode.steps).lower())
+            binding = episode_rewording(episode, goal)
         present = reword(named[0], binding) if named and binding is not None else None
         if present is None or not names_the_target(goal, domain, {present}):
             break  # the readings after it wait for it, as the instructions do

@@ -22,6 +22,7 @@ from difflib import SequenceMatcher
 from typing import Protocol
 
 from prag.sources import StepSource
+from prag.store.records import EpisodeRecord
 
 # Articles are left out of goals before they are compared, and the link words of goal
 # templates are one word ("put it in diningtable" / "put it on the countertop").
@@ -168,6 +169,13 @@ def reworded(
                 return None
             binding[phrase] = " ".join(new[j1:j2])
     return binding if old and same >= shared * len(old) else None
+
+
+def episode_rewording(episode: EpisodeRecord, goal: str) -> dict[str, str] | None:
+    """`reworded` from a stored episode's goal to `goal`, with what the episode saw and did as the
+    text a replaced phrase must name."""
+    seen = {step.scene for step in episode.steps} | {step.action for step in episode.steps if step.action}
+    return reworded(episode.read_as, goal, "\n".join(seen).lower())
 
 
 def reword(action: str, binding: dict[str, str]) -> str:

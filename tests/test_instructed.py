@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.instructed import Instructed, instructed
+from prag.agent.instructed import Instructed, instructed, names_the_target
 from prag.agent.protocol import Decision
 from prag.envs.base import Task
 from prag.envs.domain import ALFWORLD
@@ -45,6 +45,10 @@ def test_an_instruction_in_a_word_for_what_the_task_is_about_names_that_thing() 
                   "chloride. If it is electrically conductive, place it in the green box.")
     assert [t.about for t in Instructed(conductive, SCIWORLD).left] == [None]
     assert [t.about for t in Instructed(MELTING, SCIWORLD).left] == [None, None]
+    non_living = "Your task is to find a(n) non-living thing. First, focus on the thing."
+    assert Instructed(non_living, SCIWORLD).left[0].about is None  # "thing" is a word of the task's clause
+    assert names_the_target(non_living, SCIWORLD, {"non-living thing"})
+    assert not names_the_target(non_living, SCIWORLD, {"living thing"})  # whole words: not the end of "non-living"
     two = "Your task is to measure the temperature of water. First, focus on the thermometer. Next, focus on the substance."
     assert [t.words for t in Instructed(two, SCIWORLD).left] == ["thermometer", "substance"]  # which one is meant is open
     assert [t.about for t in Instructed("Your task is to use chemistry to create the substance 'sugar water'. When you "

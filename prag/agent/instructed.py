@@ -86,7 +86,8 @@ def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[Target, ...], st
 
 
 def _ends(about: str, names: set[str]) -> bool:
-    return any(re.search(rf"\b{re.escape(name)}$", about) for name in names)
+    # Whole words after a space: "living thing" does not end "find a(n) non-living thing".
+    return any(about == name or about.endswith(f" {name}") for name in names if name)
 
 
 def names(thing: str, domain: Domain, triples: Sequence[Triple]) -> set[str]:

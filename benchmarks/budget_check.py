@@ -9,8 +9,9 @@ its whole budget could have been won without one. Each such game of the run is p
 alone, with no budget (`--llm-budget none`), on an empty store, as `prag run` would (a spec of
 that one game: a data folder linking only its game, the wording chosen as in the run, which is
 seeded by the game's id). Prints, per game, the calls and steps of both plays and whether the
-unbudgeted one won, then how many it won. A game is skipped when its replay's store already holds
-it (re-running the script goes on where it stopped).
+unbudgeted one won, then how many it won. A game played before is read, not played again
+(re-running the script goes on where it stopped); with --reverse a second instance on other
+cores takes the games from the last, leaving those the first is playing.
 """
 from __future__ import annotations
 
@@ -60,17 +61,31 @@ def one_game_spec(spec: Path, task_id: str, work: Path) -> Path:
     return path
 
 
-def replay(spec: Path, llm: str, cpus: str, code: Path) -> tuple[bool, int, int, float]:
-    """Plays the one game with no budget; (won, LLM calls, steps, seconds)."""
+def replay(spec: Path, llm: str, cpus: str, code: Path) -> tuple[bool, int, int, float] | None:
+    """Plays the one game with no budget; (won, LLM calls, steps, seconds), or None while another
+    instance of this script plays it."""
     store = spec.parent / "unbudgeted.db"
+    if store.exists() and _episode(store) is None:
+        return None
     if not store.exists():
         env = {**os.environ, "PYTHONPATH": str(code), "OMP_WAIT_POLICY": "PASSIVE"}
         command = ["taskset", "-c", cpus, sys.executable, str(code / "cli.py"), "run", str(spec), "--llm", llm,
                    "--llm-budget", "none", "--rounds", "1", "--store", str(store), "--name", "unbudgeted"]
         subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
-    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
-    won, calls, steps, seconds = db.execute("select won, llm_calls, n_steps, seconds from episodes").fetchone()
+    played = _episode(store)
+    if played is None:
+        sys.exit(f"{store}: the game was played but no episode was stored")
+    won, calls, steps, seconds = played
     return bool(won), int(calls), int(steps), float(seconds)
+
+
+def _episode(store: Path) -> tuple[int, int, int, float] | None:
+    """The replay's episode, once stored (a run stores it when the game ends)."""
+    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    try:
+        return db.execute("select won, llm_calls, n_steps, seconds from episodes").fetchone()
+    except sqlite3.OperationalError:  # the run has not made its tables yet
+        return None
 
 
 def main() -> None:
@@ -82,14 +97,18 @@ def main() -> None:
     parser.add_argument("--cpus", default="0")
     parser.add_argument("--code", type=Path, default=ROOT, help="the checkout of prag to play with")
     parser.add_argument("--work", type=Path, default=Path("budget-check"))
+    parser.add_argument("--reverse", action="store_true", help="last game first: a second instance on other cores")
     args = parser.parse_args()
     games = spent_and_lost(args.store, args.run)
     print(f"{len(games)} games of run {args.run} lost after spending the whole LLM budget")
     wins = 0
-    for task_id, calls, steps in games:
+    for task_id, calls, steps in reversed(games) if args.reverse else games:
         started = time.monotonic()
-        won, free_calls, free_steps, seconds = replay(one_game_spec(args.spec, task_id, args.work.resolve()),
-                                                      args.llm, args.cpus, args.code.resolve())
+        played = replay(one_game_spec(args.spec, task_id, args.work.resolve()), args.llm, args.cpus, args.code.resolve())
+        if played is None:
+            print(f"{task_id}: being played by another instance", flush=True)
+            continue
+        won, free_calls, free_steps, seconds = played
         wins += won
         print(f"{task_id}: budgeted lost ({calls} calls, {steps} steps); unbudgeted {'WON' if won else 'lost'} "
               f"({free_calls} calls, {free_steps} steps, {seconds:.0f} s; {time.monotonic() - started:.0f} s here)",

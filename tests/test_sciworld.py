@@ -11,6 +11,7 @@ import pytest
 from support import minilm
 
 from prag.agent.agent import AgentConfig
+from prag.agent.instructed import verified_focuses
 from prag.envs.base import Task
 from prag.envs.sciworld import engine
 from prag.envs.sciworld.domain import SCIWORLD
@@ -18,6 +19,7 @@ from prag.envs.sciworld.env import SciworldEnv, from_params, task_names, variati
 from prag.envs.spec import load_spec
 from prag.errors import PragError, SpecError
 from prag.llm.base import Completion, Message
+from prag.retrieval.episodes import Experience
 from prag.run.config import ExecutionConfig, ExperimentConfig, RetrievalConfig, RunConfig
 from prag.run.metrics import round_metrics
 from prag.run.runner import Runner, start_run
@@ -226,8 +228,9 @@ def test_the_action_model_learns_what_open_go_activate_and_focus_do_from_stored_
 def test_trained_on_another_substance_the_test_variation_seeks_and_focuses_on_its_own(tmp_path) -> None:
     """Protocol (b) in small. A train variation ("boil orange juice") is played by a stand-in that
     knows its gold path: its focus on the juice raised the score. In a test variation ("boil
-    gallium"), whose words name no thing ("focus on the substance"), search walks to the gallium
-    and focuses on it, with no LLM call: experience read what "the substance" means."""
+    gallium"), "focus on the substance", search walks to the gallium and focuses on it, with no
+    LLM call. The words say what the substance is (prag.agent.instructed.Target), and the stored
+    episode's scored focus, re-worded, reads it the same (`verified_focuses`)."""
     for split, seed in (("train", 10), ("test", 0)):
         (tmp_path / f"boil-{split}.toml").write_text(
             f'name = "boil-{split}"\nenv = "sciworld"\nmax_steps = 60\n'
@@ -252,6 +255,7 @@ def test_trained_on_another_substance_the_test_variation_seeks_and_focuses_on_it
         Runner(store, test_run, tested, llm=GoldStepLLM([]), encoder=minilm()).play()  # type: ignore[arg-type]
         (test,) = store.episodes(test_run.id)
     assert "boil gallium" in test.goal
+    assert verified_focuses(test.goal, [Experience(None, episode)], SCIWORLD) == ["gallium"]  # type: ignore[arg-type]
     at = next(i for i, s in enumerate(test.steps) if s.action == "focus on gallium")
     assert test.extra.decisions[at - 1].source == "subgoal"
     assert (test.steps[at].score or 0) > (test.steps[at - 1].score or 0)

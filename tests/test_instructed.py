@@ -55,6 +55,25 @@ def test_an_instruction_in_a_word_for_what_the_task_is_about_names_that_thing() 
                                         "are done, focus on the sugar water.", SCIWORLD).left] == [None]
 
 
+def test_an_indefinite_phrase_ending_the_task_names_a_kind_any_thing_of_which_is_meant() -> None:
+    """"find a(n) plant. First, focus on the thing": a pea plant is a plant, as English names a kind
+    of a kind; so is what the actions call "living thing in flower pot 6" a living thing. A phrase
+    with a preposition ("a peach plant from seed") names no kind."""
+    plant = Instructed("Your task is to find a(n) plant. First, focus on the thing. Then, move it to the red box in the "
+                       "kitchen.", SCIWORLD).left[0]
+    assert plant.kind and plant.words == "plant"
+    assert plant.called({"living thing in flower pot 7", "pea plant"}) and plant.called({"plant"})
+    assert not plant.called({"planter"}) and not plant.called({"plant pot"})
+    living = Instructed("Your task is to find a(n) living thing. First, focus on the thing.", SCIWORLD).left[0]
+    assert living.kind and living.called({"living thing"}) and not living.called({"thing"})
+    non_living = "Your task is to find a(n) non-living thing. First, focus on the thing."
+    assert not Instructed(non_living, SCIWORLD).left[0].called({"living thing"})
+    assert names_the_target("Your task is to find a(n) plant. First, focus on the thing.", SCIWORLD, {"pea plant"})
+    grow = ("Your task is to grow a peach plant from seed. Seeds can be found in the bedroom. First, focus on a seed. "
+            "Then, make changes to the environment that grow the plant until it reaches the reproducing stage.")
+    assert [(t.words, t.kind) for t in Instructed(grow, SCIWORLD).left] == [("seed", False)]
+
+
 @pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
 def test_search_seeks_the_substance_the_task_is_about_and_focuses_on_it_with_no_llm_call() -> None:
     """boil: "First, focus on the substance": the water is "substance in ..." isa water; search
@@ -71,6 +90,16 @@ def test_find_x_opens_doors_to_the_instructed_thing_and_search_focuses_on_it_wit
     focus = decisions[-1]
     assert focus.action.startswith("focus on thermometer") and focus.source == StepSource.SUBGOAL
     assert {d.source for d in decisions} == {StepSource.FIND, StepSource.SUBGOAL}  # no LLM call
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
+def test_search_seeks_a_thing_of_the_kind_the_task_names_and_focuses_on_it_with_no_llm_call() -> None:
+    """find-plant: find-X walks the house until a thing whose name ends in "plant" is in view, and
+    search focuses on it (the simulator's score rises: `play`)."""
+    decisions = play("find-plant", 60)
+    focus = decisions[-1]
+    assert focus.action.startswith("focus on") and focus.source == StepSource.SUBGOAL
+    assert {d.source for d in decisions} == {StepSource.FIND, StepSource.SUBGOAL}
 
 
 def play(task: str, limit: int) -> list[Decision]:

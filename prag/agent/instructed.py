@@ -15,6 +15,10 @@ pronoun would (with two, which is meant is left open), and is taken on a thing w
 that clause (gallium; "orange juice" in "boil orange juice"). That is the thing
 prag.agent.irrevocable already lets any source act on; a word the clause shares ("focus on the
 sodium chloride" after "determine if sodium chloride is conductive") names a thing of its own.
+Where the clause ends in an indefinite phrase ("find a(n) plant"), it names a kind, not a thing:
+the instruction that refers to it ("the thing", its last word, or words the clause does not use)
+is taken on any thing whose name ends in that phrase, as English names a kind of a kind ("pea
+plant"; "living thing in flower pot 6", by the words the actions use for it without where it is).
 
 What the words leave open, experience reads (`verified_focuses`): where a stored episode of this
 goal's template took an irrevocable step that raised the family's score, the thing it was aimed at
@@ -38,18 +42,25 @@ from prag.store.records import EpisodeRecord
 
 _LEAD = re.compile(r"^\w+,\s*")  # "first, ", "next, ", "then, "
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+")
+# "... find a(n) living thing": an indefinite noun phrase ending the clause ("grow a peach plant
+# from seed" ends in no noun phrase: the plant is grown from it).
+_KIND = re.compile(r"(?:^|\s)(?:a|an|a\(n\))\s+(?P<kind>(?:(?!(?:from|of|in|on|to|with|into|for|by|at)\b)[\w-]+\s?)+)$")
 
 
 @dataclass(frozen=True)
 class Target:
     """The thing an instruction names: by its own name (`words`), or, where the instruction's
     words refer to what the task is about, any thing whose name ends the goal's first clause
-    (`about`); `words` is then the clause's last word, for find-X to seek."""
+    (`about`; `words` is then the clause's last word, for find-X to seek), or, where that clause
+    ends in a kind (`kind`: "a(n) plant"), any thing whose name ends in `words`, the kind."""
 
     words: str
     about: str | None = None
+    kind: bool = False
 
     def called(self, names: set[str]) -> bool:
+        if self.kind:
+            return any(name == self.words or name.endswith(f" {self.words}") for name in names)
         if self.about is None:
             return self.words in names
         return _ends(self.about, names)
@@ -78,7 +89,13 @@ def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[Target, ...], st
     about = re.split(r"[.,;!?]", " ".join(goal.lower().replace("'", " ").split()), maxsplit=1)[0].strip()
     targets = [Target(name) for name in named]
     said = set(re.findall(r"\w+", about))
-    if about and not _ends(about, set(named)):
+    kind = _KIND.search(about)
+    if kind is not None:  # "find a(n) living thing. First, focus on the thing."
+        head = kind["kind"].split()[-1]
+        referring = [i for i, name in enumerate(named) if name == head or not set(re.findall(r"\w+", name)) & said]
+        if len(referring) == 1:
+            targets[referring[0]] = Target(kind["kind"], kind=True)
+    elif about and not _ends(about, set(named)):
         unsaid = [i for i, name in enumerate(named) if not set(re.findall(r"\w+", name)) & said]
         if len(unsaid) == 1:  # with two ("the thermometer", "the substance"), which is meant is open
             targets[unsaid[0]] = Target(about.split()[-1], about)
@@ -134,10 +151,16 @@ class Instructed:
             self.left.pop(0)
         if not self.left:
             return None
+        target = self.left[0]
         for action in observation.admissible:
             thing = self.domain.aimed_at(action)
-            if thing is not None and self.left[0].called(names(thing, self.domain, observation.scene_triples)):
-                self._offered[action] = self.left[0]
+            if thing is None:
+                continue
+            called = names(thing, self.domain, observation.scene_triples)
+            if target.kind:  # "living thing in flower pot 6" is a living thing, whatever its own name
+                called.add(self.domain.name_of(thing, ()).lower())
+            if target.called(called):
+                self._offered[action] = target
                 return action
         return None
 

@@ -8,6 +8,7 @@ import shutil
 import pytest
 
 from prag.agent.agent import AgentConfig, PragAgent
+from prag.agent.carry import CarryInstruction, carry_instruction
 from prag.agent.instructed import Instructed, instructed, names_the_target
 from prag.agent.protocol import Decision
 from prag.envs.base import Task
@@ -100,6 +101,43 @@ def test_search_seeks_a_thing_of_the_kind_the_task_names_and_focuses_on_it_with_
     focus = decisions[-1]
     assert focus.action.startswith("focus on") and focus.source == StepSource.SUBGOAL
     assert {d.source for d in decisions} == {StepSource.FIND, StepSource.SUBGOAL}
+
+
+def test_an_instruction_to_move_what_was_focused_on_is_read_unless_conditional() -> None:
+    goal = "Your task is to find a(n) animal. First, focus on the thing. Then, move it to the purple box in the workshop."
+    assert carry_instruction(goal, SCIWORLD) == CarryInstruction("move", "to", "purple box", "workshop")
+    assert carry_instruction("Your task is to find a(n) plant. First, focus on the thing. Then, move it to the blue "
+                             "box.", SCIWORLD) == CarryInstruction("move", "to", "blue box", None)
+    conductive = ("Your task is to determine if sodium chloride is electrically conductive. First, focus on the sodium "
+                  "chloride. If it is electrically conductive, place it in the green box.")
+    assert carry_instruction(conductive, SCIWORLD) is None  # what to do depends on what is found
+    assert carry_instruction("put it in the drawer.", ALFWORLD) is None  # the family marks no irrevocable step
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
+def test_search_focuses_on_a_thing_of_the_kind_then_carries_it_to_the_box_and_wins_with_no_llm_call() -> None:
+    """find-plant, variation 0: focus on a plant, pick it up (the scene still marks it focused under
+    its new name), go to the room the goal names and move it to the box: the game is won by search
+    alone (the stand-in LLM answers "look around" and is never asked)."""
+    env = SciworldEnv(Task("find-plant-0", "find-plant", 0), "find-plant", 0, "")
+    try:
+        seen = env.reset()
+        llm = ScriptedLLM(lambda messages: "look around", supports_choices=True)
+        agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("search", "llm")), domain=SCIWORLD)
+        agent.reset(seen)
+        for _ in range(80):
+            decision = agent.act(seen)
+            seen = env.step(decision.action)
+            agent.observe(decision.action, seen)
+            if seen.done:
+                break
+        assert seen.won and seen.score == 100
+        actions = [d.action for d in agent.state.decisions]
+        focus = next(i for i, action in enumerate(actions) if action.startswith("focus on"))
+        assert actions[focus + 1].startswith("pick up") and actions[-1].startswith("move ")
+        assert {d.source for d in agent.state.decisions} == {StepSource.FIND, StepSource.SUBGOAL}
+    finally:
+        env.close()
 
 
 def play(task: str, limit: int) -> list[Decision]:

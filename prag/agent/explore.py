@@ -76,6 +76,13 @@ def find_plan(targets: Sequence[str], observed: Observed, places: Places) -> Pla
     return _toward(set(order), observed, domain)
 
 
+def go_plan(room: str, observed: Observed) -> Plan | None:
+    """Steps to a room by the ways seen: there when it can be reached now, else the first move
+    towards the nearest room with a way to it; None when no way to it is known."""
+    steps = route(room, observed, observed.domain)
+    return Plan(tuple(steps), StepSource.FIND, goal=observed.goal) if steps else _toward({room}, observed, observed.domain)
+
+
 def _toward(places: set[str], observed: Observed, domain: Domain) -> Plan | None:
     """The first move towards the nearest room with a way to one of `places`, by the ways seen
     room by room (ScienceWorld's workshop, seen from the hallway, is out of reach from the

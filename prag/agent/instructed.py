@@ -79,9 +79,8 @@ def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[Target, ...], st
     if irrevocable is not None:
         # The instruction may follow other words of its sentence ("When you are done, focus on ...").
         pattern = re.compile(rf"(?:^|(?<=\s))(?:{irrevocable})$")
-        for sentence in re.split(r"(?<=[.!?;])\s+", " ".join(goal.lower().split())):
-            sentence = _LEAD.sub("", sentence.strip().rstrip(".!?;"))
-            match = None if sentence.startswith("if ") or " if " in sentence else pattern.search(sentence)
+        for sentence in instructions(goal):
+            match = pattern.search(sentence)
             if match is not None:
                 named.append(_ARTICLE.sub("", match["x"]))
     # The goal's first clause, whose last words name what the task is about ("your task is to
@@ -100,6 +99,18 @@ def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[Target, ...], st
         if len(unsaid) == 1:  # with two ("the thermometer", "the substance"), which is meant is open
             targets[unsaid[0]] = Target(about.split()[-1], about)
     return tuple(targets), about
+
+
+def instructions(goal: str) -> list[str]:
+    """The goal's sentences, lower-cased and without their lead ("first, ", "then, "), but for
+    those that make what they say conditional ("If it is above 50 degrees, focus on ..."): no
+    instruction to do it now."""
+    said = []
+    for sentence in re.split(r"(?<=[.!?;])\s+", " ".join(goal.lower().split())):
+        sentence = _LEAD.sub("", sentence.strip().rstrip(".!?;"))
+        if not (sentence.startswith("if ") or " if " in sentence):
+            said.append(sentence)
+    return said
 
 
 def _ends(about: str, names: set[str]) -> bool:

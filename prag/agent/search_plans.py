@@ -4,7 +4,8 @@ while a thing the goal needs is unseen, else means-ends search on what was seen.
 where a reading is found wrong: it revises the goal (prag.agent.goal) and plans for the next."""
 from __future__ import annotations
 
-from prag.agent.explore import find_plan, missing, seek_plan
+from prag.agent.carry import Carry
+from prag.agent.explore import find_plan, go_plan, missing, seek_plan
 from prag.agent.instructed import Instructed
 from prag.agent.places import LLMPlaces, Places
 from prag.agent.plan_source import Planning
@@ -31,10 +32,12 @@ class SearchPlans:
         self.world_model = learned if s.config.action_model == "learned" or s.domain.action_model is None else None
         self._searched_at = 0  # the step (history length) search was last consulted at
         self.instructed = Instructed(planning.goal.sentence, s.domain)
+        self.carry = Carry(planning.goal.sentence, s.domain)
 
     def restart(self) -> None:
         self._searched_at = 0
         self.instructed = Instructed(self.planning.goal.sentence, self.planning.settings.domain)
+        self.carry = Carry(self.planning.goal.sentence, self.planning.settings.domain)
 
     def offer(self, observation: Observation) -> None:
         p = self.planning
@@ -49,11 +52,14 @@ class SearchPlans:
         if follower is not None and follower.plan.source == StepSource.SEARCH and p.actor.step_now(observation.admissible):
             return
         self.instructed.heed(p.state.verified)
-        instructed = self.instructed.step(observation, [step.action for step in p.state.steps])
+        taken = [step.action for step in p.state.steps]
+        instructed = self.instructed.step(observation, taken)
         if instructed is not None:  # "First, focus on the thermometer": it is in view
             p.actor.follow_search(Plan((instructed,), StepSource.SUBGOAL, goal=p.goal.sentence), observation.admissible)
             return
         sought = self.instructed.next
+        if sought is None and self._carry(observation, taken):  # "Then, move it to the purple box"
+            return
         if sought is not None and not missing(p.state.observed):  # not in view: find-X walks to where it may be
             found = find_plan([sought], p.state.observed, self.places)
             if found is not None:
@@ -69,6 +75,24 @@ class SearchPlans:
             p.actor.follow_search(seek_plan(subgoals.current.command, subgoals.at, p.state.observed), observation.admissible)
             return
         p.actor.follow_search(self._plan(observation), observation.admissible)
+
+    def _carry(self, observation: Observation, taken: list[str | None]) -> bool:
+        """Offer the step the goal's carry instruction calls for (prag.agent.carry): the carry or
+        what readies it where it can be taken, else the way to the room it names or a search for
+        its place while the thing is held. Whether a plan was offered."""
+        p = self.planning
+        step = self.carry.step(observation, taken)
+        if step is not None:
+            p.actor.follow_search(Plan((step,), StepSource.SUBGOAL, goal=p.goal.sentence), observation.admissible)
+            return True
+        order = self.carry.seeking(observation, taken)
+        if order is None:
+            return False
+        plan = go_plan(order.room, p.state.observed) if order.room is not None else None
+        plan = plan or find_plan([order.place], p.state.observed, self.places)
+        if plan is not None:
+            p.actor.follow_search(plan, observation.admissible)
+        return plan is not None
 
     def _plan(self, observation: Observation) -> Plan | None:
         """A find plan for what the reading needs and was not seen, else a means-ends plan;

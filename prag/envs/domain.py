@@ -128,6 +128,9 @@ class Domain:
     # Regex of actions that cannot be undone and fail the task when aimed at the wrong thing
     # (ScienceWorld's "focus on"), group `x` the thing: checked before taken (prag.agent.irrevocable).
     irrevocable: str | None = None
+    # The state the scene gives the thing an irrevocable action was taken on (ScienceWorld's
+    # "focused"): what "it" is in the goal's instructions after it (prag.agent.carry).
+    marked: str | None = None
 
     def schema(self) -> GoalSchema | None:
         """The family's goal schema, None when it has none."""

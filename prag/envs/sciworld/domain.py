@@ -37,4 +37,6 @@ SCIWORLD = Domain(
     kind_rule=r"(?P<kind>.+?) (?:in|on|containing|to) .+",
     own_name="isa",  # prag.envs.sciworld.scene.KIND
     irrevocable=r"focus on (?P<x>.+)",
+    marked="focused",  # prag.envs.sciworld.scene: the things focused on
+    readies=("pick up",),  # what readies moving a thing the goal says to carry (prag.agent.carry)
 )

@@ -78,7 +78,8 @@ class SciworldEnv:
         self.simplifications = simplifications
         self._sim: Any = None
         self._goal = ""
-        self._focused: list[str] = []
+        self._focused: set[str] = set()  # ids of the things focused on: their names change as they move
+        self._names: dict[str, str] = {}  # object id -> the actions' words for it, at the last observation
         self._refused: set[str] = set()
         self._taken: list[str] = []  # the actions sent since reset, as sent
         self._plan: list[str] | None = None
@@ -105,7 +106,7 @@ class SciworldEnv:
         sim.load(self.name, self.variation, self.simplifications)
         sim.server.reset()
         self._sim = sim
-        self._focused = []
+        self._focused = set()
         self._refused = set()
         self._taken = []
         self._goal = _goal(sim.get_task_description())
@@ -123,7 +124,7 @@ class SciworldEnv:
         if text.strip() == _REFUSED:
             self._refused.add(action)
         if action.startswith(FOCUS) and text.startswith("You focus on"):
-            self._focused.append(action[len(FOCUS):])
+            self._focused |= {object_id for object_id, name in self._names.items() if name == action[len(FOCUS):]}
         return self._observe(text)
 
     def close(self) -> None:
@@ -139,7 +140,7 @@ class SciworldEnv:
         sim = self._sim
         combos = sim.get_valid_action_object_combinations_with_templates()
         tree = sim.getObjectTree()
-        names = referents(combos)
+        names = self._names = referents(combos)
         doors = door_names(names, sim.get_all_object_ids_types_referents_LUTJSON())
         location, triples = visible(tree, names, sim.server.freeActionLook(), self._focused, doors)
         hidden = _hidden_ids(tree)

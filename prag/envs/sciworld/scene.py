@@ -16,7 +16,7 @@ room) for a door out of the room.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from prag.envs.base import Triple
@@ -92,12 +92,12 @@ def door_names(names: Mapping[str, str], lut: Mapping[str, Mapping[str, Any]]) -
 
 
 def visible(
-    tree: Mapping[str, Any], names: Mapping[str, str], look: str, focused: Sequence[str] = (),
+    tree: Mapping[str, Any], names: Mapping[str, str], look: str, focused: Collection[str] = (),
     doors: Mapping[str, str] | None = None,
 ) -> tuple[str | None, list[Triple]]:
     """The agent's room and the triples of what it sees there, from the object tree, the
     action names (`referents`), the doors' names (`door_names`) and the room's look text;
-    `focused` are the things focused on."""
+    `focused` are the object ids of the things focused on."""
     room = _agent_room(tree)
     if room is None:
         return None, []
@@ -119,7 +119,7 @@ def visible(
             triples.append((thing, "in", holder))
             if not thing.startswith(child["name"]):  # "substance in toilet" is water: say what it is
                 triples.append((thing, KIND, child["name"]))
-            triples.extend((thing, "is", state) for state in _states(child, thing in focused))
+            triples.extend((thing, "is", state) for state in _states(child, str(child["uuid"]) in focused))
             if _is_open(child):
                 walk(child, thing)
 

@@ -1,0 +1,94 @@
+"""An instruction to carry what the goal had the agent act on irrevocably: ScienceWorld's "First,
+focus on the thing. Then, move it to the purple box in the workshop."
+
+The goal's unconditional sentence "<verb> it <to|into|in|on> the <place>[ in the <room>]" (read by
+`carry_instruction`) is done by search once every instructed irrevocable step was taken: "it" is
+the thing the scene marks as acted on so (`Domain.marked`, ScienceWorld's "focused"), whatever
+the actions call it now ("living thing in flower pot 6", then "living thing in inventory"). Where
+"<verb> <it> <link> <place>" is admissible, with a thing whose name ends in the place's words in
+view, it is taken; else, while the thing is not held, the family's verb that readies a move
+(`Domain.readies`: "pick up") is taken on it; else the agent goes towards the room the sentence
+names (by the ways seen), and where it names none or no way to it is known, find-X seeks the place.
+A sentence whose verb the admissible actions never start with is no carry instruction.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from prag.agent.instructed import instructions, names
+from prag.envs.base import Observation, Triple
+from prag.envs.domain import Domain
+
+_CARRY = re.compile(r"(?P<verb>[a-z]+(?: [a-z]+)?) it (?P<link>to|into|in|on) (?:the )?(?P<place>.+?)"
+                    r"(?: in the (?P<room>[a-z ]+))?")
+
+
+@dataclass(frozen=True)
+class CarryInstruction:
+    verb: str  # "move"
+    link: str  # "to"
+    place: str  # "purple box"
+    room: str | None  # "workshop": where the place is, as the goal says
+
+
+def carry_instruction(goal: str, domain: Domain) -> CarryInstruction | None:
+    """The goal's instruction to carry the thing it had acted on irrevocably; None without one,
+    or for a family whose scene marks no such thing."""
+    if domain.marked is None or domain.irrevocable is None:
+        return None
+    for sentence in instructions(goal):
+        match = _CARRY.fullmatch(sentence)
+        if match is not None:
+            return CarryInstruction(match["verb"], match["link"], match["place"], match["room"])
+    return None
+
+
+class Carry:
+    """One episode's carry instruction and whether it was done."""
+
+    def __init__(self, goal: str, domain: Domain) -> None:
+        self.domain = domain
+        self.instruction = carry_instruction(goal, domain)
+        self._offered: set[str] = set()
+
+    def step(self, observation: Observation, taken: Sequence[str | None]) -> str | None:
+        """The admissible action the instruction calls for now: the carry, or what readies it;
+        None when it was done, there is nothing marked to carry, or neither can be taken here."""
+        order = self.instruction
+        if order is None or any(action in self._offered for action in taken):
+            return None
+        triples = observation.scene_triples
+        marked = [s for s, r, o in triples if r == "is" and o == self.domain.marked]
+        if not marked:
+            return None
+        it = marked[0]
+        places = {s for s, _, _ in triples if self._is_place(s, triples)}
+        for place in sorted(places):
+            action = f"{order.verb} {it} {order.link} {place}"
+            if action in observation.admissible:
+                self._offered.add(action)
+                return action
+        if (it, "in", self.domain.held_by) not in set(triples):
+            for verb in self.domain.readies:
+                if f"{verb} {it}" in observation.admissible:
+                    return f"{verb} {it}"
+        return None
+
+    def seeking(self, observation: Observation, taken: Sequence[str | None]) -> CarryInstruction | None:
+        """The instruction while its place is to be sought: the thing is held and no place of the
+        instruction's words is in view."""
+        order = self.instruction
+        if order is None or any(action in self._offered for action in taken):
+            return None
+        triples = observation.scene_triples
+        marked = [s for s, r, o in triples if r == "is" and o == self.domain.marked]
+        if not marked or (marked[0], "in", self.domain.held_by) not in set(triples):
+            return None
+        return None if any(self._is_place(s, triples) for s, _, _ in triples) else order
+
+    def _is_place(self, thing: str, triples: Sequence[Triple]) -> bool:
+        assert self.instruction is not None
+        place = self.instruction.place
+        return any(name == place or name.endswith(f" {place}") for name in names(thing, self.domain, triples))

@@ -8,10 +8,10 @@ import shutil
 import pytest
 
 from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.carry import CarryInstruction, carry_instruction
+from prag.agent.carry import Carry, CarryInstruction, carry_instruction
 from prag.agent.instructed import Instructed, instructed, names_the_target
 from prag.agent.protocol import Decision
-from prag.envs.base import Task
+from prag.envs.base import Observation, Task
 from prag.envs.domain import ALFWORLD
 from prag.envs.sciworld.domain import SCIWORLD
 from prag.envs.sciworld.env import SciworldEnv
@@ -112,6 +112,23 @@ def test_an_instruction_to_move_what_was_focused_on_is_read_unless_conditional()
                   "chloride. If it is electrically conductive, place it in the green box.")
     assert carry_instruction(conductive, SCIWORLD) is None  # what to do depends on what is found
     assert carry_instruction("put it in the drawer.", ALFWORLD) is None  # the family marks no irrevocable step
+
+
+def test_the_thing_marked_is_carried_by_its_present_name_and_a_refused_pick_up_is_not_asked_again() -> None:
+    goal = "Your task is to find a(n) plant. First, focus on the thing. Then, move it to the blue box in the kitchen."
+    carry = Carry(goal, SCIWORLD)
+    here = [("living thing in flower pot 6", "in", "flower pot 6"), ("living thing in flower pot 6", "is", "focused")]
+    seen = Observation(goal, "", ["pick up living thing in flower pot 6", "look around"], here, "")
+    assert carry.step(seen, []) == "pick up living thing in flower pot 6"
+    assert carry.step(seen, ["pick up living thing in flower pot 6"]) is None  # refused once: left to the others
+    held = [("living thing in inventory", "in", "inventory"), ("living thing in inventory", "is", "focused"),
+            ("blue box", "in", "kitchen")]
+    seen = Observation(goal, "", ["move living thing in inventory to blue box", "move living thing in inventory to sink"],
+                       held, "")
+    assert carry.step(seen, []) == "move living thing in inventory to blue box"
+    assert carry.step(seen, ["move living thing in inventory to blue box"]) is None  # done
+    away = Observation(goal, "", ["go to hallway"], held[:2], "")
+    assert carry.seeking(away, []) == CarryInstruction("move", "to", "blue box", "kitchen")
 
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")

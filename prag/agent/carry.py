@@ -7,7 +7,8 @@ the thing the scene marks as acted on so (`Domain.marked`, ScienceWorld's "focus
 the actions call it now ("living thing in flower pot 6", then "living thing in inventory"). Where
 "<verb> <it> <link> <place>" is admissible, with a thing whose name ends in the place's words in
 view, it is taken; else, while the thing is not held, the family's verb that readies a move
-(`Domain.readies`: "pick up") is taken on it; else the agent goes towards the room the sentence
+(`Domain.readies`: "pick up") is taken on it, once (a thing the world will not let go of is left
+to the other sources); else the agent goes towards the room the sentence
 names (by the ways seen), and where it names none or no way to it is known, find-X seeks the place.
 A sentence whose verb the admissible actions never start with is no carry instruction.
 """
@@ -72,8 +73,9 @@ class Carry:
                 return action
         if (it, "in", self.domain.held_by) not in set(triples):
             for verb in self.domain.readies:
-                if f"{verb} {it}" in observation.admissible:
-                    return f"{verb} {it}"
+                ready = f"{verb} {it}"
+                if ready in observation.admissible and ready not in taken:  # once: a refusal is not asked again
+                    return ready
         return None
 
     def seeking(self, observation: Observation, taken: Sequence[str | None]) -> CarryInstruction | None:

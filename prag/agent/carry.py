@@ -61,10 +61,9 @@ class Carry:
         if order is None or any(action in self._offered for action in taken):
             return None
         triples = observation.scene_triples
-        marked = [s for s, r, o in triples if r == "is" and o == self.domain.marked]
-        if not marked:
+        it = self._marked(triples)
+        if it is None:
             return None
-        it = marked[0]
         places = {s for s, _, _ in triples if self._is_place(s, triples)}
         for place in sorted(places):
             action = f"{order.verb} {it} {order.link} {place}"
@@ -85,10 +84,14 @@ class Carry:
         if order is None or any(action in self._offered for action in taken):
             return None
         triples = observation.scene_triples
-        marked = [s for s, r, o in triples if r == "is" and o == self.domain.marked]
-        if not marked or (marked[0], "in", self.domain.held_by) not in set(triples):
+        it = self._marked(triples)
+        if it is None or (it, "in", self.domain.held_by) not in set(triples):
             return None
         return None if any(self._is_place(s, triples) for s, _, _ in triples) else order
+
+    def _marked(self, triples: Sequence[Triple]) -> str | None:
+        """The thing the scene marks as acted on irrevocably: what "it" is."""
+        return next((s for s, r, o in triples if r == "is" and o == self.domain.marked), None)
 
     def _is_place(self, thing: str, triples: Sequence[Triple]) -> bool:
         assert self.instruction is not None

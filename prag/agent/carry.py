@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from prag.agent.instructed import instructions, names
+from prag.agent.instructed import instructions, is_a, names
 from prag.envs.base import Observation, Triple
 from prag.envs.domain import Domain
 
@@ -96,4 +96,4 @@ class Carry:
     def _is_place(self, thing: str, triples: Sequence[Triple]) -> bool:
         assert self.instruction is not None
         place = self.instruction.place
-        return any(name == place or name.endswith(f" {place}") for name in names(thing, self.domain, triples))
+        return any(is_a(name, place) for name in names(thing, self.domain, triples))

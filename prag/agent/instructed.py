@@ -60,7 +60,7 @@ class Target:
 
     def called(self, names: set[str]) -> bool:
         if self.kind:
-            return any(name == self.words or name.endswith(f" {self.words}") for name in names)
+            return any(is_a(name, self.words) for name in names)
         if self.about is None:
             return self.words in names
         return _ends(self.about, names)
@@ -111,6 +111,12 @@ def instructions(goal: str) -> list[str]:
         if not (sentence.startswith("if ") or " if " in sentence):
             said.append(sentence)
     return said
+
+
+def is_a(name: str, kind: str) -> bool:
+    """Whether a name names a thing of `kind`, as English names a kind of a kind: "pea plant" is a
+    plant, "blue box" a box; "planter" is not."""
+    return name == kind or name.endswith(f" {kind}")
 
 
 def _ends(about: str, names: set[str]) -> bool:

@@ -14,12 +14,18 @@ same as the first.
 With --against, another checkout of prag (say a git worktree of the code before a change) runs
 each command too, alternately with this one (which goes first swaps every repeat, so that both
 meet the same load): the figures are printed per checkout, and their outputs must be the same.
+
+With --instructions, each command also runs once per checkout under valgrind's callgrind, which
+counts the instructions it executed: a figure the speed of a shared CPU does not move (on this
+machine the same command's wall time varies by half between runs), for comparing two versions.
 """
 from __future__ import annotations
 
 import argparse
 import random
+import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -90,6 +96,17 @@ def timed(command: list[str], checkout: Path) -> tuple[float, float, str]:
     return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, done.stdout
 
 
+def instructions(command: list[str], checkout: Path) -> int:
+    """The instructions `command` executes (its python, not taskset, run under callgrind)."""
+    python = command.index(sys.executable)
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command[python:]],
+                          cwd=checkout, capture_output=True, text=True)
+    collected = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode or not collected:
+        sys.exit(f"valgrind {' '.join(command[python:])} failed:\n{done.stderr[-2000:]}")
+    return int(collected.group(1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--episodes", type=int, default=10_000)
@@ -97,7 +114,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cpus", default="1", help="taskset's CPU list")
     parser.add_argument("--against", type=Path, help="another checkout of prag, run alternately with this one")
+    parser.add_argument("--instructions", action="store_true", help="also count each command's instructions (valgrind)")
     args = parser.parse_args()
+    if args.instructions and not shutil.which("valgrind"):
+        sys.exit("--instructions needs valgrind: apt-get install valgrind")
     store = args.store or Path(tempfile.mkdtemp(prefix="prag-cli-latency-")) / "store.db"
     if not store.exists():
         start = time.perf_counter()
@@ -124,6 +144,10 @@ def main() -> None:
             print(f"prag {name}{f' ({checkout})' if args.against else ''}: "
                   + ", ".join(f"{w:.2f} s ({c:.2f} s CPU)" for w, c in runs)
                   + f"; median {statistics.median(walls):.2f} s ({statistics.median(cpus):.2f} s CPU)", flush=True)
+        if args.instructions:
+            for checkout in checkouts:
+                print(f"  instructions{f' ({checkout})' if args.against else ''}: "
+                      f"{instructions(command, checkout) / 1e9:.2f} G", flush=True)
         if not same:
             print("  (outputs differ between repeats or checkouts!)", flush=True)
         print(f"  $ {' '.join(command)}", flush=True)

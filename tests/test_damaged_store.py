@@ -74,6 +74,8 @@ DAMAGES = [
     # `prag compare` reads of an extra what its figures count (Store.outcomes), and checks that.
     pytest.param("update episodes set extra = '[1'", ["compare"],
                  "episodes.extra of episode 1 is '[1', not JSON text", "", id="episode extra, compared"),
+    pytest.param("update episodes set extra = '" + "[" * 100_000 + "'", ["compare"],
+                 "episodes.extra of episode 1 is '[[[[", "not JSON text", id="extra nested 100k deep"),
     pytest.param("""update episodes set extra = json_set(extra, '$.decisions', json('[{"source": 3}]'))""", ["compare"],
                  "episodes.extra.decisions of episode 1 is [{'source': 3}], not decisions, each naming its source", "",
                  id="decision source"),
@@ -110,3 +112,13 @@ def test_a_damaged_value_is_named_with_what_to_do_and_nothing_is_written(store, 
     assert written(store) == before
     with closing(sqlite3.connect(store)) as conn:
         assert conn.execute("select count(*) from runs").fetchone()[0] == 1  # no run recorded
+
+
+def test_an_extra_json_reads_as_python_wrote_it_with_nan_and_a_lone_surrogate(store):
+    """What json.dumps may write (NaN, an escaped lone surrogate) is no damage, though the fast
+    reader of extras refuses it."""
+    damage(store, """update episodes set extra = '{"env": "alfworld", "goal_sentence": "\\ud800", "score": NaN}'""")
+    result = CliRunner().invoke(app, ["compare", str(store), "--json"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    with Store(store, create=False) as opened:
+        assert opened.outcomes(["r1"])[0].goal_sentence == "\ud800"

@@ -120,7 +120,7 @@ def _outcome(path: Path, row: tuple[Any, ...]) -> Outcome:
      cached_tokens, completion_tokens, reasks, seconds, llm_seconds, extra_text) = row
     of = f"of episode {id_}"
     extra = stored_json(path, f"episodes.extra {of}", extra_text, dict, empty="{}")  # NULL and '': nothing kept
-    n_actions = stored_int(path, f"episodes.n_steps {of}", n_steps)
+    n_actions = _count(path, of, "n_steps", n_steps, empty=None)
     effort = _checked(path, of, "effort", extra.get("effort"), dict) or {}  # none: stored before it was kept
     return Outcome(
         id=id_,
@@ -128,17 +128,17 @@ def _outcome(path: Path, row: tuple[Any, ...]) -> Outcome:
         round=_count(path, of, "round", round_),
         task_id=task_id,
         task_type=task_type or "",
-        won=bool(stored_int(path, f"episodes.won {of}", won)),
+        won=bool(_count(path, of, "won", won, empty=None)),
         n_actions=n_actions,
         shortest_path=shortest_path,
-        score=None if score is None else stored_float(path, f"episodes.score {of}", score),
+        score=None if score is None else _number(path, of, "score", score),
         llm_calls=_count(path, of, "llm_calls", llm_calls),
         prompt_tokens=_count(path, of, "prompt_tokens", prompt_tokens),
         cached_tokens=_count(path, of, "cached_tokens", cached_tokens),
         completion_tokens=_count(path, of, "completion_tokens", completion_tokens),
         reasks=_count(path, of, "reasks", reasks),
-        seconds=stored_float(path, f"episodes.seconds {of}", seconds, empty=0.0),
-        llm_seconds=stored_float(path, f"episodes.llm_seconds {of}", llm_seconds, empty=0.0),
+        seconds=_number(path, of, "seconds", seconds, empty=0.0),
+        llm_seconds=_number(path, of, "llm_seconds", llm_seconds, empty=0.0),
         sources=_sources(_decision_sources(path, of, extra.get("decisions")), n_actions),
         effort=Effort(_count(path, of, "extra.effort.instructions", effort.get("instructions")),
                       _count(path, of, "extra.effort.words", effort.get("words")),
@@ -149,11 +149,18 @@ def _outcome(path: Path, row: tuple[Any, ...]) -> Outcome:
     )
 
 
-def _count(path: Path, of: str, name: str, value: Any) -> int:
+# The values below are read of every episode, 10k of them on a large store: each is taken as it
+# is when it is what prag writes, before the name an error would need is spelled.
+
+def _count(path: Path, of: str, name: str, value: Any, empty: int | None = 0) -> int:
     """A count read from an episode: none (NULL in a row written by an early version, a key
-    missing from an older extra) is 0. An int, as prag writes it, is taken before its name is
-    spelled for an error: 9 counts an episode, 10k episodes."""
-    return value if type(value) is int else stored_int(path, f"episodes.{name} {of}", value, empty=0)
+    missing from an older extra) is `empty`, by default 0."""
+    return value if type(value) is int else stored_int(path, f"episodes.{name} {of}", value, empty=empty)
+
+
+def _number(path: Path, of: str, name: str, value: Any, empty: float | None = None) -> float:
+    """A number read from an episode; none (NULL) is `empty`."""
+    return value if type(value) is float else stored_float(path, f"episodes.{name} {of}", value, empty=empty)
 
 
 _KINDS: dict[type, str] = {str: "text", dict: "a JSON object", list: "a JSON list"}

@@ -44,6 +44,8 @@ _LEAD = re.compile(r"^\w+,\s*")  # "first, ", "next, ", "then, "
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+")
 # "... find a(n) living thing": an indefinite noun phrase ending the clause ("grow a peach plant
 # from seed" ends in no noun phrase: the plant is grown from it).
+# "the animal with the longest life span": a description, not a name.
+_QUALIFIED = re.compile(r"\s(?:with|that|which|whose)\s")
 _KIND = re.compile(r"(?:^|\s)(?:a|an|a\(n\))\s+(?P<kind>(?:(?!(?:from|of|in|on|to|with|into|for|by|at)\b)[\w-]+\s?)+)$")
 
 
@@ -57,6 +59,15 @@ class Target:
     words: str
     about: str | None = None
     kind: bool = False
+
+    @property
+    def description(self) -> str | None:
+        """How the LLM is asked for the thing (prag.agent.described) where the words describe it
+        rather than name it: a kind ("a(n) animal"), or a phrase qualified by what it is like
+        ("the animal with the longest life span"); None for a name."""
+        if self.kind:
+            return f"a(n) {self.words}"
+        return f"the {self.words}" if self.about is None and _QUALIFIED.search(self.words) else None
 
     def called(self, names: set[str]) -> bool:
         if self.kind:
@@ -156,6 +167,15 @@ class Instructed:
             return
         self._heeded = True
         self.left = [Target(name) for name in verified] + self.left[len(verified):]
+
+    @property
+    def described(self) -> str | None:
+        """The next instruction's thing, where its words describe it (`Target.description`)."""
+        return self.left[0].description if self.left else None
+
+    def mean(self, thing: str) -> None:
+        """The next instruction means `thing` (as the LLM chose it for its description)."""
+        self.left[0] = Target(thing)
 
     @property
     def next(self) -> str | None:

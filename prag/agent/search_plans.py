@@ -5,6 +5,7 @@ where a reading is found wrong: it revises the goal (prag.agent.goal) and plans 
 from __future__ import annotations
 
 from prag.agent.carry import Carry
+from prag.agent.described import DescribedThings, room_holding
 from prag.agent.explore import find_plan, go_plan, missing, seek_plan
 from prag.agent.instructed import Instructed
 from prag.agent.places import LLMPlaces, Places
@@ -33,6 +34,7 @@ class SearchPlans:
         self._searched_at = 0  # the step (history length) search was last consulted at
         self.instructed = Instructed(planning.goal.sentence, s.domain)
         self.carry = Carry(planning.goal.sentence, s.domain)
+        self.described = DescribedThings(s.llm, planning.llm_step.usage, s.config.llm_budget, s.seed)
 
     def restart(self) -> None:
         self._searched_at = 0
@@ -53,15 +55,20 @@ class SearchPlans:
             return
         self.instructed.heed(p.state.verified)
         taken = [step.action for step in p.state.steps]
-        instructed = self.instructed.step(observation, taken)
-        if instructed is not None:  # "First, focus on the thermometer": it is in view
-            p.actor.follow_search(Plan((instructed,), StepSource.SUBGOAL, goal=p.goal.sentence), observation.admissible)
+        if self._instructed(observation, taken):  # "First, focus on the thermometer": it is in view
             return
         sought = self.instructed.next
         if sought is None and self._carry(observation, taken):  # "Then, move it to the purple box"
             return
         if sought is not None and not missing(p.state.observed):  # not in view: find-X walks to where it may be
             found = find_plan([sought], p.state.observed, self.places)
+            if found is None and self._choose_described():  # "a(n) animal": the words named nothing anywhere
+                if self._instructed(observation, taken):
+                    return
+                sought = self.instructed.next or sought
+            if found is None:  # every place searched: back to the room it was seen in, if it was
+                room = room_holding(sought, p.state.observed)
+                found = go_plan(room, p.state.observed) if room not in (None, p.state.observed.location) else None
             if found is not None:
                 p.actor.follow_search(found, observation.admissible)
                 return
@@ -75,6 +82,26 @@ class SearchPlans:
             p.actor.follow_search(seek_plan(subgoals.current.command, subgoals.at, p.state.observed), observation.admissible)
             return
         p.actor.follow_search(self._plan(observation), observation.admissible)
+
+    def _instructed(self, observation: Observation, taken: list[str | None]) -> bool:
+        """Offer the step the next instruction calls for, where its thing is in view; whether one was."""
+        step = self.instructed.step(observation, taken)
+        if step is not None:
+            self.planning.actor.follow_search(Plan((step,), StepSource.SUBGOAL, goal=self.planning.goal.sentence),
+                                              observation.admissible)
+        return step is not None
+
+    def _choose_described(self) -> bool:
+        """Where the next instruction describes its thing and every place was searched for the
+        words, the thing the LLM chooses for it among those seen (prag.agent.described); whether
+        one was chosen."""
+        description = self.instructed.described
+        if description is None:
+            return False
+        chosen = self.described.choose(description, self.planning.goal.sentence, self.planning.state.observed)
+        if chosen is not None:
+            self.instructed.mean(chosen)
+        return chosen is not None
 
     def _carry(self, observation: Observation, taken: list[str | None]) -> bool:
         """Offer the step the goal's carry instruction calls for (prag.agent.carry): the carry or

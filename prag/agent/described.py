@@ -1,0 +1,110 @@
+"""A thing the goal describes rather than names, chosen by the LLM among the things seen.
+
+"Find a(n) animal. First, focus on the thing": no thing's name says it is an animal ("dove",
+"wolf"). "Focus on the animal with the longest life span": no thing is called that. What the
+words cannot settle, the LLM's knowledge may: once find-X has searched every place for the
+words and found nothing so called, the LLM is asked, room by room, "Which one of them is a(n)
+animal?" among the things seen there, with "none" allowed, under a constraint (one of those
+names). The first room it names a thing in gives the thing the instruction means; the rooms the
+goal mentions ("The animals are in the 'outside' location") are asked first, the others in the
+order they were first seen.
+
+A kind is asked only after the words failed in every room: asked first, the 1.5B model named a
+wrong thing for "a(n) living thing" in 11 of 20 rooms, where the words name it ("living thing in
+flower pot 6"); for "a(n) animal" in 1 of 20, with the goal's own text in the question in 4 of
+10 ("sink" in a bathroom): the question shows the room's things alone
+(benchmarks/kind_questions.py). A focus is irrevocable, so a wrong answer loses the task; a
+thing already chosen is not offered again, and each question is one LLM call, counted against
+the LLM budget like any other.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from prag.agent.observed import Observed
+from prag.agent.protocol import Usage
+from prag.llm import LLM, Message
+
+NONE = "none"
+_SYSTEM = "You know what kinds of thing there are in the world."
+
+
+@dataclass
+class DescribedThings:
+    """The LLM's choices of described things in one episode."""
+
+    llm: LLM
+    usage: Usage
+    budget: int | None  # the LLM calls a game may take (AgentConfig.llm_budget), None: no limit
+    seed: int = 0
+    asked: set[tuple[str, str]] = field(default_factory=set)  # (description, room)
+    chosen: list[str] = field(default_factory=list)
+
+    def choose(self, description: str, goal: str, observed: Observed) -> str | None:
+        """The thing seen that the LLM says `description` ("a(n) animal", "the animal with the
+        longest life span") is, asking the rooms not yet asked about it; None when it names none."""
+        for room, things in rooms_first_named(goal, things_by_room(observed)):
+            if (description, room) in self.asked:
+                continue
+            if self.budget is not None and self.usage.calls >= self.budget:
+                return None
+            self.asked.add((description, room))
+            offered = [thing for thing in things if thing not in self.chosen]
+            if not offered:
+                continue
+            answer = self._ask(description, room, offered)
+            if answer is not None:
+                self.chosen.append(answer)
+                return answer
+        return None
+
+    def _ask(self, description: str, room: str, things: Sequence[str]) -> str | None:
+        messages: list[Message] = [
+            {"role": "system", "content": _SYSTEM},
+            {"role": "user", "content": f"Things in the {room}: {', '.join(things)}.\nWhich one of them is "
+                                        f"{description}? Answer with its name, or {NONE}."},
+        ]
+        choices = [*things, NONE] if NONE not in things else list(things)
+        completion = self.llm.complete(messages, choices=choices, max_tokens=16, seed=self.seed)
+        self.usage.add(completion)
+        answer = completion.text.strip().rstrip(".").lower()  # read as words, never evaluated
+        return answer if answer in things else None
+
+
+def things_by_room(observed: Observed) -> dict[str, list[str]]:
+    """The things seen, by the room they were last seen in (`room_holding`), in the order the
+    rooms were first learnt of; places that are rooms, and the ways between them, are no things."""
+    rooms = _rooms(observed)
+    found: dict[str, list[str]] = {}
+    for thing in observed.seen:
+        room = room_holding(thing, observed)
+        if thing not in rooms and thing not in observed.ways and room is not None:
+            found.setdefault(room, []).append(thing)
+    order = {room: n for n, room in enumerate(dict.fromkeys([*observed.places, *observed.visited]))}
+    return {room: sorted(found[room]) for room in sorted(found, key=lambda room: order.get(room, len(order)))}
+
+
+def room_holding(thing: str, observed: Observed) -> str | None:
+    """The room a thing was last seen in, through what holds it (the apple in the fridge in the
+    kitchen); None when it was not seen, or not in a room."""
+    rooms, held = _rooms(observed), set()
+    place = observed.seen.get(thing)
+    while place is not None and place not in rooms:
+        if place in held:
+            return None
+        held.add(place)
+        place = observed.seen.get(place)
+    return place
+
+
+def _rooms(observed: Observed) -> set[str]:
+    return set(observed.places) | observed.visited
+
+
+def rooms_first_named(goal: str, rooms: dict[str, list[str]]) -> Iterable[tuple[str, list[str]]]:
+    """The rooms, those the goal's words mention first."""
+    said = " ".join(re.findall(r"[\w-]+", goal.lower()))
+    named = [room for room in rooms if re.search(rf"\b{re.escape(room.lower())}\b", said)]
+    return [(room, rooms[room]) for room in [*named, *(room for room in rooms if room not in named)]]

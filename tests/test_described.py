@@ -1,0 +1,116 @@
+"""A thing the goal describes rather than names ("a(n) animal", "the animal with the longest life
+span"): read as a description, asked of the LLM room by room once the words found nothing, the
+rooms the goal mentions first, and focused on by search, on the real ScienceWorld simulator."""
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+
+from prag.agent.agent import AgentConfig, PragAgent
+from prag.agent.described import DescribedThings, rooms_first_named, things_by_room
+from prag.agent.instructed import Instructed
+from prag.agent.observed import Observed
+from prag.agent.protocol import Usage
+from prag.envs.base import Task
+from prag.envs.sciworld.domain import SCIWORLD
+from prag.envs.sciworld.env import SciworldEnv
+from prag.llm.base import Message
+from prag.llm.scripted import ScriptedLLM
+from prag.retrieval.index import Visibility
+from prag.sources import StepSource
+
+LONGEST = ("Your task is to find the animal with the longest life span.  The animals are in the 'outside' location.  "
+           "Focus on the animal with the longest life span.")
+QUESTION = re.compile(r"Things in the (?P<room>[\w -]+): (?P<things>.*)\.\nWhich one of them is (?P<description>.*)\?")
+
+
+def test_a_kind_or_a_qualified_phrase_is_a_description_and_a_name_is_not() -> None:
+    assert Instructed("Your task is to find a(n) animal. First, focus on the thing.", SCIWORLD).described == "a(n) animal"
+    assert Instructed(LONGEST, SCIWORLD).described == "the animal with the longest life span"
+    assert Instructed("Your task is to boil gallium. First, focus on the substance.", SCIWORLD).described is None
+    assert Instructed("Your task is to measure the melting point of chocolate. First, focus on the thermometer.",
+                      SCIWORLD).described is None
+    instructed = Instructed(LONGEST, SCIWORLD)
+    instructed.mean("elephant")
+    assert instructed.next == "elephant" and instructed.described is None
+
+
+def observed_house() -> Observed:
+    observed = Observed(SCIWORLD, LONGEST)
+    observed.places = ["kitchen", "outside"]
+    observed.visited = {"kitchen", "outside", "hallway"}
+    observed.seen = {"fridge": "kitchen", "apple": "fridge", "sink": "kitchen", "elephant": "outside",
+                     "crocodile": "outside", "air": "hallway", "kitchen": "hallway"}
+    return observed
+
+
+def test_the_things_seen_are_grouped_by_the_room_that_holds_them_and_the_goal_s_rooms_come_first() -> None:
+    rooms = things_by_room(observed_house())
+    assert rooms == {"kitchen": ["apple", "fridge", "sink"], "outside": ["crocodile", "elephant"], "hallway": ["air"]}
+    assert [room for room, _ in rooms_first_named(LONGEST, rooms)] == ["outside", "kitchen", "hallway"]
+
+
+def knowing(answers: dict[str, str]) -> ScriptedLLM:
+    """A stand-in that answers a described-thing question with the first thing listed that it
+    was told is so described, else "none"; any other question with "look around"."""
+    def answer(messages: list[Message]) -> str:
+        asked = QUESTION.search(messages[-1]["content"])
+        if asked is None:
+            return "look around"
+        listed = asked["things"].split(", ")
+        return next((thing for thing in listed if answers.get(thing) == asked["description"]), "none")
+    return ScriptedLLM(answer, supports_choices=True)
+
+
+def test_rooms_are_asked_until_one_names_a_thing_within_the_llm_budget_and_a_chosen_thing_is_not_offered_again() -> None:
+    llm = knowing({"elephant": "the animal with the longest life span", "crocodile": "the animal with the shortest life span"})
+    usage = Usage()
+    described = DescribedThings(llm, usage, budget=None)
+    observed = observed_house()
+    assert described.choose("the animal with the longest life span", LONGEST, observed) == "elephant"
+    assert len(llm.calls) == 1 and usage.calls == 1  # the goal's room first, and it named one
+    assert llm.calls[0]["choices"] == ["crocodile", "elephant", "none"]
+    assert described.choose("the animal with the longest life span", LONGEST, observed) is None  # each room once
+    assert len(llm.calls) == 3  # the kitchen and the hallway, asked now, name none
+    assert described.choose("the animal with the shortest life span", LONGEST, observed) == "crocodile"
+    assert llm.calls[-1]["choices"] == ["crocodile", "none"]  # the elephant was chosen already
+    spent = Usage()
+    spent.calls = 6
+    assert DescribedThings(llm, spent, budget=6).choose("a(n) animal", LONGEST, observed) is None
+    assert len(llm.calls) == 4  # past the budget: not asked
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
+def test_search_walks_the_house_asks_which_thing_is_an_animal_then_focuses_on_it_and_carries_it_to_the_box() -> None:
+    """find-animal, variation 0: no thing's name says "animal". find-X searches every place for the
+    word, then the LLM (a stand-in that knows the blue jay is an animal) is asked room by room; the
+    focus on the thing it names raises the simulator's score, and search carries it to the box:
+    won, every step by find-X or search, the LLM asked questions but chose no step."""
+    env = SciworldEnv(Task("find-animal-0", "find-animal", 0), "find-animal", 0, "")
+    try:
+        seen = env.reset()
+        llm = knowing({"blue jay": "a(n) animal"})
+        agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("search", "llm")), domain=SCIWORLD)
+        agent.reset(seen)
+        for _ in range(100):
+            decision = agent.act(seen)
+            seen = env.step(decision.action)
+            agent.observe(decision.action, seen)
+            if seen.done:
+                break
+        assert seen.won and seen.score == 100
+        actions = [d.action for d in agent.state.decisions]
+        assert "focus on blue jay" in actions
+        assert {d.source for d in agent.state.decisions} == {StepSource.FIND, StepSource.SUBGOAL}
+        assert all(QUESTION.search(call["messages"][-1]["content"]) for call in llm.calls)  # questions, no step asked
+    finally:
+        env.close()
+
+
+def test_a_question_answered_with_no_thing_listed_chooses_nothing() -> None:
+    llm = ScriptedLLM(lambda messages: "a dolphin", supports_choices=True)  # a backend that does not constrain
+    described = DescribedThings(llm, Usage(), budget=None)
+    assert described.choose("a(n) animal", "find a(n) animal.", observed_house()) is None
+    assert len(llm.calls) == 3  # every room asked; no answer was a thing listed there

@@ -14,8 +14,9 @@ wrong thing for "a(n) living thing" in 11 of 20 rooms, where the words name it (
 flower pot 6"); for "a(n) animal" in 1 of 20, with the goal's own text in the question in 4 of
 10 ("sink" in a bathroom): the question shows the room's things alone
 (benchmarks/kind_questions.py). A focus is irrevocable, so a wrong answer loses the task; a
-thing already chosen is not offered again, and each question is one LLM call, counted against
-the LLM budget like any other.
+thing already chosen is not offered again. Each question is one LLM call, counted in the LLM
+budget, and asked past it as a goal's reading is (`--llm-budget` bounds the steps the LLM
+chooses): at most one a room for each description, where the model says "none" in most rooms.
 """
 from __future__ import annotations
 
@@ -37,7 +38,6 @@ class DescribedThings:
 
     llm: LLM
     usage: Usage
-    budget: int | None  # the LLM calls a game may take (AgentConfig.llm_budget), None: no limit
     seed: int = 0
     asked: set[tuple[str, str]] = field(default_factory=set)  # (description, room)
     chosen: list[str] = field(default_factory=list)
@@ -48,8 +48,6 @@ class DescribedThings:
         for room, things in rooms_first_named(goal, things_by_room(observed)):
             if (description, room) in self.asked:
                 continue
-            if self.budget is not None and self.usage.calls >= self.budget:
-                return None
             self.asked.add((description, room))
             offered = [thing for thing in things if thing not in self.chosen]
             if not offered:

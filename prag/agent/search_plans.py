@@ -34,7 +34,7 @@ class SearchPlans:
         self._searched_at = 0  # the step (history length) search was last consulted at
         self.instructed = Instructed(planning.goal.sentence, s.domain)
         self.carry = Carry(planning.goal.sentence, s.domain)
-        self.described = DescribedThings(s.llm, planning.llm_step.usage, s.config.llm_budget, s.seed)
+        self.described = DescribedThings(s.llm, planning.llm_step.usage, s.seed)
 
     def restart(self) -> None:
         self._searched_at = 0

@@ -43,10 +43,12 @@ def observed_house() -> Observed:
     observed.visited = {"kitchen", "outside", "hallway"}
     observed.seen = {"fridge": "kitchen", "apple": "fridge", "sink": "kitchen", "elephant": "outside",
                      "crocodile": "outside", "air": "hallway", "kitchen": "hallway"}
+    observed.seen_from = {"fridge": "kitchen", "apple": "kitchen", "sink": "kitchen", "elephant": "outside",
+                          "crocodile": "outside", "air": "hallway", "kitchen": "hallway"}
     return observed
 
 
-def test_the_things_seen_are_grouped_by_the_room_that_holds_them_and_the_goal_s_rooms_come_first() -> None:
+def test_the_things_seen_are_grouped_by_the_room_they_were_seen_from_and_the_goal_s_rooms_come_first() -> None:
     rooms = things_by_room(observed_house())
     assert rooms == {"kitchen": ["apple", "fridge", "sink"], "outside": ["crocodile", "elephant"], "hallway": ["air"]}
     assert [room for room, _ in rooms_first_named(LONGEST, rooms)] == ["outside", "kitchen", "hallway"]

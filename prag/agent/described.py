@@ -72,33 +72,16 @@ class DescribedThings:
 
 
 def things_by_room(observed: Observed) -> dict[str, list[str]]:
-    """The things seen, by the room they were last seen in (`room_holding`), in the order the
-    rooms were first learnt of; places that are rooms, and the ways between them, are no things."""
-    rooms = _rooms(observed)
+    """The things seen, by the room they were last seen from, in the order the rooms were first
+    learnt of; places that are rooms, and the ways between them, are no things."""
+    rooms = set(observed.places) | observed.visited
     found: dict[str, list[str]] = {}
     for thing in observed.seen:
-        room = room_holding(thing, observed)
+        room = observed.seen_from.get(thing)
         if thing not in rooms and thing not in observed.ways and room is not None:
             found.setdefault(room, []).append(thing)
     order = {room: n for n, room in enumerate(dict.fromkeys([*observed.places, *observed.visited]))}
     return {room: sorted(found[room]) for room in sorted(found, key=lambda room: order.get(room, len(order)))}
-
-
-def room_holding(thing: str, observed: Observed) -> str | None:
-    """The room a thing was last seen in, through what holds it (the apple in the fridge in the
-    kitchen); None when it was not seen, or not in a room."""
-    rooms, held = _rooms(observed), set()
-    place = observed.seen.get(thing)
-    while place is not None and place not in rooms:
-        if place in held:
-            return None
-        held.add(place)
-        place = observed.seen.get(place)
-    return place
-
-
-def _rooms(observed: Observed) -> set[str]:
-    return set(observed.places) | observed.visited
 
 
 def rooms_first_named(goal: str, rooms: dict[str, list[str]]) -> Iterable[tuple[str, list[str]]]:

@@ -33,6 +33,7 @@ class Observed:
     opened: set[str] = field(default_factory=set)  # places seen open (opened by the agent or found so)
     closed: set[str] = field(default_factory=set)  # places seen closed and not seen open since
     seen: dict[str, str] = field(default_factory=dict)  # thing -> the place it was last seen in or on
+    seen_from: dict[str, str] = field(default_factory=dict)  # thing -> where the agent was when it last saw it
     relation: dict[str, str] = field(default_factory=dict)  # thing -> "in" or "on" its place
     states: dict[str, set[str]] = field(default_factory=dict)  # thing or place -> states seen ("hot", ...)
     room_of: dict[str, str] = field(default_factory=dict)  # place -> its room (families with rooms)
@@ -103,6 +104,8 @@ class Observed:
         for thing, relation, place in domain.placed(triples):
             self.seen[thing] = place
             self.relation[thing] = relation
+            if self.location is not None:  # its room: "table" names one in the kitchen and one in the workshop
+                self.seen_from[thing] = self.location
             # A place seen holding something shows what it holds.
             if place in self.places and place not in self.closed:
                 self.searched.add(place)

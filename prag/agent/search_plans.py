@@ -5,7 +5,7 @@ where a reading is found wrong: it revises the goal (prag.agent.goal) and plans 
 from __future__ import annotations
 
 from prag.agent.carry import Carry
-from prag.agent.described import DescribedThings, room_holding
+from prag.agent.described import DescribedThings
 from prag.agent.explore import find_plan, go_plan, missing, seek_plan
 from prag.agent.instructed import Instructed
 from prag.agent.places import LLMPlaces, Places
@@ -67,7 +67,7 @@ class SearchPlans:
                     return
                 sought = self.instructed.next or sought
             if found is None:  # every place searched: back to the room it was seen in, if it was
-                room = room_holding(sought, p.state.observed)
+                room = p.state.observed.seen_from.get(sought)
                 found = go_plan(room, p.state.observed) if room not in (None, p.state.observed.location) else None
             if found is not None:
                 p.actor.follow_search(found, observation.admissible)

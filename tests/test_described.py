@@ -112,3 +112,27 @@ def test_a_question_answered_with_no_thing_listed_chooses_nothing() -> None:
     described = DescribedThings(llm, Usage())
     assert described.choose("a(n) animal", "find a(n) animal.", observed_house()) is None
     assert len(llm.calls) == 3  # every room asked; no answer was a thing listed there
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
+def test_the_thing_chosen_is_focused_on_by_its_own_name_after_the_words_for_it_changed_as_it_grew() -> None:
+    """lifespan-longest-lived, train variation 0: the stand-in names "baby baby brown bear" when
+    asked outside; by the time find-X has searched the house it is called otherwise, and search
+    focuses on it by its own name (the scene's `isa`): the task is won."""
+    env = SciworldEnv(Task("lifespan-longest-lived-0", "lifespan-longest-lived", 0), "lifespan-longest-lived", 0, "")
+    try:
+        seen = env.reset()
+        llm = knowing({"baby baby brown bear": "the animal with the longest life span"})
+        agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("search", "llm")), domain=SCIWORLD)
+        agent.reset(seen)
+        for _ in range(60):
+            decision = agent.act(seen)
+            seen = env.step(decision.action)
+            agent.observe(decision.action, seen)
+            if seen.done:
+                break
+        assert seen.won and seen.score == 100
+        assert agent.state.decisions[-1].action == "focus on brown bear" and agent.state.decisions[-1].source == StepSource.SUBGOAL
+        assert agent.state.observed.room_seen("brown bear") == "outside"
+    finally:
+        env.close()

@@ -34,6 +34,7 @@ class Observed:
     closed: set[str] = field(default_factory=set)  # places seen closed and not seen open since
     seen: dict[str, str] = field(default_factory=dict)  # thing -> the place it was last seen in or on
     seen_from: dict[str, str] = field(default_factory=dict)  # thing -> where the agent was when it last saw it
+    own_names: dict[str, str] = field(default_factory=dict)  # thing -> its own name (Domain.name_of), where other
     relation: dict[str, str] = field(default_factory=dict)  # thing -> "in" or "on" its place
     states: dict[str, set[str]] = field(default_factory=dict)  # thing or place -> states seen ("hot", ...)
     room_of: dict[str, str] = field(default_factory=dict)  # place -> its room (families with rooms)
@@ -71,6 +72,13 @@ class Observed:
         known = list(self.seen) + sorted(self.held - set(self.seen))
         return [thing for thing in known if self.domain.kind(thing) == kind]
 
+    def room_seen(self, name: str) -> str | None:
+        """Where the agent last saw the thing called `name`, by the actions' words or its own name."""
+        for thing, room in self.seen_from.items():
+            if name in (thing, self.own_names.get(thing)):
+                return room
+        return None
+
     def to_search(self) -> list[str]:
         """The known places whose contents have not been seen, in the order first learnt of."""
         return [place for place in self.places if place not in self.searched]
@@ -101,11 +109,15 @@ class Observed:
         for thing in self.held:
             self.seen.pop(thing, None)
             self.relation.pop(thing, None)
+        own = {s: o for s, r, o in triples if r == domain.own_name} if domain.own_name else {}
         for thing, relation, place in domain.placed(triples):
             self.seen[thing] = place
             self.relation[thing] = relation
             if self.location is not None:  # its room: "table" names one in the kitchen and one in the workshop
                 self.seen_from[thing] = self.location
+            # What stays its name while the actions' words change ("baby elephant", then "adult elephant").
+            if (name := own.get(thing) or domain.name_of(thing, ())) != thing:
+                self.own_names[thing] = name
             # A place seen holding something shows what it holds.
             if place in self.places and place not in self.closed:
                 self.searched.add(place)

@@ -67,7 +67,7 @@ class SearchPlans:
                     return
                 sought = self.instructed.next or sought
             if found is None:  # every place searched: back to the room it was seen in, if it was
-                room = p.state.observed.seen_from.get(sought)
+                room = p.state.observed.room_seen(sought)
                 found = go_plan(room, p.state.observed) if room not in (None, p.state.observed.location) else None
             if found is not None:
                 p.actor.follow_search(found, observation.admissible)
@@ -98,9 +98,10 @@ class SearchPlans:
         description = self.instructed.described
         if description is None:
             return False
-        chosen = self.described.choose(description, self.planning.goal.sentence, self.planning.state.observed)
-        if chosen is not None:
-            self.instructed.mean(chosen)
+        observed = self.planning.state.observed
+        chosen = self.described.choose(description, self.planning.goal.sentence, observed)
+        if chosen is not None:  # by its own name, which stays while the words for it change as it grows
+            self.instructed.mean(observed.own_names.get(chosen, chosen))
         return chosen is not None
 
     def _carry(self, observation: Observation, taken: list[str | None]) -> bool:

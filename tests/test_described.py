@@ -27,8 +27,10 @@ QUESTION = re.compile(r"Things in the (?P<room>[\w -]+): (?P<things>.*)\.\nWhich
 
 
 def test_a_kind_or_a_qualified_phrase_is_a_description_and_a_name_is_not() -> None:
-    assert Instructed("Your task is to find a(n) animal. First, focus on the thing.", SCIWORLD).described == "a(n) animal"
-    assert Instructed(LONGEST, SCIWORLD).described == "the animal with the longest life span"
+    animal = Instructed("Your task is to find a(n) animal. First, focus on the thing.", SCIWORLD).described
+    assert animal is not None and (animal.description, animal.head) == ("a(n) animal", "animal")
+    longest = Instructed(LONGEST, SCIWORLD).described
+    assert longest is not None and (longest.description, longest.head) == ("the animal with the longest life span", "animal")
     assert Instructed("Your task is to boil gallium. First, focus on the substance.", SCIWORLD).described is None
     assert Instructed("Your task is to measure the melting point of chocolate. First, focus on the thermometer.",
                       SCIWORLD).described is None
@@ -71,12 +73,12 @@ def test_rooms_are_asked_until_one_names_a_thing_and_a_chosen_thing_is_not_offer
     usage = Usage()
     described = DescribedThings(llm, usage)
     observed = observed_house()
-    assert described.choose("the animal with the longest life span", LONGEST, observed) == "elephant"
+    assert described.choose("the animal with the longest life span", "animal", LONGEST, observed) == "elephant"
     assert len(llm.calls) == 1 and usage.calls == 1  # the goal's room first, and it named one
     assert llm.calls[0]["choices"] == ["crocodile", "elephant", "none"]
-    assert described.choose("the animal with the longest life span", LONGEST, observed) is None  # each room once
+    assert described.choose("the animal with the longest life span", "animal", LONGEST, observed) is None  # each room once
     assert len(llm.calls) == 3  # the kitchen and the hallway, asked now, name none
-    assert described.choose("the animal with the shortest life span", LONGEST, observed) == "crocodile"
+    assert described.choose("the animal with the shortest life span", "animal", LONGEST, observed) == "crocodile"
     assert llm.calls[-1]["choices"] == ["crocodile", "none"]  # the elephant was chosen already
 
 
@@ -107,10 +109,20 @@ def test_search_walks_the_house_asks_which_thing_is_an_animal_then_focuses_on_it
         env.close()
 
 
+def test_where_things_seen_are_called_what_the_description_is_only_those_are_offered() -> None:
+    observed = observed_house()
+    observed.seen |= {"inclined plane with a iron surface": "kitchen", "inclined plane with a lead surface": "kitchen"}
+    observed.seen_from |= {"inclined plane with a iron surface": "kitchen", "inclined plane with a lead surface": "kitchen"}
+    llm = ScriptedLLM(lambda messages: "none", supports_choices=True)
+    DescribedThings(llm, Usage()).choose("the inclined plane with the most friction", "inclined plane", "", observed)
+    assert [call["choices"] for call in llm.calls] == [
+        ["inclined plane with a iron surface", "inclined plane with a lead surface", "none"]]  # no other room asked
+
+
 def test_a_question_answered_with_no_thing_listed_chooses_nothing() -> None:
     llm = ScriptedLLM(lambda messages: "a dolphin", supports_choices=True)  # a backend that does not constrain
     described = DescribedThings(llm, Usage())
-    assert described.choose("a(n) animal", "find a(n) animal.", observed_house()) is None
+    assert described.choose("a(n) animal", "animal", "find a(n) animal.", observed_house()) is None
     assert len(llm.calls) == 3  # every room asked; no answer was a thing listed there
 
 

@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from prag.agent.instructed import is_a, unqualified
 from prag.agent.observed import Observed
 from prag.agent.protocol import Usage
 from prag.llm import LLM, Message
@@ -42,14 +43,18 @@ class DescribedThings:
     asked: set[tuple[str, str]] = field(default_factory=set)  # (description, room)
     chosen: list[str] = field(default_factory=list)
 
-    def choose(self, description: str, goal: str, observed: Observed) -> str | None:
+    def choose(self, description: str, head: str, goal: str, observed: Observed) -> str | None:
         """The thing seen that the LLM says `description` ("a(n) animal", "the animal with the
-        longest life span") is, asking the rooms not yet asked about it; None when it names none."""
-        for room, things in rooms_first_named(goal, things_by_room(observed)):
+        longest life span") is, asking the rooms not yet asked about it; None when it names none.
+        Where things seen are called what it is (`head`: "inclined plane with a iron surface"
+        for "the inclined plane with the most friction"), only those are offered."""
+        rooms = things_by_room(observed)
+        of_kind = {thing for things in rooms.values() for thing in things if is_a(unqualified(thing), head)}
+        for room, things in rooms_first_named(goal, rooms):
             if (description, room) in self.asked:
                 continue
             self.asked.add((description, room))
-            offered = [thing for thing in things if thing not in self.chosen]
+            offered = [thing for thing in things if thing not in self.chosen and (not of_kind or thing in of_kind)]
             if not offered:
                 continue
             answer = self._ask(description, room, offered)

@@ -69,6 +69,12 @@ class Target:
             return f"a(n) {self.words}"
         return f"the {self.words}" if self.about is None and _QUALIFIED.search(self.words) else None
 
+    @property
+    def head(self) -> str:
+        """What the thing is, its qualifier left out: "inclined plane" of "the inclined plane
+        with the most friction"; a kind itself."""
+        return self.words if self.kind else unqualified(self.words)
+
     def called(self, names: set[str]) -> bool:
         if self.kind:
             return any(is_a(name, self.words) for name in names)
@@ -130,6 +136,12 @@ def is_a(name: str, kind: str) -> bool:
     return name == kind or name.endswith(f" {kind}")
 
 
+def unqualified(name: str) -> str:
+    """A name or a phrase without what qualifies it: "inclined plane" of "inclined plane with a
+    iron surface"."""
+    return _QUALIFIED.split(name, maxsplit=1)[0]
+
+
 def _ends(about: str, names: set[str]) -> bool:
     # Whole words after a space: "living thing" does not end "find a(n) non-living thing".
     return any(about == name or about.endswith(f" {name}") for name in names if name)
@@ -169,9 +181,9 @@ class Instructed:
         self.left = [Target(name) for name in verified] + self.left[len(verified):]
 
     @property
-    def described(self) -> str | None:
+    def described(self) -> Target | None:
         """The next instruction's thing, where its words describe it (`Target.description`)."""
-        return self.left[0].description if self.left else None
+        return self.left[0] if self.left and self.left[0].description is not None else None
 
     def mean(self, thing: str) -> None:
         """The next instruction means `thing` (as the LLM chose it for its description)."""

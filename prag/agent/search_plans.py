@@ -95,11 +95,11 @@ class SearchPlans:
         """Where the next instruction describes its thing and every place was searched for the
         words, the thing the LLM chooses for it among those seen (prag.agent.described); whether
         one was chosen."""
-        description = self.instructed.described
-        if description is None:
+        target = self.instructed.described
+        if target is None or target.description is None:
             return False
         observed = self.planning.state.observed
-        chosen = self.described.choose(description, self.planning.goal.sentence, observed)
+        chosen = self.described.choose(target.description, target.head, self.planning.goal.sentence, observed)
         if chosen is not None:  # by its own name, which stays while the words for it change as it grows
             self.instructed.mean(observed.own_names.get(chosen, chosen))
         return chosen is not None

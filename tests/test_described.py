@@ -7,6 +7,7 @@ import re
 import shutil
 
 import pytest
+from support import play_until_won
 
 from prag.agent.agent import AgentConfig, PragAgent
 from prag.agent.described import DescribedThings, rooms_first_named, things_by_room
@@ -68,6 +69,11 @@ def knowing(answers: dict[str, str]) -> ScriptedLLM:
     return ScriptedLLM(answer, supports_choices=True)
 
 
+def searching(llm: ScriptedLLM) -> PragAgent:
+    """An agent whose steps are search's, or the LLM's past it."""
+    return PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("search", "llm")), domain=SCIWORLD)
+
+
 def test_rooms_are_asked_until_one_names_a_thing_and_a_chosen_thing_is_not_offered_again() -> None:
     llm = knowing({"elephant": "the animal with the longest life span", "crocodile": "the animal with the shortest life span"})
     usage = Usage()
@@ -88,25 +94,12 @@ def test_search_walks_the_house_asks_which_thing_is_an_animal_then_focuses_on_it
     word, then the LLM (a stand-in that knows the blue jay is an animal) is asked room by room; the
     focus on the thing it names raises the simulator's score, and search carries it to the box:
     won, every step by find-X or search, the LLM asked questions but chose no step."""
-    env = SciworldEnv(Task("find-animal-0", "find-animal", 0), "find-animal", 0, "")
-    try:
-        seen = env.reset()
-        llm = knowing({"blue jay": "a(n) animal"})
-        agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("search", "llm")), domain=SCIWORLD)
-        agent.reset(seen)
-        for _ in range(100):
-            decision = agent.act(seen)
-            seen = env.step(decision.action)
-            agent.observe(decision.action, seen)
-            if seen.done:
-                break
-        assert seen.won and seen.score == 100
-        actions = [d.action for d in agent.state.decisions]
-        assert "focus on blue jay" in actions
-        assert {d.source for d in agent.state.decisions} == {StepSource.FIND, StepSource.SUBGOAL}
-        assert all(QUESTION.search(call["messages"][-1]["content"]) for call in llm.calls)  # questions, no step asked
-    finally:
-        env.close()
+    llm = knowing({"blue jay": "a(n) animal"})
+    agent = searching(llm)
+    assert play_until_won(SciworldEnv(Task("find-animal-0", "find-animal", 0), "find-animal", 0, ""), agent, 100)
+    assert "focus on blue jay" in [d.action for d in agent.state.decisions]
+    assert {d.source for d in agent.state.decisions} == {StepSource.FIND, StepSource.SUBGOAL}
+    assert all(QUESTION.search(call["messages"][-1]["content"]) for call in llm.calls)  # questions, no step asked
 
 
 def test_where_things_seen_are_called_what_the_description_is_only_those_are_offered() -> None:
@@ -131,20 +124,8 @@ def test_the_thing_chosen_is_focused_on_by_its_own_name_after_the_words_for_it_c
     """lifespan-longest-lived, train variation 0: the stand-in names "baby baby brown bear" when
     asked outside; by the time find-X has searched the house it is called otherwise, and search
     focuses on it by its own name (the scene's `isa`): the task is won."""
+    agent = searching(knowing({"baby baby brown bear": "the animal with the longest life span"}))
     env = SciworldEnv(Task("lifespan-longest-lived-0", "lifespan-longest-lived", 0), "lifespan-longest-lived", 0, "")
-    try:
-        seen = env.reset()
-        llm = knowing({"baby baby brown bear": "the animal with the longest life span"})
-        agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("search", "llm")), domain=SCIWORLD)
-        agent.reset(seen)
-        for _ in range(60):
-            decision = agent.act(seen)
-            seen = env.step(decision.action)
-            agent.observe(decision.action, seen)
-            if seen.done:
-                break
-        assert seen.won and seen.score == 100
-        assert agent.state.decisions[-1].action == "focus on brown bear" and agent.state.decisions[-1].source == StepSource.SUBGOAL
-        assert agent.state.observed.room_seen("brown bear") == "outside"
-    finally:
-        env.close()
+    assert play_until_won(env, agent, 60)
+    assert agent.state.decisions[-1].action == "focus on brown bear" and agent.state.decisions[-1].source == StepSource.SUBGOAL
+    assert agent.state.observed.room_seen("brown bear") == "outside"

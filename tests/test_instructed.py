@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from support import play_until_won
 
 from prag.agent.agent import AgentConfig, PragAgent
 from prag.agent.carry import Carry, CarryInstruction, carry_instruction
@@ -136,25 +137,13 @@ def test_search_focuses_on_a_thing_of_the_kind_then_carries_it_to_the_box_and_wi
     """find-plant, variation 0: focus on a plant, pick it up (the scene still marks it focused under
     its new name), go to the room the goal names and move it to the box: the game is won by search
     alone (the stand-in LLM answers "look around" and is never asked)."""
-    env = SciworldEnv(Task("find-plant-0", "find-plant", 0), "find-plant", 0, "")
-    try:
-        seen = env.reset()
-        llm = ScriptedLLM(lambda messages: "look around", supports_choices=True)
-        agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("search", "llm")), domain=SCIWORLD)
-        agent.reset(seen)
-        for _ in range(80):
-            decision = agent.act(seen)
-            seen = env.step(decision.action)
-            agent.observe(decision.action, seen)
-            if seen.done:
-                break
-        assert seen.won and seen.score == 100
-        actions = [d.action for d in agent.state.decisions]
-        focus = next(i for i, action in enumerate(actions) if action.startswith("focus on"))
-        assert actions[focus + 1].startswith("pick up") and actions[-1].startswith("move ")
-        assert {d.source for d in agent.state.decisions} == {StepSource.FIND, StepSource.SUBGOAL}
-    finally:
-        env.close()
+    llm = ScriptedLLM(lambda messages: "look around", supports_choices=True)
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("search", "llm")), domain=SCIWORLD)
+    assert play_until_won(SciworldEnv(Task("find-plant-0", "find-plant", 0), "find-plant", 0, ""), agent, 80)
+    actions = [d.action for d in agent.state.decisions]
+    focus = next(i for i, action in enumerate(actions) if action.startswith("focus on"))
+    assert actions[focus + 1].startswith("pick up") and actions[-1].startswith("move ")
+    assert {d.source for d in agent.state.decisions} == {StepSource.FIND, StepSource.SUBGOAL}
 
 
 def play(task: str, limit: int) -> list[Decision]:

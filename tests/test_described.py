@@ -24,7 +24,7 @@ from prag.sources import StepSource
 
 LONGEST = ("Your task is to find the animal with the longest life span.  The animals are in the 'outside' location.  "
            "Focus on the animal with the longest life span.")
-QUESTION = re.compile(r"Things in the (?P<room>[\w -]+): (?P<things>.*)\.\nWhich one of them is (?P<description>.*)\?")
+QUESTION = re.compile(r"Things (?:in the (?P<room>[\w -]+)|seen): (?P<things>.*)\.\nWhich one of them is (?P<description>.*)\?")
 
 
 def test_a_kind_or_a_qualified_phrase_is_a_description_and_a_name_is_not() -> None:
@@ -102,14 +102,16 @@ def test_search_walks_the_house_asks_which_thing_is_an_animal_then_focuses_on_it
     assert all(QUESTION.search(call["messages"][-1]["content"]) for call in llm.calls)  # questions, no step asked
 
 
-def test_where_things_seen_are_called_what_the_description_is_only_those_are_offered() -> None:
+def test_where_things_seen_are_called_what_the_description_is_the_question_is_which_of_them() -> None:
     observed = observed_house()
-    observed.seen |= {"inclined plane with a iron surface": "kitchen", "inclined plane with a lead surface": "kitchen"}
-    observed.seen_from |= {"inclined plane with a iron surface": "kitchen", "inclined plane with a lead surface": "kitchen"}
-    llm = ScriptedLLM(lambda messages: "none", supports_choices=True)
-    DescribedThings(llm, Usage()).choose("the inclined plane with the most friction", "inclined plane", "", observed)
-    assert [call["choices"] for call in llm.calls] == [
-        ["inclined plane with a iron surface", "inclined plane with a lead surface", "none"]]  # no other room asked
+    planes = {"inclined plane e": "kitchen", "inclined plane with a iron surface": "outside"}
+    observed.seen |= planes
+    observed.seen_from |= planes
+    llm = ScriptedLLM(lambda messages: "inclined plane e", supports_choices=True)
+    chosen = DescribedThings(llm, Usage()).choose("the inclined plane with the most friction", "inclined plane", "", observed)
+    assert chosen == "inclined plane e"
+    assert [call["choices"] for call in llm.calls] == [["inclined plane e", "inclined plane with a iron surface"]]
+    assert llm.calls[0]["messages"][-1]["content"].startswith("Things seen: inclined plane e, inclined plane with a")
 
 
 def test_a_question_answered_with_no_thing_listed_chooses_nothing() -> None:

@@ -46,30 +46,34 @@ class DescribedThings:
     def choose(self, description: str, head: str, goal: str, observed: Observed) -> str | None:
         """The thing seen that the LLM says `description` ("a(n) animal", "the animal with the
         longest life span") is, asking the rooms not yet asked about it; None when it names none.
-        Where things seen are called what it is (`head`: "inclined plane with a iron surface"
-        for "the inclined plane with the most friction"), only those are offered."""
+        Where things seen are called what it is (`head`: "inclined plane j", "inclined plane
+        with a iron surface" for "the inclined plane with the most friction"), it is one of
+        them: the LLM is asked once which, with no "none"."""
         rooms = things_by_room(observed)
-        of_kind = {thing for things in rooms.values() for thing in things if is_a(unqualified(thing), head)}
-        for room, things in rooms_first_named(goal, rooms):
-            if (description, room) in self.asked:
+        of_kind = [thing for things in rooms.values() for thing in things
+                   if is_a(unqualified(thing), head) and thing not in self.chosen]
+        if of_kind:
+            asked: list[tuple[str, list[str], bool]] = [("seen", of_kind, False)]
+        else:
+            asked = [(f"in the {room}", things, True) for room, things in rooms_first_named(goal, rooms)]
+        for where, things, none in asked:
+            offered = [thing for thing in things if thing not in self.chosen]
+            if (description, where) in self.asked or not offered:
                 continue
-            self.asked.add((description, room))
-            offered = [thing for thing in things if thing not in self.chosen and (not of_kind or thing in of_kind)]
-            if not offered:
-                continue
-            answer = self._ask(description, room, offered)
+            self.asked.add((description, where))
+            answer = self._ask(description, where, offered, none)
             if answer is not None:
                 self.chosen.append(answer)
                 return answer
         return None
 
-    def _ask(self, description: str, room: str, things: Sequence[str]) -> str | None:
+    def _ask(self, description: str, where: str, things: Sequence[str], none: bool) -> str | None:
+        question = f"Things {where}: {', '.join(things)}.\nWhich one of them is {description}? Answer with its name"
         messages: list[Message] = [
             {"role": "system", "content": _SYSTEM},
-            {"role": "user", "content": f"Things in the {room}: {', '.join(things)}.\nWhich one of them is "
-                                        f"{description}? Answer with its name, or {NONE}."},
+            {"role": "user", "content": f"{question}, or {NONE}." if none else f"{question}."},
         ]
-        choices = [*things, NONE] if NONE not in things else list(things)
+        choices = [*things, NONE] if none and NONE not in things else list(things)
         completion = self.llm.complete(messages, choices=choices, max_tokens=16, seed=self.seed)
         self.usage.add(completion)
         answer = completion.text.strip().rstrip(".").lower()  # read as words, never evaluated

@@ -46,6 +46,7 @@ _ARTICLE = re.compile(r"^(?:the|a|an)\s+")
 # from seed" ends in no noun phrase: the plant is grown from it).
 # "the animal with the longest life span": a description, not a name.
 _QUALIFIED = re.compile(r"\s(?:with|that|which|whose)\s")
+_LABEL = re.compile(r"\s(?:\w|\d+)$")
 _KIND = re.compile(r"(?:^|\s)(?:a|an|a\(n\))\s+(?P<kind>(?:(?!(?:from|of|in|on|to|with|into|for|by|at)\b)[\w-]+\s?)+)$")
 
 
@@ -138,8 +139,8 @@ def is_a(name: str, kind: str) -> bool:
 
 def unqualified(name: str) -> str:
     """A name or a phrase without what qualifies it: "inclined plane" of "inclined plane with a
-    iron surface"."""
-    return _QUALIFIED.split(name, maxsplit=1)[0]
+    iron surface", and of "inclined plane j" (a label: one letter, or a number)."""
+    return _LABEL.sub("", _QUALIFIED.split(name, maxsplit=1)[0])
 
 
 def _ends(about: str, names: set[str]) -> bool:

@@ -131,3 +131,35 @@ def test_the_thing_chosen_is_focused_on_by_its_own_name_after_the_words_for_it_c
     assert play_until_won(env, agent, 60)
     assert agent.state.decisions[-1].action == "focus on brown bear" and agent.state.decisions[-1].source == StepSource.SUBGOAL
     assert agent.state.observed.room_seen("brown bear") == "outside"
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
+def test_the_model_is_asked_once_every_place_was_searched_and_only_which_of_the_things_so_called() -> None:
+    """inclined-plane-friction-named-surfaces, train variation 0: find-X may find no place it can
+    reach for a step before a door is opened; the question waits until every place was searched,
+    and is then which of the two inclined planes seen (a stand-in answering with the first thing
+    listed: asked room by room, that would be whatever the first room holds)."""
+    searched_when_asked: list[bool] = []
+
+    def first_listed(messages: list[Message]) -> str:
+        asked = QUESTION.search(messages[-1]["content"])
+        if asked is None:
+            return "look around"
+        searched_when_asked.append(not agent.state.observed.to_search())
+        return asked["things"].split(", ")[0]
+    llm = ScriptedLLM(first_listed, supports_choices=True)
+    agent = searching(llm)
+    env = SciworldEnv(Task("friction-0", "inclined-plane-friction-named-surfaces", 0), "inclined-plane-friction-named-surfaces", 0, "")
+    try:
+        seen = env.reset()
+        agent.reset(seen)
+        while not any(d.action.startswith("focus on") for d in agent.state.decisions) and len(agent.state.decisions) < 60:
+            decision = agent.act(seen)
+            seen = env.step(decision.action)
+            agent.observe(decision.action, seen)
+    finally:
+        env.close()
+    questions = [call for call in llm.calls if QUESTION.search(call["messages"][-1]["content"])]
+    assert len(questions) == 1 and all(choice.startswith("inclined plane") for choice in questions[0]["choices"])
+    assert agent.state.decisions[-1].action.startswith("focus on inclined plane")  # the one chosen: not asked again
+    assert searched_when_asked == [True]

@@ -55,11 +55,14 @@ class Target:
     """The thing an instruction names: by its own name (`words`), or, where the instruction's
     words refer to what the task is about, any thing whose name ends the goal's first clause
     (`about`; `words` is then the clause's last word, for find-X to seek), or, where that clause
-    ends in a kind (`kind`: "a(n) plant"), any thing whose name ends in `words`, the kind."""
+    ends in a kind (`kind`: "a(n) plant"), any thing whose name ends in `words`, the kind.
+    `chosen`: the words are a thing's name as chosen for a description, whatever they say
+    ("inclined plane with a cloth surface")."""
 
     words: str
     about: str | None = None
     kind: bool = False
+    chosen: bool = False
 
     @property
     def description(self) -> str | None:
@@ -68,7 +71,7 @@ class Target:
         ("the animal with the longest life span"); None for a name."""
         if self.kind:
             return f"a(n) {self.words}"
-        return f"the {self.words}" if self.about is None and _QUALIFIED.search(self.words) else None
+        return f"the {self.words}" if not self.chosen and self.about is None and _QUALIFIED.search(self.words) else None
 
     @property
     def head(self) -> str:
@@ -188,7 +191,7 @@ class Instructed:
 
     def mean(self, thing: str) -> None:
         """The next instruction means `thing` (as the LLM chose it for its description)."""
-        self.left[0] = Target(thing)
+        self.left[0] = Target(thing, chosen=True)
 
     @property
     def next(self) -> str | None:

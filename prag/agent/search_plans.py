@@ -62,7 +62,9 @@ class SearchPlans:
             return
         if sought is not None and not missing(p.state.observed):  # not in view: find-X walks to where it may be
             found = find_plan([sought], p.state.observed, self.places)
-            if found is None and self._choose_described():  # "a(n) animal": the words named nothing anywhere
+            # "a(n) animal": the words named nothing in any place (find-X may also find none it can
+            # reach for a step, before a door is opened)
+            if found is None and not p.state.observed.to_search() and self._choose_described():
                 if self._instructed(observation, taken):
                     return
                 sought = self.instructed.next or sought

@@ -148,7 +148,7 @@ def unqualified(name: str) -> str:
 
 def _ends(about: str, names: set[str]) -> bool:
     # Whole words after a space: "living thing" does not end "find a(n) non-living thing".
-    return any(about == name or about.endswith(f" {name}") for name in names if name)
+    return any(is_a(about, name) for name in names if name)
 
 
 def names(thing: str, domain: Domain, triples: Sequence[Triple]) -> set[str]:

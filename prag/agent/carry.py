@@ -10,7 +10,9 @@ view, it is taken; else, while the thing is not held, the family's verb that rea
 (`Domain.readies`: "pick up") is taken on it, once (a thing the world will not let go of is left
 to the other sources); else the agent goes towards the room the sentence
 names (by the ways seen), and where it names none or no way to it is known, find-X seeks the place.
-A sentence whose verb the admissible actions never start with is no carry instruction.
+Where the sentence's words are no admissible action ("place it in the blue box"), the family's
+way to put a thing somewhere is (`Domain.put`: ScienceWorld's "move ... to ..."). A conditional
+sentence is carried once prag.agent.conditions decides its branch.
 """
 from __future__ import annotations
 
@@ -39,11 +41,13 @@ def carry_instruction(goal: str, domain: Domain) -> CarryInstruction | None:
     or for a family whose scene marks no such thing."""
     if domain.marked is None or domain.irrevocable is None:
         return None
-    for sentence in instructions(goal):
-        match = _CARRY.fullmatch(sentence)
-        if match is not None:
-            return CarryInstruction(match["verb"], match["link"], match["place"], match["room"])
-    return None
+    return next((order for order in map(carry_of, instructions(goal)) if order is not None), None)
+
+
+def carry_of(sentence: str) -> CarryInstruction | None:
+    """The carry instruction one sentence (lower case, without its lead) says; None for another."""
+    match = _CARRY.fullmatch(sentence)
+    return None if match is None else CarryInstruction(match["verb"], match["link"], match["place"], match["room"])
 
 
 class Carry:
@@ -54,6 +58,13 @@ class Carry:
         self.instruction = carry_instruction(goal, domain)
         self._offered: set[str] = set()
 
+    def instruct(self, sentence: str) -> bool:
+        """Take `sentence` (a conditional branch decided: prag.agent.conditions) as the carry
+        instruction, where it is one and none was given; whether it was."""
+        order = carry_of(sentence) if self.domain.marked is not None and self.instruction is None else None
+        self.instruction = order or self.instruction
+        return order is not None
+
     def step(self, observation: Observation, taken: Sequence[str | None]) -> str | None:
         """The admissible action the instruction calls for now: the carry, or what readies it;
         None when it was done, there is nothing marked to carry, or neither can be taken here."""
@@ -61,13 +72,16 @@ class Carry:
         if order is None or any(action in self._offered for action in taken):
             return None
         triples = observation.scene_triples
-        it = self._marked(triples)
+        it = self._marked(triples, taken)
         if it is None:
             return None
         places = {s for s, _, _ in triples if self._is_place(s, triples)}
         for place in sorted(places):
-            action = f"{order.verb} {it} {order.link} {place}"
-            if action in observation.admissible:
+            # The goal's words ("place it in the blue box"), else the family's way to put a thing there.
+            said = f"{order.verb} {it} {order.link} {place}"
+            put = self.domain.put.format(thing=it, place=place) if self.domain.put is not None else said
+            action = next((a for a in (said, put) if a in observation.admissible), None)
+            if action is not None:
                 self._offered.add(action)
                 return action
         if (it, "in", self.domain.held_by) not in set(triples):
@@ -84,14 +98,20 @@ class Carry:
         if order is None or any(action in self._offered for action in taken):
             return None
         triples = observation.scene_triples
-        it = self._marked(triples)
+        it = self._marked(triples, taken)
         if it is None or (it, "in", self.domain.held_by) not in set(triples):
             return None
         return None if any(self._is_place(s, triples) for s, _, _ in triples) else order
 
-    def _marked(self, triples: Sequence[Triple]) -> str | None:
-        """The thing the scene marks as acted on irrevocably: what "it" is."""
-        return next((s for s, r, o in triples if r == "is" and o == self.domain.marked), None)
+    def _marked(self, triples: Sequence[Triple], taken: Sequence[str | None]) -> str | None:
+        """The thing the scene marks as acted on irrevocably: what "it" is; of two ("First, focus
+        on the thermometer. Next, focus on the unknown substance B."), the one acted on last."""
+        marked = [s for s, r, o in triples if r == "is" and o == self.domain.marked]
+        last = next((thing for thing in map(self.domain.aimed_at, filter(None, reversed(taken))) if thing), None)
+        if len(marked) > 1 and last is not None:
+            named = self.domain.name_of(last, triples).lower()
+            return next((thing for thing in marked if self.domain.name_of(thing, triples).lower() == named), marked[0])
+        return marked[0] if marked else None
 
     def _is_place(self, thing: str, triples: Sequence[Triple]) -> bool:
         assert self.instruction is not None

@@ -125,13 +125,18 @@ def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[Target, ...], st
 def instructions(goal: str) -> list[str]:
     """The goal's sentences, lower-cased and without their lead ("first, ", "then, "), but for
     those that make what they say conditional ("If it is above 50 degrees, focus on ..."): no
-    instruction to do it now."""
-    said = []
-    for sentence in re.split(r"(?<=[.!?;])\s+", " ".join(goal.lower().split())):
-        sentence = _LEAD.sub("", sentence.strip().rstrip(".!?;"))
-        if not (sentence.startswith("if ") or " if " in sentence):
-            said.append(sentence)
-    return said
+    instruction to do it now (prag.agent.conditions decides those)."""
+    return [sentence for sentence in sentences(goal) if not conditional(sentence)]
+
+
+def sentences(goal: str) -> list[str]:
+    """The goal's sentences, lower-cased and without their lead ("first, ", "then, ")."""
+    return [_LEAD.sub("", sentence.strip().rstrip(".!?;"))
+            for sentence in re.split(r"(?<=[.!?;])\s+", " ".join(goal.lower().split()))]
+
+
+def conditional(sentence: str) -> bool:
+    return sentence.startswith("if ") or " if " in sentence
 
 
 def is_a(name: str, kind: str) -> bool:
@@ -188,6 +193,14 @@ class Instructed:
     def described(self) -> Target | None:
         """The next instruction's thing, where its words describe it (`Target.description`)."""
         return self.left[0] if self.left and self.left[0].description is not None else None
+
+    def instruct(self, sentence: str) -> bool:
+        """Take `sentence` (a conditional branch decided: prag.agent.conditions, "focus on the
+        purple box") as the next instruction, where it says an irrevocable step; whether it does."""
+        match = re.fullmatch(self.domain.irrevocable, sentence) if self.domain.irrevocable is not None else None
+        if match is not None:
+            self.left.append(Target(_ARTICLE.sub("", match["x"]), chosen=True))
+        return match is not None
 
     def mean(self, thing: str) -> None:
         """The next instruction means `thing` (as the LLM chose it for its description)."""

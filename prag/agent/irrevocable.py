@@ -42,11 +42,17 @@ class Irrevocable:
         """The doubtful ones among `actions`, unless step `t` (from 1) is in the last `window` (a
         fraction) of `max_steps` and the episode has earned no score it would forfeit; none where
         `window` is the whole budget (the LLM decides)."""
-        earned = observation.score is not None and observation.score > 0
-        if window >= 1.0 or (max_steps - t < gamble_steps(max_steps, window) and not earned):
+        if gambling(observation, t, max_steps, window):
             return set()
         triples = observation.scene_triples
         return {action for action in actions if self.doubtful(action, goal, triples)}
+
+
+def gambling(observation: Observation, t: int, max_steps: int, window: float) -> bool:
+    """Whether a gamble on an irrevocable step may be taken at step `t`: `window` is the whole
+    budget, or `t` is in its last `window` and the episode has earned no score to forfeit."""
+    earned = observation.score is not None and observation.score > 0
+    return window >= 1.0 or (max_steps - t < gamble_steps(max_steps, window) and not earned)
 
 
 def gamble_steps(max_steps: int, window: float) -> int:

@@ -5,9 +5,11 @@ where a reading is found wrong: it revises the goal (prag.agent.goal) and plans 
 from __future__ import annotations
 
 from prag.agent.carry import Carry
+from prag.agent.conditions import Conditions, branches
 from prag.agent.described import DescribedThings
 from prag.agent.explore import find_plan, go_plan, missing, seek_plan
-from prag.agent.instructed import Instructed
+from prag.agent.instructed import Instructed, instructed, sentences
+from prag.agent.irrevocable import gambling
 from prag.agent.places import LLMPlaces, Places
 from prag.agent.plan_source import Planning
 from prag.agent.plans import Plan
@@ -32,14 +34,16 @@ class SearchPlans:
         learned = s.world_model or ActionModel(s.domain.name)
         self.world_model = learned if s.config.action_model == "learned" or s.domain.action_model is None else None
         self._searched_at = 0  # the step (history length) search was last consulted at
-        self.instructed = Instructed(planning.goal.sentence, s.domain)
-        self.carry = Carry(planning.goal.sentence, s.domain)
         self.described = DescribedThings(s.llm, planning.llm_step.usage, s.seed)
+        self.restart()
 
     def restart(self) -> None:
+        p = self.planning
         self._searched_at = 0
-        self.instructed = Instructed(self.planning.goal.sentence, self.planning.settings.domain)
-        self.carry = Carry(self.planning.goal.sentence, self.planning.settings.domain)
+        self.instructed = Instructed(p.goal.sentence, p.settings.domain)
+        self.carry = Carry(p.goal.sentence, p.settings.domain)
+        self.conditions = Conditions(p.settings.llm, p.llm_step.usage, branches(sentences(p.goal.sentence)),
+                                     p.settings.seed)
 
     def offer(self, observation: Observation) -> None:
         p = self.planning
@@ -58,6 +62,12 @@ class SearchPlans:
         if self._instructed(observation, taken):  # "First, focus on the thermometer": it is in view
             return
         sought = self.instructed.next
+        if (sought is not None or self.conditions.open) and self._take_along(observation, taken):
+            return
+        if sought is None and self.conditions.open:  # "If it is above -50 degrees, place it in the blue box"
+            if self._decide(observation) or self._instructed(observation, taken):
+                return
+            sought = self.instructed.next
         if sought is None and self._carry(observation, taken):  # "Then, move it to the purple box"
             return
         if sought is not None and not missing(p.state.observed):  # not in view: find-X walks to where it may be
@@ -93,6 +103,44 @@ class SearchPlans:
                                               observation.admissible)
         return step is not None
 
+    def _take_along(self, observation: Observation, taken: list[str | None]) -> bool:
+        """A thing focused on while the goal has more to do is taken along (the thermometer, to
+        measure the substance focused on next): the family's verb that readies a move
+        (`Domain.readies`), once a thing. Whether it was offered."""
+        domain = self.planning.settings.domain
+        triples = observation.scene_triples
+        for thing in [s for s, r, o in triples if r == "is" and o == domain.marked]:
+            if (thing, "in", domain.held_by) in triples:
+                continue
+            ready = next((a for a in (f"{verb} {thing}" for verb in domain.readies)
+                          if a in observation.admissible and a not in taken), None)
+            if ready is not None:
+                self.planning.actor.follow_search(Plan((ready,), StepSource.SUBGOAL, goal=self.planning.goal.sentence),
+                                                  observation.admissible)
+                return True
+        return False
+
+    def _decide(self, observation: Observation) -> bool:
+        """Decide the goal's conditional branch (prag.agent.conditions) by what was measured, else
+        offer the step the LLM says measures it, else, where a gamble may be taken now
+        (prag.agent.irrevocable), by what the LLM knows; the branch taken becomes the next
+        instruction. Whether a measuring step was offered."""
+        p = self.planning
+        domain, goal = p.settings.domain, p.goal.sentence
+        steps = [(step.action, step.observation, step.graph) for step in p.state.steps]
+        branch = self.conditions.measured(steps, domain)
+        if branch is None:
+            named = instructed(goal, domain)
+            step = self.conditions.measuring(observation.admissible, named, domain, observation.scene_triples)
+            if step is not None:
+                p.actor.follow_search(Plan((step,), StepSource.SUBGOAL, goal=goal), observation.admissible)
+                return True
+            if gambling(observation, p.state.t, p.state.max_steps, p.settings.config.gamble_window):
+                branch = self.conditions.known(named[-1] if named else None)
+        if branch is not None and not self.instructed.instruct(branch.instruction):
+            self.carry.instruct(branch.instruction)
+        return False
+
     def _choose_described(self) -> bool:
         """Where the next instruction describes its thing and every place was searched for the
         words, the thing the LLM chooses for it among those seen (prag.agent.described); whether
@@ -108,8 +156,8 @@ class SearchPlans:
 
     def _carry(self, observation: Observation, taken: list[str | None]) -> bool:
         """Offer the step the goal's carry instruction calls for (prag.agent.carry): the carry or
-        what readies it where it can be taken, else the way to the room it names or a search for
-        its place while the thing is held. Whether a plan was offered."""
+        what readies it where it can be taken, else the way to the room it names (or where its place
+        was seen) or a search for its place while the thing is held. Whether a plan was offered."""
         p = self.planning
         step = self.carry.step(observation, taken)
         if step is not None:
@@ -118,8 +166,10 @@ class SearchPlans:
         order = self.carry.seeking(observation, taken)
         if order is None:
             return False
-        plan = go_plan(order.room, p.state.observed) if order.room is not None else None
-        plan = plan or find_plan([order.place], p.state.observed, self.places)
+        observed = p.state.observed
+        room = order.room or observed.room_seen(order.place)  # the room it names, else where the place was seen
+        plan = go_plan(room, observed) if room not in (None, observed.location) else None
+        plan = plan or find_plan([order.place], observed, self.places)
         if plan is not None:
             p.actor.follow_search(plan, observation.admissible)
         return plan is not None

@@ -131,6 +131,10 @@ class Domain:
     # The state the scene gives the thing an irrevocable action was taken on (ScienceWorld's
     # "focused"): what "it" is in the goal's instructions after it (prag.agent.carry).
     marked: str | None = None
+    # The family's action that puts a thing in or on a place, with `{thing}` and `{place}`
+    # (ScienceWorld's "move {thing} to {place}"): how a goal's "place it in the blue box" is done
+    # where its own words are no action (prag.agent.carry).
+    put: str | None = None
 
     def schema(self) -> GoalSchema | None:
         """The family's goal schema, None when it has none."""

@@ -38,5 +38,6 @@ SCIWORLD = Domain(
     own_name="isa",  # prag.envs.sciworld.scene.KIND
     irrevocable=r"focus on (?P<x>.+)",
     marked="focused",  # prag.envs.sciworld.scene: the things focused on
+    put="move {thing} to {place}",
     readies=("pick up",),  # what readies moving a thing the goal says to carry (prag.agent.carry)
 )

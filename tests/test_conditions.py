@@ -1,0 +1,167 @@
+"""The goal's conditional instructions ("If the unknown substance B temperature is above -50.0
+degrees celsius, place it in the blue box."): read into branches, decided by a measurement read
+from an observation or by what the LLM knows, and carried out by search, on the real ScienceWorld
+simulator."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from support import play_until_won
+
+from prag.agent.agent import AgentConfig, PragAgent
+from prag.agent.carry import Carry
+from prag.agent.conditions import Conditions, branches, comparison, question
+from prag.agent.instructed import sentences
+from prag.agent.protocol import Usage
+from prag.envs.base import Observation, Task
+from prag.envs.sciworld.domain import SCIWORLD
+from prag.envs.sciworld.env import SciworldEnv
+from prag.llm.base import Message
+from prag.llm.scripted import ScriptedLLM
+from prag.retrieval.index import Visibility
+from prag.sources import StepSource
+
+THERMOMETER = (
+    "Your task is to measure the temperature of unknown substance B, which is located around the bathroom. "
+    "First, focus on the thermometer. Next, focus on the unknown substance B. If the unknown substance B temperature "
+    "is above -50.0 degrees celsius, place it in the blue box. If the unknown substance B temperature is below -50.0 "
+    "degrees celsius, place it in the orange box. The boxes are located around the bedroom.")
+CONDUCTIVE = (
+    "Your task is to determine if sodium chloride is electrically conductive. First, focus on the sodium chloride. "
+    "If it is electrically conductive, place it in the green box. If it is electrically nonconductive, place it in "
+    "the blue box.")
+MELTING = ("Your task is to measure the melting point of lead. First, focus on the thermometer. Next, focus on the "
+           "lead. If the melting point of lead is above 50.0 degrees celsius, focus on the red box. If the melting "
+           "point of lead is below 50.0 degrees celsius, focus on the green box.")
+USE = "use thermometer on unknown substance"
+# What the scene says the actions' "unknown substance" is.
+SCENE = [("unknown substance", "isa", "unknown substance B"), ("thermometer", "isa", "thermometer")]
+
+
+def conditions(goal: str, llm: ScriptedLLM | None = None) -> Conditions:
+    return Conditions(llm or ScriptedLLM([]), Usage(), branches(sentences(goal)))
+
+
+def test_a_conditional_sentence_is_a_branch_and_a_comparison_is_read_with_its_bound_and_unit() -> None:
+    found = branches(sentences(THERMOMETER))
+    assert [b.instruction for b in found] == ["place it in the blue box", "place it in the orange box"]
+    compared = comparison(found[0].condition)
+    assert compared is not None and (compared.subject, compared.above, compared.bound, compared.units) == (
+        "the unknown substance b temperature", True, -50.0, "degrees celsius")
+    assert comparison("it is electrically conductive") is None
+    assert question("it is electrically conductive", "sodium chloride") == "Is sodium chloride electrically conductive?"
+
+
+def test_a_reading_counts_only_for_the_thing_the_condition_names_and_the_quantity_it_compares() -> None:
+    compared = comparison(branches(sentences(THERMOMETER))[0].condition)
+    assert compared is not None
+    reading = "the thermometer measures a temperature of 28 degrees celsius"
+    assert compared.read({"unknown substance b", "unknown substance"}, reading) == 28.0
+    assert compared.read({"orange juice"}, reading) is None  # another thing measured
+    melting = comparison(branches(sentences(MELTING))[0].condition)
+    assert melting is not None and melting.read({"lead"}, "the thermometer measures a temperature of 20 degrees celsius") is None
+
+
+def test_the_latest_reading_decides_the_branch_and_one_at_the_bound_decides_none() -> None:
+    decided = conditions(THERMOMETER)
+    steps = [(USE, "the thermometer measures a temperature of -60 degrees celsius", SCENE),
+             ("look around", "This room is called the bedroom.", SCENE),
+             (USE, "the thermometer measures a temperature of 21 degrees celsius", SCENE)]
+    branch = decided.measured(steps, SCIWORLD)
+    assert branch is not None and branch.instruction == "place it in the blue box" and not decided.open
+    at_bound = conditions(THERMOMETER)
+    assert at_bound.measured([(USE, "the thermometer measures a temperature of -50 degrees celsius", SCENE)], SCIWORLD) is None
+    assert at_bound.open
+
+
+def test_the_llm_is_asked_once_which_action_measures_among_those_naming_the_thing_and_the_instrument() -> None:
+    llm = ScriptedLLM(lambda messages: USE, supports_choices=True)
+    asker = conditions(THERMOMETER, llm)
+    admissible = [USE, "focus on unknown substance", "eat unknown substance", "move thermometer to unknown substance",
+                  "open door to hallway"]
+    assert asker.measuring(admissible, ["thermometer", "unknown substance b"], SCIWORLD, SCENE) == USE
+    assert llm.calls[0]["choices"] == [USE, "move thermometer to unknown substance", "none"]
+    assert asker.measuring(admissible, ["thermometer", "unknown substance b"], SCIWORLD, SCENE) is None  # asked once
+    assert len(llm.calls) == 1
+
+
+def test_a_known_quantity_is_asked_in_words_and_compared_and_unknown_or_no_number_decides_nothing() -> None:
+    knows = conditions(MELTING, ScriptedLLM(["The melting point of lead is 327.5 degrees Celsius."]))
+    branch = knows.known("lead")
+    assert branch is not None and branch.instruction == "focus on the red box"
+    assert knows.answers == {"What is the melting point of lead, in degrees celsius?":
+                             "the melting point of lead is 327.5 degrees celsius"}
+    assert conditions(MELTING, ScriptedLLM(["Unknown."])).known("lead") is None
+    assert conditions(MELTING, ScriptedLLM(["It melts when heated."])).known("lead") is None
+
+
+def test_a_yes_or_no_condition_takes_the_other_of_two_branches_on_no() -> None:
+    llm = ScriptedLLM(["no"], supports_choices=True)
+    branch = conditions(CONDUCTIVE, llm).known("sodium chloride")
+    assert branch is not None and branch.instruction == "place it in the blue box"
+    assert llm.calls[0]["choices"] == ["yes", "no", "unknown"]
+    assert llm.calls[0]["messages"][-1]["content"].startswith("Is sodium chloride electrically conductive?")
+
+
+def test_a_decided_carry_in_other_words_is_done_by_the_family_s_put_on_the_thing_focused_last() -> None:
+    carry = Carry(THERMOMETER, SCIWORLD)
+    assert carry.instruction is None  # conditional: no instruction until decided
+    assert carry.instruct("place it in the blue box")
+    triples = [("thermometer", "is", "focused"), ("unknown substance", "is", "focused"),
+               ("thermometer", "in", "inventory"), ("unknown substance", "in", "inventory"), ("blue box", "in", "bedroom"),
+               *SCENE]
+    seen = Observation(goal=THERMOMETER, text="", admissible=["move unknown substance to blue box",
+                       "move thermometer to blue box"], scene_triples=triples, scene_text="")
+    taken = ["focus on thermometer", "focus on unknown substance"]
+    assert carry.step(seen, taken) == "move unknown substance to blue box"
+
+
+def measuring_stand_in(knows: str = "") -> ScriptedLLM:
+    """Answers the measuring question with the offered action that uses something, a quantity
+    question with `knows`, anything else with "look around"."""
+    def answer(messages: list[Message]) -> str:
+        asked = messages[-1]["content"]
+        if "Which action measures" in asked:
+            offered = asked.removeprefix("Actions: ").split(".\n")[0].split("; ")
+            return next(action for action in offered if action.startswith("use "))
+        return knows if asked.startswith("What is") else "look around"
+    return ScriptedLLM(answer, supports_choices=True)
+
+
+def searching(llm: ScriptedLLM, gamble_window: float = 0.1) -> PragAgent:
+    config = AgentConfig(ask="hard-coded", sources=("search", "llm"), gamble_window=gamble_window)
+    return PragAgent(llm, None, Visibility(), config, domain=SCIWORLD)
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
+def test_search_measures_the_substance_reads_the_thermometer_and_carries_it_to_the_box_the_reading_says() -> None:
+    """use-thermometer, train variation 0: the thermometer and the substance are focused on and
+    taken along, the stand-in names the action that measures, the reading (25 degrees, below the
+    bound of 100) takes the second branch, and search carries the substance to the green box seen
+    in the bathroom: won, every step by find-X or search."""
+    llm = measuring_stand_in()
+    agent = searching(llm)
+    assert play_until_won(SciworldEnv(Task("use-thermometer-0", "use-thermometer", 0), "use-thermometer", 0, ""), agent, 60)
+    actions = [d.action for d in agent.state.decisions]
+    assert "use thermometer on unknown substance" in actions
+    assert actions[-1] == "move unknown substance to green box"
+    assert {d.source for d in agent.state.decisions} == {StepSource.FIND, StepSource.SUBGOAL}
+    assert sum("Which action measures" in call["messages"][-1]["content"] for call in llm.calls) == 1
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
+def test_what_the_llm_knows_decides_a_branch_only_where_a_gamble_may_be_taken() -> None:
+    """measure-melting-point-known-substance, train variation 1 (lead; bound 50 degrees): the
+    melting point is no reading of a thermometer. With the default gamble window the episode has
+    earned a score a wrong branch would lose, so the LLM is not asked; with a window of the whole
+    budget (a model that knows better) it is, and its answer (327 degrees) wins the task."""
+    def play(window: float, limit: int) -> tuple[bool, ScriptedLLM]:
+        llm = measuring_stand_in(knows="The melting point of lead is 327 degrees Celsius.")
+        task = "measure-melting-point-known-substance"
+        return play_until_won(SciworldEnv(Task(f"{task}-1", task, 1), task, 1, ""), searching(llm, window), limit), llm
+    won, llm = play(1.0, 40)
+    assert won
+    cautious_won, cautious = play(0.1, 30)
+    assert not cautious_won
+    assert not any(call["messages"][-1]["content"].startswith("What is") for call in cautious.calls)

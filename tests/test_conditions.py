@@ -75,14 +75,27 @@ def test_the_latest_reading_decides_the_branch_and_one_at_the_bound_decides_none
     assert at_bound.open
 
 
-def test_the_llm_is_asked_once_which_action_measures_among_those_naming_the_thing_and_the_instrument() -> None:
-    llm = ScriptedLLM(lambda messages: USE, supports_choices=True)
+def test_the_llm_is_asked_which_action_measures_among_those_naming_the_thing_and_the_instrument() -> None:
+    llm = ScriptedLLM(["connect thermometer to unknown substance", USE, USE], supports_choices=True)
     asker = conditions(THERMOMETER, llm)
-    admissible = [USE, "focus on unknown substance", "eat unknown substance", "move thermometer to unknown substance",
-                  "open door to hallway"]
-    assert asker.measuring(admissible, ["thermometer", "unknown substance b"], SCIWORLD, SCENE) == USE
-    assert llm.calls[0]["choices"] == [USE, "move thermometer to unknown substance", "none"]
-    assert asker.measuring(admissible, ["thermometer", "unknown substance b"], SCIWORLD, SCENE) is None  # asked once
+    admissible = [USE, "focus on unknown substance", "eat unknown substance", "connect thermometer to unknown substance",
+                  "connect unknown substance to thermometer", "open door to hallway"]
+    instructed = ["thermometer", "unknown substance b"]
+    assert asker.measuring(admissible, instructed, SCIWORLD, SCENE) == "connect thermometer to unknown substance"
+    assert llm.calls[0]["choices"] == [USE, "connect thermometer to unknown substance",
+                                       "connect unknown substance to thermometer", "none"]
+    # It read nothing: asked again, without the verb tried either way round.
+    assert asker.measuring(admissible, instructed, SCIWORLD, SCENE) == USE
+    assert llm.calls[1]["choices"] == [USE, "none"]
+    assert asker.measuring(admissible, instructed, SCIWORLD, SCENE) is None  # nothing left to offer
+    assert len(llm.calls) == 2
+
+
+def test_the_llm_saying_none_stops_the_questions_about_measuring() -> None:
+    llm = ScriptedLLM(["none"], supports_choices=True)
+    asker = conditions(THERMOMETER, llm)
+    assert asker.measuring([USE], ["thermometer"], SCIWORLD, SCENE) is None
+    assert asker.measuring([USE], ["thermometer"], SCIWORLD, SCENE) is None
     assert len(llm.calls) == 1
 
 

@@ -9,9 +9,11 @@ taken, once the goal's unconditional instructions are done. Which one:
   temperature is above -50.0 degrees celsius") is decided by the latest observation, after an
   action naming the thing, that reads that quantity in the bound's unit ("the thermometer measures
   a temperature of 28 degrees celsius"): a comparison of numbers, no model. Where none was read
-  yet, the LLM is asked once which admissible action measures it, among those naming the thing
+  yet, the LLM is asked which admissible action measures it, among those naming the thing
   (and, where some also name a thing the instructions had the agent focus on, the thermometer,
-  those alone), or none;
+  those alone), or none; where the action it names reads nothing, it is asked again without that
+  action's verb (the 1.5B model named "connect thermometer to unknown substance" first), at most
+  `MEASURE_ASKS` times;
 - **known**: otherwise the LLM is asked once whether the first branch's condition holds ("Is the
   melting point of water above 150.0 degrees celsius? Answer yes, no or unknown."), "it" read as
   the last thing the instructions named; "yes" takes it, "no" takes the other where there are
@@ -42,6 +44,7 @@ _ARTICLE = re.compile(r"^(?:the|a|an)\s+")
 _IT = re.compile(r"\bit\b")
 UNKNOWN = "unknown"
 NONE = "none"
+MEASURE_ASKS = 3  # how many actions the LLM may name to measure one quantity
 _SYSTEM = "You know the science of everyday things."
 
 
@@ -121,7 +124,8 @@ class Conditions:
     branches: list[Branch]
     seed: int = 0
     taken: Branch | None = None
-    answers: dict[str, str] = field(default_factory=dict)  # question -> the LLM's answer; each asked once
+    answers: dict[str, str] = field(default_factory=dict)  # question -> the LLM's (last) answer
+    tried: dict[str, list[str]] = field(default_factory=dict)  # measuring question -> the verbs it named
 
     @property
     def open(self) -> bool:
@@ -144,22 +148,27 @@ class Conditions:
                   triples: Sequence[Triple]) -> str | None:
         """The action the LLM says measures a compared quantity, among the admissible ones naming
         the thing, irrevocable ones left out (those also naming an instructed thing, where any
-        do); asked once a quantity. Things are known by their names (`_called`): the actions
-        say "unknown substance" for the goal's "unknown substance B"."""
+        do). Asked again while no reading came (this is called only then), without the verbs
+        already tried ("connect" read nothing either way round), until it says none, nothing is
+        left, or `MEASURE_ASKS` were asked. Things are known by their names (`_called`): the
+        actions say "unknown substance" for the goal's "unknown substance B"."""
         for branch in self.branches:
             compared = comparison(branch.condition)
             asked = f"Which action measures {compared.subject}?" if compared is not None else ""
-            if compared is None or asked in self.answers:
+            tried = self.tried.setdefault(asked, [])
+            if compared is None or self.answers.get(asked) == NONE or len(tried) >= MEASURE_ASKS:
                 continue
             called = {action: _called(action, domain, triples) for action in admissible if domain.aimed_at(action) is None}
             naming = [a for a, names_ in called.items() if names_ & compared.things]
             tooled = [a for a in naming if called[a] & (set(instructed) - compared.things)]
-            offered = tooled or naming
+            offered = [a for a in tooled or naming if a.split()[0] not in tried]
             if not offered:
                 continue
             answer = self._ask(asked, f"Actions: {'; '.join(offered)}.\n{asked} Answer with the action, or {NONE}.",
                                choices=[*offered, NONE])
-            return next((a for a in offered if a.lower() == answer), None)
+            chosen = next((a for a in offered if a.lower() == answer), None)
+            tried.append(chosen.split()[0] if chosen is not None else NONE)
+            return chosen
         return None
 
     def known(self, it: str | None) -> Branch | None:

@@ -178,3 +178,17 @@ def test_what_the_llm_knows_decides_a_branch_only_where_a_gamble_may_be_taken() 
     cautious_won, cautious = play(0.1, 30)
     assert not cautious_won
     assert not any(call["messages"][-1]["content"].startswith("What is") for call in cautious.calls)
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
+def test_a_thing_seen_before_its_turn_is_sought_where_it_was_seen_first() -> None:
+    """use-thermometer, dev variation 358: the unknown substance B is seen in the bedroom before the
+    thermometer is found in the kitchen; search then walks back to the bedroom for it rather than
+    searching the rooms not yet seen (it went to the workshop and foundry before, and lost)."""
+    agent = searching(measuring_stand_in())
+    assert play_until_won(SciworldEnv(Task("use-thermometer-358", "use-thermometer", 358), "use-thermometer", 358, ""),
+                          agent, 60)
+    rooms = [d.action.removeprefix("go to ") for d in agent.state.decisions if d.action.startswith("go to ")]
+    after_thermometer = rooms[[d.action for d in agent.state.decisions if d.action.startswith("go to ")].index(
+        "go to kitchen") + 1:]
+    assert "workshop" not in after_thermometer[:after_thermometer.index("bedroom")]

@@ -94,3 +94,15 @@ def test_with_a_score_earned_a_doubtful_focus_is_never_offered() -> None:
 def test_a_window_of_the_whole_budget_leaves_every_focus_to_the_llm_whatever_the_score() -> None:
     played = agent(["focus on substance in toilet"], gamble_window=1.0)
     assert played.act(replace(bathroom(), score=8.0)).action == "focus on substance in toilet"
+
+
+def test_a_thing_already_focused_on_is_never_offered_again_whatever_the_window() -> None:
+    """ScienceWorld fails the task on a second focus on the thermometer (a dev variation of
+    use-thermometer lost so): the scene marks what was focused on, and a focus on it is held back."""
+    focused = replace(bathroom(), scene_triples=[*first().scene_triples, ("mercury", "is", "focused")])
+    for window in (0.1, 1.0):
+        played = agent(["open door to kitchen"], gamble_window=window)
+        played.act(focused)
+        assert "focus on mercury" not in played.settings.llm.calls[0]["choices"]
+    drawn = {agent([], llm_budget=0, seed=seed).act(focused).action for seed in range(40)}
+    assert "focus on mercury" not in drawn

@@ -40,12 +40,19 @@ class Irrevocable:
     def deferred(self, actions: Iterable[str], goal: str, observation: Observation, t: int, max_steps: int,
                  window: float) -> set[str]:
         """The doubtful ones among `actions`, unless step `t` (from 1) is in the last `window` (a
-        fraction) of `max_steps` and the episode has earned no score it would forfeit; none where
-        `window` is the whole budget (the LLM decides)."""
-        if gambling(observation, t, max_steps, window):
-            return set()
+        fraction) of `max_steps` and the episode has earned no score it would forfeit, or `window`
+        is the whole budget (the LLM decides); and, always, the `repeated` ones."""
         triples = observation.scene_triples
-        return {action for action in actions if self.doubtful(action, goal, triples)}
+        repeated = self.repeated(actions, triples)
+        if gambling(observation, t, max_steps, window):
+            return repeated
+        return repeated | {action for action in actions if self.doubtful(action, goal, triples)}
+
+    def repeated(self, actions: Iterable[str], triples: Sequence[Triple]) -> set[str]:
+        """Those aimed at a thing the scene marks as acted on so already (`Domain.marked`): never
+        offered again. ScienceWorld fails the task on a second `focus on` the thermometer."""
+        marked = {s for s, r, o in triples if r == "is" and o == self.domain.marked} if self.domain.marked else set()
+        return {action for action in actions if self.domain.aimed_at(action) in marked}
 
 
 def gambling(observation: Observation, t: int, max_steps: int, window: float) -> bool:

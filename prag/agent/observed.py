@@ -74,8 +74,9 @@ class Observed:
 
     def room_seen(self, name: str) -> str | None:
         """Where the agent last saw the thing called `name`, by the actions' words or its own name."""
+        name = name.lower()  # the goal's words are read in lower case
         for thing, room in self.seen_from.items():
-            if name in (thing, self.own_names.get(thing)):
+            if name in (thing.lower(), self.own_names.get(thing, "").lower()):
                 return room
         return None
 

@@ -71,16 +71,18 @@ class SearchPlans:
         if sought is None and self._carry(observation, taken):  # "Then, move it to the purple box"
             return
         if sought is not None and not missing(p.state.observed):  # not in view: find-X walks to where it may be
-            found = find_plan([sought], p.state.observed, self.places)
+            observed = p.state.observed
+            seen_in = observed.room_seen(sought)  # seen before it was its turn: back there first
+            found = go_plan(seen_in, observed) if seen_in not in (None, observed.location) else None
+            found = found or find_plan([sought], observed, self.places)
             # "a(n) animal": the words named nothing in any place (find-X may also find none it can
             # reach for a step, before a door is opened)
-            if found is None and not p.state.observed.to_search() and self._choose_described():
+            if found is None and not observed.to_search() and self._choose_described():
                 if self._instructed(observation, taken):
                     return
                 sought = self.instructed.next or sought
-            if found is None:  # every place searched: back to the room it was seen in, if it was
-                room = p.state.observed.room_seen(sought)
-                found = go_plan(room, p.state.observed) if room not in (None, p.state.observed.location) else None
+                room = observed.room_seen(sought)  # the thing chosen: back to the room it was seen in
+                found = go_plan(room, observed) if room not in (None, observed.location) else None
             if found is not None:
                 p.actor.follow_search(found, observation.admissible)
                 return

@@ -50,6 +50,15 @@ def carry_of(sentence: str) -> CarryInstruction | None:
     return None if match is None else CarryInstruction(match["verb"], match["link"], match["place"], match["room"])
 
 
+def readying(domain: Domain, thing: str, observation: Observation, taken: Sequence[str | None]) -> str | None:
+    """The admissible action of the family's verbs that ready moving a thing (`Domain.readies`:
+    "pick up") on `thing` while it is not held, once (a refusal is not asked again); None else."""
+    if (thing, "in", domain.held_by) in observation.scene_triples:
+        return None
+    return next((ready for ready in (f"{verb} {thing}" for verb in domain.readies)
+                 if ready in observation.admissible and ready not in taken), None)
+
+
 class Carry:
     """One episode's carry instruction and whether it was done."""
 
@@ -84,12 +93,7 @@ class Carry:
             if action is not None:
                 self._offered.add(action)
                 return action
-        if (it, "in", self.domain.held_by) not in set(triples):
-            for verb in self.domain.readies:
-                ready = f"{verb} {it}"
-                if ready in observation.admissible and ready not in taken:  # once: a refusal is not asked again
-                    return ready
-        return None
+        return readying(self.domain, it, observation, taken)
 
     def seeking(self, observation: Observation, taken: Sequence[str | None]) -> CarryInstruction | None:
         """The instruction while its place is to be sought: the thing is held and no place of the
@@ -106,7 +110,7 @@ class Carry:
     def _marked(self, triples: Sequence[Triple], taken: Sequence[str | None]) -> str | None:
         """The thing the scene marks as acted on irrevocably: what "it" is; of two ("First, focus
         on the thermometer. Next, focus on the unknown substance B."), the one acted on last."""
-        marked = [s for s, r, o in triples if r == "is" and o == self.domain.marked]
+        marked = self.domain.marked_things(triples)
         last = next((thing for thing in map(self.domain.aimed_at, filter(None, reversed(taken))) if thing), None)
         if len(marked) > 1 and last is not None:
             named = self.domain.name_of(last, triples).lower()

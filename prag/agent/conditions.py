@@ -49,12 +49,6 @@ _SYSTEM = "You know the science of everyday things."
 
 
 @dataclass(frozen=True)
-class Branch:
-    condition: str  # "the melting point of water is above 150.0 degrees celsius"
-    instruction: str  # "focus on the yellow box"
-
-
-@dataclass(frozen=True)
 class Comparison:
     """A condition comparing a quantity of a thing with a bound."""
 
@@ -88,6 +82,13 @@ class Comparison:
         return _ARTICLE.sub("", " ".join(word for word in self.subject.split() if word != quantity))
 
 
+@dataclass(frozen=True)
+class Branch:
+    condition: str  # "the melting point of water is above 150.0 degrees celsius"
+    instruction: str  # "focus on the yellow box"
+    compared: Comparison | None = None  # the condition as a comparison, where it is one
+
+
 def _called(action: str, domain: Domain, triples: Sequence[Triple]) -> set[str]:
     """What the things an action names are called: its words for them and their own names."""
     return {name for thing in domain.entities(action) for name in names(thing, domain, triples)}
@@ -96,7 +97,8 @@ def _called(action: str, domain: Domain, triples: Sequence[Triple]) -> set[str]:
 def branches(sentences: Sequence[str]) -> list[Branch]:
     """The goal's conditional sentences (lower case, their lead removed), as branches."""
     found = [_IF.fullmatch(sentence) for sentence in sentences]
-    return [Branch(match["condition"], match["then"]) for match in found if match is not None]
+    return [Branch(match["condition"], match["then"], comparison(match["condition"]))
+            for match in found if match is not None]
 
 
 def comparison(condition: str) -> Comparison | None:
@@ -135,10 +137,12 @@ class Conditions:
         """The branch the latest reading of a compared quantity decides, taken; None without one.
         `steps`: (action, the observation after it, the scene's triples then)."""
         for action, observation, triples in reversed(steps):
-            called = _called(action, domain, triples) if action else set()
+            if not action or _READING.search(observation.lower()) is None:
+                continue  # no reading: the things the action names need not be looked up
+            called = _called(action, domain, triples)
             for branch in self.branches:
-                compared = comparison(branch.condition)
-                value = compared.read(called, observation) if compared is not None and called else None
+                compared = branch.compared
+                value = compared.read(called, observation) if compared is not None else None
                 if compared is not None and value is not None and compared.holds(value):
                     self.taken = branch
                     return branch
@@ -152,11 +156,10 @@ class Conditions:
         already tried ("connect" read nothing either way round), until it says none, nothing is
         left, or `MEASURE_ASKS` were asked. Things are known by their names (`_called`): the
         actions say "unknown substance" for the goal's "unknown substance B"."""
-        for branch in self.branches:
-            compared = comparison(branch.condition)
-            asked = f"Which action measures {compared.subject}?" if compared is not None else ""
+        for compared in (branch.compared for branch in self.branches if branch.compared is not None):
+            asked = f"Which action measures {compared.subject}?"
             tried = self.tried.setdefault(asked, [])
-            if compared is None or self.answers.get(asked) == NONE or len(tried) >= MEASURE_ASKS:
+            if self.answers.get(asked) == NONE or len(tried) >= MEASURE_ASKS:
                 continue
             called = {action: _called(action, domain, triples) for action in admissible if domain.aimed_at(action) is None}
             naming = [a for a, names_ in called.items() if names_ & compared.things]
@@ -176,9 +179,8 @@ class Conditions:
         quantity is asked as a number and compared here ("What is the melting point of water,
         in degrees celsius?"); another condition as yes or no."""
         first = self.branches[0]
-        compared = comparison(first.condition)
-        if compared is not None:
-            return self._known_quantity(compared, it)
+        if first.compared is not None:
+            return self._known_quantity(first.compared, it)
         asked = question(first.condition, it)
         if asked in self.answers:
             return None
@@ -202,7 +204,7 @@ class Conditions:
             return None
         value = float(said[0])
         for branch in self.branches:
-            other = comparison(branch.condition)
+            other = branch.compared
             if other is not None and other.subject == compared.subject and other.holds(value):
                 self.taken = branch
         return self.taken

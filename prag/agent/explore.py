@@ -76,9 +76,12 @@ def find_plan(targets: Sequence[str], observed: Observed, places: Places) -> Pla
     return _toward(set(order), observed, domain)
 
 
-def go_plan(room: str, observed: Observed) -> Plan | None:
+def go_plan(room: str | None, observed: Observed) -> Plan | None:
     """Steps to a room by the ways seen: there when it can be reached now, else the first move
-    towards the nearest room with a way to it; None when no way to it is known."""
+    towards the nearest room with a way to it; None when no way to it is known, or `room` is
+    None or where the agent is."""
+    if room is None or room == observed.location:
+        return None
     steps = route(room, observed, observed.domain)
     return Plan(tuple(steps), StepSource.FIND, goal=observed.goal) if steps else _toward({room}, observed, observed.domain)
 

@@ -37,7 +37,7 @@ class Irrevocable:
         thing = self.domain.aimed_at(action)
         return thing is not None and not names_the_target(goal, self.domain, names(thing, self.domain, triples))
 
-    def deferred(self, actions: Iterable[str], goal: str, observation: Observation, t: int, max_steps: int,
+    def deferred(self, actions: Sequence[str], goal: str, observation: Observation, t: int, max_steps: int,
                  window: float) -> set[str]:
         """The doubtful ones among `actions`, unless step `t` (from 1) is in the last `window` (a
         fraction) of `max_steps` and the episode has earned no score it would forfeit, or `window`
@@ -51,7 +51,7 @@ class Irrevocable:
     def repeated(self, actions: Iterable[str], triples: Sequence[Triple]) -> set[str]:
         """Those aimed at a thing the scene marks as acted on so already (`Domain.marked`): never
         offered again. ScienceWorld fails the task on a second `focus on` the thermometer."""
-        marked = {s for s, r, o in triples if r == "is" and o == self.domain.marked} if self.domain.marked else set()
+        marked = set(self.domain.marked_things(triples))
         return {action for action in actions if self.domain.aimed_at(action) in marked}
 
 

@@ -4,7 +4,7 @@ while a thing the goal needs is unseen, else means-ends search on what was seen.
 where a reading is found wrong: it revises the goal (prag.agent.goal) and plans for the next."""
 from __future__ import annotations
 
-from prag.agent.carry import Carry
+from prag.agent.carry import Carry, readying
 from prag.agent.conditions import Conditions, branches
 from prag.agent.described import DescribedThings
 from prag.agent.explore import find_plan, go_plan, missing, seek_plan
@@ -73,16 +73,14 @@ class SearchPlans:
         if sought is not None and not missing(p.state.observed):  # not in view: find-X walks to where it may be
             observed = p.state.observed
             seen_in = observed.room_seen(sought)  # seen before it was its turn: back there first
-            found = go_plan(seen_in, observed) if seen_in not in (None, observed.location) else None
-            found = found or find_plan([sought], observed, self.places)
+            found = go_plan(seen_in, observed) or find_plan([sought], observed, self.places)
             # "a(n) animal": the words named nothing in any place (find-X may also find none it can
             # reach for a step, before a door is opened)
             if found is None and not observed.to_search() and self._choose_described():
                 if self._instructed(observation, taken):
                     return
                 sought = self.instructed.next or sought
-                room = observed.room_seen(sought)  # the thing chosen: back to the room it was seen in
-                found = go_plan(room, observed) if room not in (None, observed.location) else None
+                found = go_plan(observed.room_seen(sought), observed)  # the thing chosen: back to where it was seen
             if found is not None:
                 p.actor.follow_search(found, observation.admissible)
                 return
@@ -110,12 +108,8 @@ class SearchPlans:
         measure the substance focused on next): the family's verb that readies a move
         (`Domain.readies`), once a thing. Whether it was offered."""
         domain = self.planning.settings.domain
-        triples = observation.scene_triples
-        for thing in [s for s, r, o in triples if r == "is" and o == domain.marked]:
-            if (thing, "in", domain.held_by) in triples:
-                continue
-            ready = next((a for a in (f"{verb} {thing}" for verb in domain.readies)
-                          if a in observation.admissible and a not in taken), None)
+        for thing in domain.marked_things(observation.scene_triples):
+            ready = readying(domain, thing, observation, taken)
             if ready is not None:
                 self.planning.actor.follow_search(Plan((ready,), StepSource.SUBGOAL, goal=self.planning.goal.sentence),
                                                   observation.admissible)
@@ -169,9 +163,8 @@ class SearchPlans:
         if order is None:
             return False
         observed = p.state.observed
-        room = order.room or observed.room_seen(order.place)  # the room it names, else where the place was seen
-        plan = go_plan(room, observed) if room not in (None, observed.location) else None
-        plan = plan or find_plan([order.place], observed, self.places)
+        # The room it names, else where the place was seen, else a search for the place.
+        plan = go_plan(order.room or observed.room_seen(order.place), observed) or find_plan([order.place], observed, self.places)
         if plan is not None:
             p.actor.follow_search(plan, observation.admissible)
         return plan is not None

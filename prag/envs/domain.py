@@ -224,6 +224,10 @@ class Domain:
                 return kinds
         return {}
 
+    def marked_things(self, triples: Iterable[Triple]) -> list[str]:
+        """The things a scene graph's triples mark as acted on irrevocably (`marked`), in their order."""
+        return [s for s, r, o in triples if r == "is" and o == self.marked] if self.marked is not None else []
+
     def held(self, triples: Iterable[Triple]) -> set[str]:
         """What the agent holds, read from a scene graph's triples."""
         if self.held_by is not None:

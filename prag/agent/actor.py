@@ -11,6 +11,7 @@ follows: this task's own, then another variation's, re-worded to this goal. The 
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -131,6 +132,21 @@ def fatal_actions(goal: str, first_scene: str, experiences: Sequence[Experience]
         if same and len(steps) > 1 and steps[-1].score is not None and steps[-1].score < 0 and steps[-1].action:
             fatal.add(steps[-1].action)
     return fatal
+
+
+def tried_before(goal: str, first_scene: str, experiences: Sequence[Experience]) -> Counter[tuple[str, str, str]]:
+    """The (observation, scene graph, action) triples of this very task's lost episodes: what an
+    earlier round did from a point this episode may come back to (a replay of its progress ends
+    exactly there). Counted with the episode's own tries, so that a round goes on otherwise."""
+    tried: Counter[tuple[str, str, str]] = Counter()
+    for experience in experiences:
+        episode = experience.episode
+        steps = episode.steps
+        if episode.won or episode.read_as != goal or not steps or steps[0].scene != first_scene:
+            continue
+        tried.update((before.observation, before.scene, after.action)
+                     for before, after in zip(steps, steps[1:]) if after.action is not None)
+    return tried
 
 
 class Actor:

@@ -8,7 +8,9 @@ by construction; otherwise an invalid answer is sent back with the error (bounde
 mapped to a different action. An action already taken `loop_limit` times from the same observation
 and scene graph, one undoing the last, or one that failed this task outright before is not offered.
 An irrevocable action on a thing the goal does not name waits for the last tenth of the step budget
-(prag.agent.irrevocable). Past the LLM budget, an admissible action is drawn at random instead.
+(prag.agent.irrevocable). Past the LLM budget, an admissible action is drawn at random instead: not
+one that failed or waits, nor one taken from the same observation and scene graph in this episode or
+in a lost episode of this very task before it, while any other is left.
 """
 from __future__ import annotations
 
@@ -91,6 +93,12 @@ class LLMStep:
             self.past_budget += 1
             held_back = rejected | self.state.fatal | self._deferred(observation, observation.admissible)
             choices = [a for a in observation.admissible if a not in held_back] or list(observation.admissible)
+            # Not what an earlier round drew from here: a round past its replayed progress goes on
+            # otherwise than the last one did. The LLM is not held to it: a step that earned no
+            # score (a door on the way) may still be the one to take.
+            here = (observation.text, observation.scene_text)
+            tried = {a: self.state.tried[(*here, a)] + self.state.tried_before[(*here, a)] for a in choices}
+            choices = [a for a in choices if tried[a] < self.config.loop_limit] or _least_tried(tried)
             drawn = random.Random(f"{self.seed}:{observation.text}:{self.state.t}").choice(choices)
             return Decision(drawn, source=StepSource.RANDOM), []
         self._retrieve(observation.scene_text)

@@ -42,6 +42,8 @@ class EpisodeState:
     max_steps: int  # the episode's step budget (the environment's cap; 50 where it says none)
     outcomes: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # (action, observation, scene) after it
     tried: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # (observation, scene, action) from there
+    # the same, done in this task's lost episodes of earlier rounds (prag.agent.actor.tried_before)
+    tried_before: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     utterances: list[tuple[int, str]] = field(default_factory=list)  # (index of the step it followed, text)
     decisions: list[Decision] = field(default_factory=list)  # every step's, in order
     fatal: set[str] = field(default_factory=set)  # actions that failed this task outright before (prag.agent.actor)

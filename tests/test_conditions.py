@@ -13,6 +13,7 @@ from prag.agent.agent import AgentConfig, PragAgent
 from prag.agent.carry import Carry
 from prag.agent.conditions import Conditions, branches, comparison, question
 from prag.agent.instructed import sentences
+from prag.agent.irrevocable import gambling
 from prag.agent.protocol import Usage
 from prag.envs.base import Observation, Task
 from prag.envs.sciworld.domain import SCIWORLD
@@ -192,3 +193,70 @@ def test_a_thing_seen_before_its_turn_is_sought_where_it_was_seen_first() -> Non
     after_thermometer = rooms[[d.action for d in agent.state.decisions if d.action.startswith("go to ")].index(
         "go to kitchen") + 1:]
     assert "workshop" not in after_thermometer[:after_thermometer.index("bedroom")]
+
+
+MENDEL = ("Your task is to determine whether tall plant height is a dominant or recessive trait in the pea plant. "
+          "If the trait is dominant, focus on the red box. If the trait is recessive, focus on the green box.")
+
+
+def test_a_branch_whose_focus_failed_this_task_before_is_ruled_out_and_the_other_taken() -> None:
+    decided = conditions(MENDEL)
+    assert decided.ruled_out({"focus on red box"}, SCIWORLD) is not None
+    assert decided.taken is not None and decided.taken.instruction == "focus on the green box"
+    for fatal in (set(), {"focus on blue box"}, {"open red box"}):
+        undecided = conditions(MENDEL)
+        assert undecided.ruled_out(fatal, SCIWORLD) is None and undecided.taken is None
+        assert len(undecided.left(fatal, SCIWORLD)) == 2
+
+
+def test_a_branch_is_drawn_among_those_left_alike_for_the_same_goal() -> None:
+    both = conditions(MENDEL).left(set(), SCIWORLD)
+    draws = {conditions(MENDEL).drawn(both, MENDEL).instruction for _ in range(3)}
+    assert len(draws) == 1
+    green = conditions(MENDEL).left({"focus on red box"}, SCIWORLD)
+    assert conditions(MENDEL).drawn(green, MENDEL).instruction == "focus on the green box"
+
+
+@pytest.mark.parametrize(("t", "score", "chance", "gambles"), [
+    (95, 0, 0.0, True),    # the last tenth, nothing to forfeit
+    (95, 11, 0.0, False),  # a score earned, no chance known
+    (95, 11, 0.5, True),   # one of two branches: 50 to win in expectation, 11 to forfeit
+    (95, 60, 0.5, False),
+    (50, 0, 0.5, False),   # not yet the last tenth
+])
+def test_a_gamble_is_taken_in_the_last_tenth_where_its_chance_outweighs_the_score_held(
+        t: int, score: float, chance: float, gambles: bool) -> None:
+    observation = Observation("goal", "text", [], [], "scene", score=score)
+    assert gambling(observation, t, 100, 0.1, chance=chance) is gambles
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
+def test_a_branch_drawn_wrong_is_ruled_out_by_the_next_round_which_wins(tmp_path) -> None:
+    """mendelian-genetics-known-plant, the train variation seed 2 draws ("round seed shape":
+    dominant, the blue box). The stand-in knows nothing ("unknown"), so where a gamble may be
+    taken (here the whole budget) a box is drawn: the orange one, which fails the task. The next
+    round replays the way to the greenhouse (its progress), rules the orange box out and focuses
+    on the blue one: won, with no LLM call deciding it."""
+    from support import minilm
+
+    from prag.run.config import ExecutionConfig, ExperimentConfig, RunConfig
+    from prag.run.runner import Runner, start_run
+    from prag.store import Store
+
+    spec = tmp_path / "mendel.toml"
+    spec.write_text('name = "mendel"\nenv = "sciworld"\nmax_steps = 40\n[params]\n'
+                    'tasks = ["mendelian-genetics-known-plant"]\nsplit = "train"\nvariations = 1\nseed = 2\n')
+    llm = ScriptedLLM(lambda messages: "unknown" if "unknown" in messages[-1]["content"] else "look around",
+                      supports_choices=True)
+    config = RunConfig(ExperimentConfig(spec=str(spec), rounds=2, llm="knows-nothing"),
+                       agent=AgentConfig(ask="hard-coded", sources=("experience", "search", "llm"), gamble_window=1.0),
+                       execution=ExecutionConfig(answer_cache=False))
+    with Store(tmp_path / "mendel.db") as store:
+        run = start_run(store, config)
+        Runner(store, run, config, llm=llm, encoder=minilm()).play()  # type: ignore[arg-type]
+        first, second = sorted(store.episodes(run.id), key=lambda e: e.round)
+    assert not first.won and first.steps[-1].action == "focus on orange box" and first.score == 0
+    assert second.won and second.steps[-1].action == "focus on blue box"
+    assert second.extra.decisions[-1].source == StepSource.SUBGOAL
+    # The knowledge was asked first, in round 0: "unknown" left the draw.
+    assert llm.calls[0]["messages"][-1]["content"].startswith("Is the trait dominant?")

@@ -14,18 +14,24 @@ taken, once the goal's unconditional instructions are done. Which one:
   those alone), or none; where the action it names reads nothing, it is asked again without that
   action's verb (the 1.5B model named "connect thermometer to unknown substance" first), at most
   `MEASURE_ASKS` times;
-- **known**: otherwise the LLM is asked once whether the first branch's condition holds ("Is the
-  melting point of water above 150.0 degrees celsius? Answer yes, no or unknown."), "it" read as
-  the last thing the instructions named; "yes" takes it, "no" takes the other where there are
-  two, "unknown" neither (the other sources go on, as before).
+- **ruled out**: where every branch but one names a thing an irrevocable step on which failed
+  this very task before (a lost episode's fatal `focus on the red box`), the one left;
+- **known**: otherwise, where a gamble may be taken (prag.agent.irrevocable.gambling: the last
+  tenth of the budget, with less score held than one of the branches left in 100), the LLM is
+  asked once whether the first branch's condition holds ("Is the melting point of water above
+  150.0 degrees celsius? Answer yes, no or unknown."), "it" read as the last thing the
+  instructions named; "yes" takes it, "no" takes the other where there are two;
+- **drawn**: where it says "unknown", a branch drawn at random among those left. A wrong draw
+  fails the task, and the next round rules its branch out.
 
 The branch taken is an instruction like the unconditional ones: a focus on the purple box
 (prag.agent.instructed) or a carry of what was focused on (prag.agent.carry).
 """
 from __future__ import annotations
 
+import random
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from prag.agent.instructed import names
@@ -173,6 +179,29 @@ class Conditions:
             tried.append(chosen.split()[0] if chosen is not None else NONE)
             return chosen
         return None
+
+    def left(self, fatal: Collection[str], domain: Domain) -> list[Branch]:
+        """The branches not ruled out: one is ruled out where an irrevocable step on a thing its
+        instruction names failed this very task before (prag.agent.actor.fatal_actions: the
+        other box was the right one)."""
+        failed = [thing for thing in map(domain.aimed_at, fatal) if thing]
+        return [b for b in self.branches
+                if not any(re.search(rf"\b{re.escape(thing)}\b", b.instruction) for thing in failed)]
+
+    def ruled_out(self, fatal: Collection[str], domain: Domain) -> Branch | None:
+        """The branch left where every other was ruled out (`left`), taken; None otherwise."""
+        left = self.left(fatal, domain)
+        if len(left) == 1 and len(self.branches) > 1:
+            self.taken = left[0]
+            return self.taken
+        return None
+
+    def drawn(self, left: Sequence[Branch], goal: str) -> Branch:
+        """A branch drawn at random among those `left`, where nothing else decided one and a
+        gamble pays (prag.agent.irrevocable.gambling): seeded by the goal, so that a later round
+        draws alike unless its draw was ruled out."""
+        self.taken = random.Random(f"{self.seed}:{goal}").choice(list(left))
+        return self.taken
 
     def known(self, it: str | None) -> Branch | None:
         """The branch the LLM's knowledge takes, asked once; None for "unknown". A compared

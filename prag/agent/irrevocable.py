@@ -8,7 +8,8 @@ any other thing is a gamble: a wrong one ends the episode and forfeits everythin
 could still earn (ScienceWorld's partial credit), so it is offered only in the last tenth of the
 step budget (`AgentConfig.gamble_window`, `prag run --gamble-window`), where little is left to
 forfeit, and only while the episode has earned no score (where the family keeps one) that a
-wrong one would lose. Plans from experience are not held back: a stored episode's progress that took one is
+wrong one would lose, or less than a right one wins where its chance is known (one of two
+branches of a goal's condition: prag.agent.conditions). Plans from experience are not held back: a stored episode's progress that took one is
 evidence the LLM's pick is not (its failures are, in turn, never offered again: prag.agent.actor's
 fatal actions).
 
@@ -24,6 +25,8 @@ from collections.abc import Iterable, Sequence
 from prag.agent.instructed import names, names_the_target
 from prag.envs.base import Observation, Triple
 from prag.envs.domain import Domain
+
+FULL_SCORE = 100.0  # a won task's score, where the family keeps one (ScienceWorld's)
 
 
 class Irrevocable:
@@ -55,11 +58,15 @@ class Irrevocable:
         return {action for action in actions if self.domain.aimed_at(action) in marked}
 
 
-def gambling(observation: Observation, t: int, max_steps: int, window: float) -> bool:
+def gambling(observation: Observation, t: int, max_steps: int, window: float, chance: float = 0.0) -> bool:
     """Whether a gamble on an irrevocable step may be taken at step `t`: `window` is the whole
-    budget, or `t` is in its last `window` and the episode has earned no score to forfeit."""
-    earned = observation.score is not None and observation.score > 0
-    return window >= 1.0 or (max_steps - t < gamble_steps(max_steps, window) and not earned)
+    budget, or `t` is in its last `window` and the score the episode would forfeit is less than
+    what the gamble wins at its `chance` of being right (of a full score of 100): with no chance
+    known, where no score was earned."""
+    if window >= 1.0:
+        return True
+    held = observation.score if observation.score is not None else 0.0
+    return max_steps - t < gamble_steps(max_steps, window) and (held <= 0 or held < FULL_SCORE * chance)
 
 
 def gamble_steps(max_steps: int, window: float) -> int:

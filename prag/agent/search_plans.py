@@ -117,22 +117,24 @@ class SearchPlans:
         return False
 
     def _decide(self, observation: Observation) -> bool:
-        """Decide the goal's conditional branch (prag.agent.conditions) by what was measured, else
-        offer the step the LLM says measures it, else, where a gamble may be taken now
-        (prag.agent.irrevocable), by what the LLM knows; the branch taken becomes the next
-        instruction. Whether a measuring step was offered."""
+        """Decide the goal's conditional branch (prag.agent.conditions) by what was measured or
+        by the one the store's failures left, else offer the step the LLM says measures it, else,
+        where a gamble may be taken now (prag.agent.irrevocable), by what the LLM knows or a draw;
+        the branch taken becomes the next instruction. Whether a measuring step was offered."""
         p = self.planning
         domain, goal = p.settings.domain, p.goal.sentence
         steps = [(step.action, step.observation, step.graph) for step in p.state.steps]
-        branch = self.conditions.measured(steps, domain)
+        branch = self.conditions.measured(steps, domain) or self.conditions.ruled_out(p.state.fatal, domain)
         if branch is None:
             named = instructed(goal, domain)
             step = self.conditions.measuring(observation.admissible, named, domain, observation.scene_triples)
             if step is not None:
                 p.actor.follow_search(Plan((step,), StepSource.SUBGOAL, goal=goal), observation.admissible)
                 return True
-            if gambling(observation, p.state.t, p.state.max_steps, p.settings.config.gamble_window):
-                branch = self.conditions.known(named[-1] if named else None)
+            left = self.conditions.left(p.state.fatal, domain)
+            if left and gambling(observation, p.state.t, p.state.max_steps, p.settings.config.gamble_window,
+                                 chance=1 / len(left)):
+                branch = self.conditions.known(named[-1] if named else None) or self.conditions.drawn(left, goal)
         if branch is not None and not self.instructed.instruct(branch.instruction):
             self.carry.instruct(branch.instruction)
         return False

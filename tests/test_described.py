@@ -114,6 +114,21 @@ def test_where_things_seen_are_called_what_the_description_is_the_question_is_wh
     assert llm.calls[0]["messages"][-1]["content"].startswith("Things seen: inclined plane e, inclined plane with a")
 
 
+def test_a_thing_a_focus_on_which_failed_before_is_not_offered_and_the_one_left_needs_no_question() -> None:
+    observed = observed_house()
+    planes = {"inclined plane e": "kitchen", "inclined plane with a iron surface": "outside"}
+    observed.seen |= planes
+    observed.seen_from |= planes
+    llm = ScriptedLLM(lambda messages: "inclined plane e", supports_choices=True)
+    chosen = DescribedThings(llm, Usage()).choose("the inclined plane with the most friction", "inclined plane", "",
+                                                  observed, ruled_out={"inclined plane e"})
+    assert chosen == "inclined plane with a iron surface" and not llm.calls
+    animals = ScriptedLLM(lambda messages: "none", supports_choices=True)
+    DescribedThings(animals, Usage()).choose("a(n) animal", "animal", "", observed_house(), ruled_out={"elephant"})
+    outside = [call["choices"] for call in animals.calls if "Things in the outside" in call["messages"][-1]["content"]]
+    assert outside == [["crocodile", "none"]]
+
+
 def test_a_question_answered_with_no_thing_listed_chooses_nothing() -> None:
     llm = ScriptedLLM(lambda messages: "a dolphin", supports_choices=True)  # a backend that does not constrain
     described = DescribedThings(llm, Usage())

@@ -14,14 +14,16 @@ wrong thing for "a(n) living thing" in 11 of 20 rooms, where the words name it (
 flower pot 6"); for "a(n) animal" in 1 of 20, with the goal's own text in the question in 4 of
 10 ("sink" in a bathroom): the question shows the room's things alone
 (benchmarks/kind_questions.py). A focus is irrevocable, so a wrong answer loses the task; a
-thing already chosen is not offered again. Each question is one LLM call, counted in the LLM
+thing already chosen is not offered again, nor one a focus on which failed this very task in an
+earlier round (prag.agent.actor.fatal_actions): round after round, the candidates left narrow
+(the other of two inclined planes). Each question is one LLM call, counted in the LLM
 budget, and asked past it as a goal's reading is (`--llm-budget` bounds the steps the LLM
 chooses): at most one a room for each description, where the model says "none" in most rooms.
 """
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from prag.agent.instructed import is_a, unqualified
@@ -43,25 +45,28 @@ class DescribedThings:
     asked: set[tuple[str, str]] = field(default_factory=set)  # (description, room)
     chosen: list[str] = field(default_factory=list)
 
-    def choose(self, description: str, head: str, goal: str, observed: Observed) -> str | None:
+    def choose(self, description: str, head: str, goal: str, observed: Observed,
+               ruled_out: Collection[str] = ()) -> str | None:
         """The thing seen that the LLM says `description` ("a(n) animal", "the animal with the
         longest life span") is, asking the rooms not yet asked about it; None when it names none.
         Where things seen are called what it is (`head`: "inclined plane j", "inclined plane
         with a iron surface" for "the inclined plane with the most friction"), it is one of
-        them: the LLM is asked once which, with no "none"."""
+        them: the LLM is asked once which, with no "none" (and not at all where one is left).
+        Things `ruled_out` (a focus on them failed this very task before) are not offered."""
         rooms = things_by_room(observed)
+        passed = {*self.chosen, *ruled_out}
         of_kind = [thing for things in rooms.values() for thing in things
-                   if is_a(unqualified(thing), head) and thing not in self.chosen]
+                   if is_a(unqualified(thing), head) and thing not in passed]
         if of_kind:
             asked: list[tuple[str, list[str], bool]] = [("seen", of_kind, False)]
         else:
             asked = [(f"in the {room}", things, True) for room, things in rooms_first_named(goal, rooms)]
         for where, things, none in asked:
-            offered = [thing for thing in things if thing not in self.chosen]
+            offered = [thing for thing in things if thing not in passed]
             if (description, where) in self.asked or not offered:
                 continue
             self.asked.add((description, where))
-            answer = self._ask(description, where, offered, none)
+            answer = offered[0] if len(offered) == 1 and not none else self._ask(description, where, offered, none)
             if answer is not None:
                 self.chosen.append(answer)
                 return answer

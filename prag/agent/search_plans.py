@@ -146,8 +146,9 @@ class SearchPlans:
         target = self.instructed.described
         if target is None or target.description is None:
             return False
-        observed = self.planning.state.observed
-        chosen = self.described.choose(target.description, target.head, self.planning.goal.sentence, observed)
+        observed, state = self.planning.state.observed, self.planning.state
+        failed = {thing for thing in map(self.planning.settings.domain.aimed_at, state.fatal) if thing}
+        chosen = self.described.choose(target.description, target.head, self.planning.goal.sentence, observed, failed)
         if chosen is not None:  # by its own name, which stays while the words for it change as it grows
             self.instructed.mean(observed.own_names.get(chosen, chosen))
         return chosen is not None

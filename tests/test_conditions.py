@@ -201,19 +201,19 @@ MENDEL = ("Your task is to determine whether tall plant height is a dominant or 
 
 def test_a_branch_whose_focus_failed_this_task_before_is_ruled_out_and_the_other_taken() -> None:
     decided = conditions(MENDEL)
-    assert decided.ruled_out({"focus on red box"}, SCIWORLD) is not None
+    assert decided.ruled_out({"red box"}) is not None
     assert decided.taken is not None and decided.taken.instruction == "focus on the green box"
-    for fatal in (set(), {"focus on blue box"}, {"open red box"}):
+    for failed in (set(), {"blue box"}):
         undecided = conditions(MENDEL)
-        assert undecided.ruled_out(fatal, SCIWORLD) is None and undecided.taken is None
-        assert len(undecided.left(fatal, SCIWORLD)) == 2
+        assert undecided.ruled_out(failed) is None and undecided.taken is None
+        assert len(undecided.left(failed)) == 2
 
 
 def test_a_branch_is_drawn_among_those_left_alike_for_the_same_goal() -> None:
-    both = conditions(MENDEL).left(set(), SCIWORLD)
+    both = conditions(MENDEL).left(set())
     draws = {conditions(MENDEL).drawn(both, MENDEL).instruction for _ in range(3)}
     assert len(draws) == 1
-    green = conditions(MENDEL).left({"focus on red box"}, SCIWORLD)
+    green = conditions(MENDEL).left({"red box"})
     assert conditions(MENDEL).drawn(green, MENDEL).instruction == "focus on the green box"
 
 

@@ -124,9 +124,26 @@ def test_a_thing_a_focus_on_which_failed_before_is_not_offered_and_the_one_left_
                                                   observed, ruled_out={"inclined plane e"})
     assert chosen == "inclined plane with a iron surface" and not llm.calls
     animals = ScriptedLLM(lambda messages: "none", supports_choices=True)
-    DescribedThings(animals, Usage()).choose("a(n) animal", "animal", "", observed_house(), ruled_out={"elephant"})
+    grown = observed_house()
+    grown.own_names["baby crocodile"] = "crocodile"  # called so now; the focus that failed said "crocodile"
+    grown.seen["baby crocodile"] = grown.seen_from["baby crocodile"] = "outside"
+    DescribedThings(animals, Usage()).choose("a(n) animal", "animal", "", grown, ruled_out={"elephant", "crocodile"})
     outside = [call["choices"] for call in animals.calls if "Things in the outside" in call["messages"][-1]["content"]]
-    assert outside == [["crocodile", "none"]]
+    assert not outside and len(animals.calls) == 2  # nothing left outside to ask of; the kitchen and hallway asked
+
+
+def test_the_things_a_fatal_focus_was_aimed_at_are_known_by_every_name_they_had() -> None:
+    from prag.agent.actor import fatal_things
+    from prag.retrieval.episodes import Experience
+    from prag.store.records import EpisodeRecord, StepRecord
+
+    wolf = [("juvenile juvenile wolf", "in", "outside"), ("juvenile juvenile wolf", "isa", "wolf")]
+    steps = [StepRecord(0, None, "o", "at: hallway", "hallway", [], 0.0),
+             StepRecord(1, "focus on juvenile juvenile wolf", "o", "at: outside", "outside", wolf, -100.0)]
+    lost = EpisodeRecord("r", 0, "t", "lifespan", LONGEST, False, steps, id=1)
+    assert fatal_things(LONGEST, "at: hallway", [Experience(None, lost)], SCIWORLD) == {  # type: ignore[arg-type]
+        "juvenile juvenile wolf", "wolf"}
+    assert fatal_things("another goal", "at: hallway", [Experience(None, lost)], SCIWORLD) == set()  # type: ignore[arg-type]
 
 
 def test_a_question_answered_with_no_thing_listed_chooses_nothing() -> None:

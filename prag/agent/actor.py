@@ -124,13 +124,29 @@ def _changed(before: StepRecord, after: StepRecord) -> bool:
 def fatal_actions(goal: str, first_scene: str, experiences: Sequence[Experience]) -> set[str]:
     """The actions that failed this very task outright in an episode of it: the last action of
     an episode whose score fell below 0 (ScienceWorld's wrong `focus on`), never to be offered again."""
-    fatal = set()
+    return {str(step.action) for step in _fatal_steps(goal, first_scene, experiences)}
+
+
+def fatal_things(goal: str, first_scene: str, experiences: Sequence[Experience], domain: Domain) -> set[str]:
+    """The things an irrevocable step failed this very task on (`fatal_actions`), by the name the
+    action gave and by their own names then (ScienceWorld's "juvenile juvenile wolf" is a "wolf",
+    called "baby baby wolf" earlier in an episode): not the thing a choice between things meant."""
+    failed = set()
+    for step in _fatal_steps(goal, first_scene, experiences):
+        thing = domain.aimed_at(str(step.action))
+        if thing is not None:
+            failed |= {thing, domain.name_of(thing, step.triples)}
+    return failed
+
+
+def _fatal_steps(goal: str, first_scene: str, experiences: Sequence[Experience]) -> list[StepRecord]:
+    fatal = []
     for experience in experiences:
         episode = experience.episode
         steps = episode.steps
         same = episode.read_as == goal and steps and steps[0].scene == first_scene
         if same and len(steps) > 1 and steps[-1].score is not None and steps[-1].score < 0 and steps[-1].action:
-            fatal.add(steps[-1].action)
+            fatal.append(steps[-1])
     return fatal
 
 

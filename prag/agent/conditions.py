@@ -180,17 +180,16 @@ class Conditions:
             return chosen
         return None
 
-    def left(self, fatal: Collection[str], domain: Domain) -> list[Branch]:
-        """The branches not ruled out: one is ruled out where an irrevocable step on a thing its
-        instruction names failed this very task before (prag.agent.actor.fatal_actions: the
+    def left(self, failed: Collection[str]) -> list[Branch]:
+        """The branches not ruled out: one is ruled out where its instruction names a thing an
+        irrevocable step `failed` this very task on before (prag.agent.actor.fatal_things: the
         other box was the right one)."""
-        failed = [thing for thing in map(domain.aimed_at, fatal) if thing]
         return [b for b in self.branches
                 if not any(re.search(rf"\b{re.escape(thing)}\b", b.instruction) for thing in failed)]
 
-    def ruled_out(self, fatal: Collection[str], domain: Domain) -> Branch | None:
+    def ruled_out(self, failed: Collection[str]) -> Branch | None:
         """The branch left where every other was ruled out (`left`), taken; None otherwise."""
-        left = self.left(fatal, domain)
+        left = self.left(failed)
         if len(left) == 1 and len(self.branches) > 1:
             self.taken = left[0]
             return self.taken

@@ -55,14 +55,16 @@ class DescribedThings:
         Things `ruled_out` (a focus on them failed this very task before) are not offered."""
         rooms = things_by_room(observed)
         passed = {*self.chosen, *ruled_out}
-        of_kind = [thing for things in rooms.values() for thing in things
-                   if is_a(unqualified(thing), head) and thing not in passed]
+
+        def open_(thing: str) -> bool:  # by its own name too: "baby beaver" grew out of "beaver egg"
+            return thing not in passed and observed.own_names.get(thing, thing) not in passed
+        of_kind = [thing for things in rooms.values() for thing in things if is_a(unqualified(thing), head) and open_(thing)]
         if of_kind:
             asked: list[tuple[str, list[str], bool]] = [("seen", of_kind, False)]
         else:
             asked = [(f"in the {room}", things, True) for room, things in rooms_first_named(goal, rooms)]
         for where, things, none in asked:
-            offered = [thing for thing in things if thing not in passed]
+            offered = [thing for thing in things if open_(thing)]
             if (description, where) in self.asked or not offered:
                 continue
             self.asked.add((description, where))

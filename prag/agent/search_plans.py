@@ -124,14 +124,14 @@ class SearchPlans:
         p = self.planning
         domain, goal = p.settings.domain, p.goal.sentence
         steps = [(step.action, step.observation, step.graph) for step in p.state.steps]
-        branch = self.conditions.measured(steps, domain) or self.conditions.ruled_out(p.state.fatal, domain)
+        branch = self.conditions.measured(steps, domain) or self.conditions.ruled_out(p.state.failed_things)
         if branch is None:
             named = instructed(goal, domain)
             step = self.conditions.measuring(observation.admissible, named, domain, observation.scene_triples)
             if step is not None:
                 p.actor.follow_search(Plan((step,), StepSource.SUBGOAL, goal=goal), observation.admissible)
                 return True
-            left = self.conditions.left(p.state.fatal, domain)
+            left = self.conditions.left(p.state.failed_things)
             if left and gambling(observation, p.state.t, p.state.max_steps, p.settings.config.gamble_window,
                                  chance=1 / len(left)):
                 branch = self.conditions.known(named[-1] if named else None) or self.conditions.drawn(left, goal)
@@ -146,8 +146,7 @@ class SearchPlans:
         target = self.instructed.described
         if target is None or target.description is None:
             return False
-        observed, state = self.planning.state.observed, self.planning.state
-        failed = {thing for thing in map(self.planning.settings.domain.aimed_at, state.fatal) if thing}
+        observed, failed = self.planning.state.observed, self.planning.state.failed_things
         chosen = self.described.choose(target.description, target.head, self.planning.goal.sentence, observed, failed)
         if chosen is not None:  # by its own name, which stays while the words for it change as it grows
             self.instructed.mean(observed.own_names.get(chosen, chosen))

@@ -47,6 +47,7 @@ class EpisodeState:
     utterances: list[tuple[int, str]] = field(default_factory=list)  # (index of the step it followed, text)
     decisions: list[Decision] = field(default_factory=list)  # every step's, in order
     fatal: set[str] = field(default_factory=set)  # actions that failed this task outright before (prag.agent.actor)
+    failed_things: set[str] = field(default_factory=set)  # what they were aimed at, by every name (prag.agent.actor)
     verified: list[str] = field(default_factory=list)  # what the goal's instructions name, as experience read it
     last_changed: bool = True  # the last action changed the observation or the scene graph
     steps_since_ask: int = 0

@@ -102,26 +102,27 @@ def test_search_walks_the_house_asks_which_thing_is_an_animal_then_focuses_on_it
     assert all(QUESTION.search(call["messages"][-1]["content"]) for call in llm.calls)  # questions, no step asked
 
 
-def test_where_things_seen_are_called_what_the_description_is_the_question_is_which_of_them() -> None:
+def house_with_planes() -> Observed:
     observed = observed_house()
     planes = {"inclined plane e": "kitchen", "inclined plane with a iron surface": "outside"}
     observed.seen |= planes
     observed.seen_from |= planes
+    return observed
+
+
+def test_where_things_seen_are_called_what_the_description_is_the_question_is_which_of_them() -> None:
     llm = ScriptedLLM(lambda messages: "inclined plane e", supports_choices=True)
-    chosen = DescribedThings(llm, Usage()).choose("the inclined plane with the most friction", "inclined plane", "", observed)
+    chosen = DescribedThings(llm, Usage()).choose("the inclined plane with the most friction", "inclined plane", "",
+                                                  house_with_planes())
     assert chosen == "inclined plane e"
     assert [call["choices"] for call in llm.calls] == [["inclined plane e", "inclined plane with a iron surface"]]
     assert llm.calls[0]["messages"][-1]["content"].startswith("Things seen: inclined plane e, inclined plane with a")
 
 
 def test_a_thing_a_focus_on_which_failed_before_is_not_offered_and_the_one_left_needs_no_question() -> None:
-    observed = observed_house()
-    planes = {"inclined plane e": "kitchen", "inclined plane with a iron surface": "outside"}
-    observed.seen |= planes
-    observed.seen_from |= planes
     llm = ScriptedLLM(lambda messages: "inclined plane e", supports_choices=True)
     chosen = DescribedThings(llm, Usage()).choose("the inclined plane with the most friction", "inclined plane", "",
-                                                  observed, ruled_out={"inclined plane e"})
+                                                  house_with_planes(), ruled_out={"inclined plane e"})
     assert chosen == "inclined plane with a iron surface" and not llm.calls
     animals = ScriptedLLM(lambda messages: "none", supports_choices=True)
     grown = observed_house()

@@ -53,8 +53,18 @@ def test_an_instruction_in_a_word_for_what_the_task_is_about_names_that_thing() 
     assert not names_the_target(non_living, SCIWORLD, {"living thing"})  # whole words: not the end of "non-living"
     two = "Your task is to measure the temperature of water. First, focus on the thermometer. Next, focus on the substance."
     assert [t.words for t in Instructed(two, SCIWORLD).left] == ["thermometer", "substance"]  # which one is meant is open
-    assert [t.about for t in Instructed("Your task is to use chemistry to create the substance 'sugar water'. When you "
-                                        "are done, focus on the sugar water.", SCIWORLD).left] == [None]
+    sugar_water = "Your task is to use chemistry to create the substance 'sugar water'. When you are done, focus on the sugar water."
+    assert [t.about for t in Instructed(sugar_water, SCIWORLD).left] == [None]
+
+
+def test_a_name_in_quotes_is_whole_and_what_it_ends_in_is_not_the_target() -> None:
+    """'sugar water' ends in "water", but the toilet's water is not what chemistry-mix makes: a
+    focus on it failed the task (run c-local-q, round 2, a random draw taken for the target's)."""
+    sugar_water = "Your task is to use chemistry to create the substance 'sugar water'. When you are done, focus on the sugar water."
+    assert not names_the_target(sugar_water, SCIWORLD, {"substance in toilet", "water"})
+    assert names_the_target(sugar_water, SCIWORLD, {"sugar water"})
+    assert names_the_target(sugar_water, SCIWORLD, {"cup containing sugar water"})
+    assert names_the_target("Your task is to boil water. First, focus on the substance.", SCIWORLD, {"water"})
 
 
 def test_an_indefinite_phrase_ending_the_task_names_a_kind_any_thing_of_which_is_meant() -> None:

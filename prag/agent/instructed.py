@@ -47,6 +47,7 @@ _ARTICLE = re.compile(r"^(?:the|a|an)\s+")
 # "the animal with the longest life span": a description, not a name.
 _QUALIFIED = re.compile(r"\s(?:with|that|which|whose)\s")
 _LABEL = re.compile(r"\s(?:\w|\d+)$")
+_QUOTED_END = re.compile(r"'(?P<name>[^']+)'$")
 _KIND = re.compile(r"(?:^|\s)(?:a|an|a\(n\))\s+(?P<kind>(?:(?!(?:from|of|in|on|to|with|into|for|by|at)\b)[\w-]+\s?)+)$")
 
 
@@ -106,7 +107,10 @@ def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[Target, ...], st
                 named.append(_ARTICLE.sub("", match["x"]))
     # The goal's first clause, whose last words name what the task is about ("your task is to
     # boil gallium", "... to measure the temperature of unknown substance b").
-    about = re.split(r"[.,;!?]", " ".join(goal.lower().replace("'", " ").split()), maxsplit=1)[0].strip()
+    first = re.split(r"[.,;!?]", " ".join(goal.lower().split()), maxsplit=1)[0].strip()
+    quoted = _QUOTED_END.search(first)  # "create the substance 'sugar water'": a whole name, kept in quotes
+    about = " ".join(first[: quoted.start() if quoted else None].replace("'", " ").split()
+                     + ([quoted[0]] if quoted else []))
     targets = [Target(name) for name in named]
     said = set(re.findall(r"\w+", about))
     kind = _KIND.search(about)
@@ -118,7 +122,7 @@ def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[Target, ...], st
     elif about and not _ends(about, set(named)):
         unsaid = [i for i, name in enumerate(named) if not set(re.findall(r"\w+", name)) & said]
         if len(unsaid) == 1:  # with two ("the thermometer", "the substance"), which is meant is open
-            targets[unsaid[0]] = Target(about.split()[-1], about)
+            targets[unsaid[0]] = Target(re.findall(r"[\w-]+", about)[-1], about)
     return tuple(targets), about
 
 
@@ -152,7 +156,12 @@ def unqualified(name: str) -> str:
 
 
 def _ends(about: str, names: set[str]) -> bool:
-    # Whole words after a space: "living thing" does not end "find a(n) non-living thing".
+    # Whole words after a space: "living thing" does not end "find a(n) non-living thing". A name
+    # in quotes is whole: "water" is not the 'sugar water' the task makes (a focus on the toilet's
+    # water, taken for its target, failed chemistry-mix).
+    quoted = _QUOTED_END.search(about)
+    if quoted is not None:
+        return any(is_a(name, quoted["name"]) for name in names if name)
     return any(is_a(about, name) for name in names if name)
 
 

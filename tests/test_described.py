@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from dataclasses import replace
 
 import pytest
 from support import play_until_won
@@ -134,7 +135,7 @@ def test_a_thing_a_focus_on_which_failed_before_is_not_offered_and_the_one_left_
 
 
 def test_the_things_a_fatal_focus_was_aimed_at_are_known_by_every_name_they_had() -> None:
-    from prag.agent.actor import fatal_things
+    from prag.agent.actor import ThisTask, fatal_things
     from prag.retrieval.episodes import Experience
     from prag.store.records import EpisodeRecord, StepRecord
 
@@ -142,9 +143,9 @@ def test_the_things_a_fatal_focus_was_aimed_at_are_known_by_every_name_they_had(
     steps = [StepRecord(0, None, "o", "at: hallway", "hallway", [], 0.0),
              StepRecord(1, "focus on juvenile juvenile wolf", "o", "at: outside", "outside", wolf, -100.0)]
     lost = EpisodeRecord("r", 0, "t", "lifespan", LONGEST, False, steps, id=1)
-    assert fatal_things(LONGEST, "at: hallway", [Experience(None, lost)], SCIWORLD) == {  # type: ignore[arg-type]
-        "juvenile juvenile wolf", "wolf"}
-    assert fatal_things("another goal", "at: hallway", [Experience(None, lost)], SCIWORLD) == set()  # type: ignore[arg-type]
+    this = ThisTask.of(LONGEST, steps[0], SCIWORLD)
+    assert fatal_things(this, [Experience(None, lost)]) == {"juvenile juvenile wolf", "wolf"}  # type: ignore[arg-type]
+    assert fatal_things(replace(this, goal="another goal"), [Experience(None, lost)]) == set()  # type: ignore[arg-type]
 
 
 def test_a_question_answered_with_no_thing_listed_chooses_nothing() -> None:

@@ -2,7 +2,7 @@
 (prag.agent.actor.progress_elsewhere), and what its instructions name (prag.agent.instructed.verified_focuses)."""
 from __future__ import annotations
 
-from prag.agent.actor import ELSEWHERE, Actor, candidates
+from prag.agent.actor import ELSEWHERE, Actor, ThisTask, candidates
 from prag.agent.instructed import Instructed, verified_focuses
 from prag.agent.plans import reword, reworded
 from prag.envs.sciworld.domain import SCIWORLD
@@ -40,18 +40,22 @@ def _boil_water() -> EpisodeRecord:
     return EpisodeRecord("r", 0, "boil-1", "boil", BOIL.format("boil", "water"), False, steps, id=7)
 
 
+def at_foundry(goal: str) -> ThisTask:
+    return ThisTask(goal, "at: foundry", ("foundry", frozenset()), SCIWORLD)
+
+
 def test_another_variations_progress_is_re_worded_and_stops_before_a_focus_this_goal_does_not_name() -> None:
     lead = BOIL.format("boil", "lead")
-    offered = candidates(lead, "at: foundry", [Experience(None, _boil_water())], [], SCIWORLD)  # type: ignore[arg-type]
+    offered = candidates(at_foundry(lead), [Experience(None, _boil_water())], [])  # type: ignore[arg-type]
     assert [(c.rank, c.plan.steps, c.score) for c in offered] == [
         (ELSEWHERE, ("go to kitchen", "focus on lead"), 60)]  # "focus on blue box" is no target of "boil lead"
     # Another task ("melt water") takes nothing from it.
-    assert candidates(BOIL.format("melt", "water"), "at: x", [Experience(None, _boil_water())], [], SCIWORLD) == []  # type: ignore[arg-type]
+    assert candidates(at_foundry(BOIL.format("melt", "water")), [Experience(None, _boil_water())], []) == []  # type: ignore[arg-type]
 
 
 def test_another_variations_progress_is_adopted_only_where_its_first_step_can_be_taken() -> None:
     lead = BOIL.format("boil", "lead")
-    offered = candidates(lead, "at: foundry", [Experience(None, _boil_water())], [], SCIWORLD)  # type: ignore[arg-type]
+    offered = candidates(at_foundry(lead), [Experience(None, _boil_water())], [])  # type: ignore[arg-type]
     actor = Actor(SCIWORLD)
     actor.offer(offered, ["open door to outside", "look around"])
     assert actor.follower is None  # it started in another room

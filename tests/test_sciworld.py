@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -182,7 +182,7 @@ def test_rounds_replay_the_progress_stored_and_never_repeat_a_fatal_step(tmp_pat
 
 
 def test_progress_is_the_steps_up_to_the_best_score_less_those_that_changed_nothing() -> None:
-    from prag.agent.actor import fatal_actions, progress_made
+    from prag.agent.actor import ThisTask, fatal_actions, progress_made
     from prag.retrieval.episodes import Experience
     from prag.store.records import EpisodeRecord, StepRecord
 
@@ -197,8 +197,9 @@ def test_progress_is_the_steps_up_to_the_best_score_less_those_that_changed_noth
              step(6, "focus on fridge", -100, "kitchen", [("fridge", "is", "open")])]
     episode = EpisodeRecord("r", 0, "t", "find", "find a thing", False, steps, id=1)
     assert progress_made(episode) == (25, ["open door to kitchen", "go to kitchen"])
-    assert fatal_actions("find a thing", "at: hallway", [Experience(None, episode)]) == {"focus on fridge"}  # type: ignore[arg-type]
-    assert fatal_actions("find another thing", "at: hallway", [Experience(None, episode)]) == set()  # type: ignore[arg-type]
+    this = ThisTask.of("find a thing", steps[0], SCIWORLD)
+    assert fatal_actions(this, [Experience(None, episode)]) == {"focus on fridge"}  # type: ignore[arg-type]
+    assert fatal_actions(replace(this, goal="find another thing"), [Experience(None, episode)]) == set()  # type: ignore[arg-type]
     unscored = EpisodeRecord("r", 0, "t", "find", "g", False, [StepRecord(0, None, "o", "s"), StepRecord(1, "a", "o", "s")])
     assert progress_made(unscored) == (0.0, [])
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from prag.agent.actor import candidates
+from prag.agent.actor import ThisTask, candidates
 from prag.agent.agent import AgentConfig, PragAgent
 from prag.agent.shortcut import recall, shortcut, without_detours
 from prag.envs.alfworld.env import AlfworldEnv
@@ -113,16 +114,17 @@ def test_an_explored_success_is_shortened_and_still_wins_a_generated_game(games:
         ]
         # As a plan from experience, it is the agent's own success at this very task.
         hit = Hit(1, 2.0, 1.0, 1.0, 0)
-        (offered,) = candidates(episode.goal, episode.steps[0].scene, [Experience(hit, episode)], [], ALFWORLD)
+        this = ThisTask.of(episode.goal, episode.steps[0], ALFWORLD)
+        (offered,) = candidates(this, [Experience(hit, episode)], [])
         assert (offered.rank, offered.length, offered.plan.steps, offered.plan.source) == (1, len(plan), plan, "episode")
         # Played in another room or for another goal, its steps are offered only where search is
         # no source to serve the task.
-        elsewhere = "at: another room\n" + episode.steps[0].scene
-        assert [c.rank for c in candidates(episode.goal, elsewhere, [Experience(hit, episode)], [], ALFWORLD)] == [3]
-        assert candidates(episode.goal, elsewhere, [Experience(hit, episode)], [], ALFWORLD, only_this_task=True) == []
+        elsewhere = replace(this, start=("another room", this.start[1]))
+        assert [c.rank for c in candidates(elsewhere, [Experience(hit, episode)], [])] == [3]
+        assert candidates(elsewhere, [Experience(hit, episode)], [], only_this_task=True) == []
         other_goal = "put a apple in fridge" if "apple" not in episode.goal else "put a egg in fridge"
-        assert candidates(other_goal, episode.steps[0].scene, [Experience(hit, episode)], [], ALFWORLD, only_this_task=True) == []
-        (same,) = candidates(episode.goal, episode.steps[0].scene, [Experience(hit, episode)], [], ALFWORLD, only_this_task=True)
+        assert candidates(replace(this, goal=other_goal), [Experience(hit, episode)], [], only_this_task=True) == []
+        (same,) = candidates(this, [Experience(hit, episode)], [], only_this_task=True)
         assert same.rank == 1
     finally:
         env.close()

@@ -1,8 +1,9 @@
-"""A round goes on otherwise than the last one: past the LLM budget, a random draw does not take
-again what a lost episode of this very task took from the same observation and scene graph."""
+"""What a later round takes from this very task's earlier episodes: past the LLM budget, a random
+draw does not take again what a lost episode took from the same observation and scene graph; and
+an episode is of this very task by its goal and its start, the things by their own names."""
 from __future__ import annotations
 
-from prag.agent.actor import tried_before
+from prag.agent.actor import ThisTask, tried_before
 from prag.agent.agent import AgentConfig, PragAgent
 from prag.envs.base import Observation
 from prag.envs.sciworld.domain import SCIWORLD
@@ -22,20 +23,21 @@ def hallway() -> Observation:
                        max_steps=100)
 
 
-def episode(goal: str, won: bool, actions: list[str], first_scene: str = SCENE) -> EpisodeRecord:
-    steps = [StepRecord(0, None, HALL, first_scene, "hallway", [], 0.0)]
+def episode(goal: str, won: bool, actions: list[str], room: str = "hallway") -> EpisodeRecord:
+    steps = [StepRecord(0, None, HALL, f"at: {room}", room, [], 0.0)]
     steps += [StepRecord(t, action, HALL, SCENE, "hallway", [], 0.0) for t, action in enumerate(actions, start=1)]
     return EpisodeRecord("r", 0, "find-0", "find", goal, won, steps, id=len(actions))
 
 
 def test_only_this_tasks_lost_episodes_count() -> None:
     lost = episode(GOAL, False, ["open door to kitchen", "look around"])
-    counted = tried_before(GOAL, SCENE, [Experience(None, lost)])  # type: ignore[arg-type]
+    this = ThisTask.of(GOAL, lost.steps[0], SCIWORLD)
+    counted = tried_before(this, [Experience(None, lost)])  # type: ignore[arg-type]
     assert counted == {(HALL, SCENE, "open door to kitchen"): 1, (HALL, SCENE, "look around"): 1}
     others = [episode(GOAL, True, ["open door to bedroom"]),  # a win is replayed, not avoided
               episode("Your task is to find a(n) animal.", False, ["open door to bedroom"]),
-              episode(GOAL, False, ["open door to bedroom"], first_scene="at: kitchen")]
-    assert not tried_before(GOAL, SCENE, [Experience(None, e) for e in others])  # type: ignore[arg-type]
+              episode(GOAL, False, ["open door to bedroom"], room="kitchen")]
+    assert not tried_before(this, [Experience(None, e) for e in others])  # type: ignore[arg-type]
 
 
 def agent(budget: int, seed: int) -> PragAgent:
@@ -60,3 +62,19 @@ def test_a_random_draw_avoids_what_an_earlier_round_took_from_here_but_the_llm_m
     asked = agent(6, 0)
     asked.state.tried_before.update((HALL, SCENE, action) for action in taken)
     assert asked.act(hallway()).action == "open door to kitchen"
+
+
+def test_a_task_is_known_by_its_things_own_names_whatever_the_actions_called_them_in_that_load() -> None:
+    """Two loads of one mendelian-genetics variation (run c-local-q): the art studio's cups of paint,
+    named otherwise by the simulator's actions each time. As text the first scenes differ, and the
+    won round was not replayed nor the failed box ruled out."""
+    cup = "cup containing blue paint in art studio"
+    one = [("blue paint in cup", "in", cup), ("blue paint in cup", "is", "liquid")]
+    other = [("paint on cup containing blue paint", "in", cup), ("paint on cup containing blue paint", "is", "liquid"),
+             ("paint on cup containing blue paint", "isa", "blue paint")]
+    first = StepRecord(0, None, "This room is called the art studio.", "at: art studio\n...", "art studio", one, 0.0)
+    again = StepRecord(0, None, "This room is called the art studio.", "at: art studio\n,,,", "art studio", other, 0.0)
+    this = ThisTask.of(GOAL, first, SCIWORLD)
+    assert this.played_in(EpisodeRecord("r", 1, "t", "m", GOAL, False, [again]))
+    moved = StepRecord(0, None, "", "", "art studio", [("blue paint in cup", "in", "table")], 0.0)
+    assert not this.played_in(EpisodeRecord("r", 1, "t", "m", GOAL, False, [moved]))

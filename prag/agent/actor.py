@@ -19,6 +19,7 @@ from prag.agent.irrevocable import Irrevocable
 from prag.agent.mediator import MediatorState
 from prag.agent.plans import Follower, Names, Plan, adapt, episode_rewording, reword
 from prag.agent.shortcut import shortcut
+from prag.envs.base import Triple
 from prag.envs.domain import Domain
 from prag.retrieval.corrections import CorrectionHit
 from prag.retrieval.episodes import Experience
@@ -41,12 +42,42 @@ class Candidate:
     score: float = 0.0  # of progress: the score it reached (the highest first, then the shortest)
 
 
+@dataclass(frozen=True)
+class ThisTask:
+    """The task being played, as stored episodes of it are known: the same goal, and the same
+    start, the first scene graph with every thing called by its own name (`Domain.name_of`).
+    ScienceWorld's actions name the same cup of blue paint "blue paint in cup" in one load of a
+    variation and "paint on cup containing blue paint" in the next: the scene's text differs, the
+    task does not (compared as text, mendelian-genetics' won round was not replayed, nor were
+    its failed focuses ruled out)."""
+
+    goal: str
+    scene: str  # the first scene graph's text (corrections keep their scenes so)
+    start: tuple[str | None, frozenset[Triple]]
+    domain: Domain
+
+    @classmethod
+    def of(cls, goal: str, first: StepRecord, domain: Domain) -> ThisTask:
+        return cls(goal, first.scene, start_of(first, domain), domain)
+
+    def played_in(self, episode: EpisodeRecord) -> bool:
+        steps = episode.steps
+        return episode.read_as == self.goal and bool(steps) and start_of(steps[0], self.domain) == self.start
+
+
+def start_of(first: StepRecord, domain: Domain) -> tuple[str | None, frozenset[Triple]]:
+    """Where an episode starts and what it sees there, every thing by its own name."""
+    triples = first.triples
+    return first.location, frozenset(
+        (domain.name_of(s, triples), r, domain.name_of(o, triples)) for s, r, o in triples if r != domain.own_name)
+
+
 def candidates(
-    goal: str, first_scene: str, experiences: Sequence[Experience], corrections: Sequence[CorrectionHit], domain: Domain,
-    only_this_task: bool = False,
+    task: ThisTask, experiences: Sequence[Experience], corrections: Sequence[CorrectionHit], only_this_task: bool = False,
 ) -> list[Candidate]:
     """The plans that experience offers for this task, best first; with `only_this_task`, of
-    episodes only those of this goal in this room."""
+    episodes only those of this very task."""
+    goal, domain = task.goal, task.domain
     found: list[Candidate] = []
     for hit in corrections:
         correction = hit.correction
@@ -55,11 +86,11 @@ def candidates(
         actions = hit.transcript.actions
         plan = adapt(actions, correction.goal, goal, domain, StepSource.CORRECTION, correction.id)
         if plan is not None and actions:
-            same = correction.goal == goal and correction.scenes[:1] == [first_scene]
+            same = correction.goal == goal and correction.scenes[:1] == [task.scene]
             found.append(Candidate(0 if same else 2, len(actions), plan))
     for experience in experiences:
         episode = experience.episode
-        same = episode.read_as == goal and episode.steps[0].scene == first_scene
+        same = task.played_in(episode)
         if same and not episode.won:
             reached, progress = progress_made(episode)
             if progress:
@@ -121,45 +152,44 @@ def _changed(before: StepRecord, after: StepRecord) -> bool:
     return (before.triples, before.location, before.score) != (after.triples, after.location, after.score)
 
 
-def fatal_actions(goal: str, first_scene: str, experiences: Sequence[Experience]) -> set[str]:
+def fatal_actions(task: ThisTask, experiences: Sequence[Experience]) -> set[str]:
     """The actions that failed this very task outright in an episode of it: the last action of
     an episode whose score fell below 0 (ScienceWorld's wrong `focus on`), never to be offered again."""
-    return {str(step.action) for step in _fatal_steps(goal, first_scene, experiences)}
+    return {str(step.action) for step in _fatal_steps(task, experiences)}
 
 
-def fatal_things(goal: str, first_scene: str, experiences: Sequence[Experience], domain: Domain) -> set[str]:
+def fatal_things(task: ThisTask, experiences: Sequence[Experience]) -> set[str]:
     """The things an irrevocable step failed this very task on (`fatal_actions`), by the name the
     action gave and by their own names then (ScienceWorld's "juvenile juvenile wolf" is a "wolf",
     called "baby baby wolf" earlier in an episode): not the thing a choice between things meant."""
     failed = set()
-    for step in _fatal_steps(goal, first_scene, experiences):
-        thing = domain.aimed_at(str(step.action))
+    for step in _fatal_steps(task, experiences):
+        thing = task.domain.aimed_at(str(step.action))
         if thing is not None:
-            failed |= {thing, domain.name_of(thing, step.triples)}
+            failed |= {thing, task.domain.name_of(thing, step.triples)}
     return failed
 
 
-def _fatal_steps(goal: str, first_scene: str, experiences: Sequence[Experience]) -> list[StepRecord]:
+def _fatal_steps(task: ThisTask, experiences: Sequence[Experience]) -> list[StepRecord]:
     fatal = []
     for experience in experiences:
-        episode = experience.episode
-        steps = episode.steps
-        same = episode.read_as == goal and steps and steps[0].scene == first_scene
-        if same and len(steps) > 1 and steps[-1].score is not None and steps[-1].score < 0 and steps[-1].action:
+        steps = experience.episode.steps
+        if task.played_in(experience.episode) and len(steps) > 1 and steps[-1].score is not None \
+                and steps[-1].score < 0 and steps[-1].action:
             fatal.append(steps[-1])
     return fatal
 
 
-def tried_before(goal: str, first_scene: str, experiences: Sequence[Experience]) -> Counter[tuple[str, str, str]]:
+def tried_before(task: ThisTask, experiences: Sequence[Experience]) -> Counter[tuple[str, str, str]]:
     """The (observation, scene graph, action) triples of this very task's lost episodes: what an
     earlier round did from a point this episode may come back to (a replay of its progress ends
     exactly there). Counted with the episode's own tries, so that a round goes on otherwise."""
     tried: Counter[tuple[str, str, str]] = Counter()
     for experience in experiences:
         episode = experience.episode
-        steps = episode.steps
-        if episode.won or episode.read_as != goal or not steps or steps[0].scene != first_scene:
+        if episode.won or not task.played_in(episode):
             continue
+        steps = episode.steps
         tried.update((before.observation, before.scene, after.action)
                      for before, after in zip(steps, steps[1:]) if after.action is not None)
     return tried

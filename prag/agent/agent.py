@@ -70,6 +70,7 @@ from prag.retrieval.episodes import ExperienceSource
 from prag.retrieval.index import Visibility
 from prag.sources import KnowledgeSource, StepSource
 from prag.store.episode_extra import AgentReport, Choice, Effort
+from prag.store.records import StepRecord
 
 ACTION_MODELS = ("given", "learned")  # what means-ends search plans with (`--action-model`)
 
@@ -194,7 +195,7 @@ class PragAgent:
                                 usage)
         self.asking = Asking(self.llm_step, s.person, s.config, self.state, effort)
         self.actor = Actor(s.domain)
-        planning = Planning(s, self.goal, self.state, self.llm_step, self.actor, self._revise, observation.scene_text)
+        planning = Planning(s, self.goal, self.state, self.llm_step, self.actor, self._revise, StepRecord.of(0, None, observation))
         # A mediator that always asks follows no plan: none is sought (nor corrections retrieved for one).
         self.plans: list[PlanSource] = [] if isinstance(self.asker, Always) else chain(s.config.sources, planning)
 

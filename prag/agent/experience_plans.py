@@ -3,7 +3,7 @@ the corrections retrieved for the instructions (prag.agent.actor ranks them); an
 episodes, the actions that failed this task and what its instructions name (prag.agent.instructed)."""
 from __future__ import annotations
 
-from prag.agent.actor import candidates, fatal_actions, fatal_things, tried_before
+from prag.agent.actor import ThisTask, candidates, fatal_actions, fatal_things, tried_before
 from prag.agent.instructed import verified_focuses
 from prag.agent.plan_source import Planning
 from prag.envs.base import Observation
@@ -42,10 +42,10 @@ class ExperiencePlans:
         # rooms show the same receptacles whatever the objects): where search is a source it serves
         # that task better (after training on valid_train, following them cost valid_seen 2.5 steps
         # a game and a game).
-        plans = candidates(p.goal.sentence, p.first_scene, pool, p.llm_step.correction_pool, s.domain,
-                           only_this_task=KnowledgeSource.SEARCH in s.config.sources)
-        p.state.fatal |= fatal_actions(p.goal.sentence, p.first_scene, pool)
-        p.state.failed_things |= fatal_things(p.goal.sentence, p.first_scene, pool, s.domain)
-        p.state.tried_before |= tried_before(p.goal.sentence, p.first_scene, pool)
+        task = ThisTask.of(p.goal.sentence, p.first, s.domain)
+        plans = candidates(task, pool, p.llm_step.correction_pool, only_this_task=KnowledgeSource.SEARCH in s.config.sources)
+        p.state.fatal |= fatal_actions(task, pool)
+        p.state.failed_things |= fatal_things(task, pool)
+        p.state.tried_before |= tried_before(task, pool)
         p.state.verified = p.state.verified or verified_focuses(p.goal.sentence, pool, s.domain)
         p.actor.offer(plans, observation.admissible)

@@ -15,6 +15,7 @@ from prag.agent.llm_step import LLMStep
 from prag.agent.settings import AgentSettings
 from prag.agent.state import EpisodeState
 from prag.envs.base import Observation
+from prag.store.records import StepRecord
 
 
 class PlanSource(Protocol):
@@ -36,4 +37,4 @@ class Planning:
     llm_step: LLMStep
     actor: Actor
     revise: Callable[[str, dict[str, str]], None]
-    first_scene: str  # the episode's first scene graph, as text
+    first: StepRecord  # the episode's first step: where it started and what it saw there

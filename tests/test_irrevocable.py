@@ -106,3 +106,16 @@ def test_a_thing_already_focused_on_is_never_offered_again_whatever_the_window()
         assert "focus on mercury" not in played.settings.llm.calls[0]["choices"]
     drawn = {agent([], llm_budget=0, seed=seed).act(focused).action for seed in range(40)}
     assert "focus on mercury" not in drawn
+
+
+def test_a_step_into_a_box_a_conditional_branch_names_waits_as_a_doubtful_focus_does() -> None:
+    """"If it is electrically conductive, place it in the green box": a random "pour table into
+    green box" answered the branch and failed test-conductivity at 60 points."""
+    goal = ("Your task is to determine if sodium chloride is electrically conductive. First, focus on the sodium "
+            "chloride. If it is electrically conductive, place it in the green box. If it is electrically "
+            "nonconductive, place it in the blue box.")
+    actions = ["pour table into green box", "move sodium chloride to blue box", "open green box", "look around"]
+    seen = Observation(goal, "This room is called the kitchen.", actions, [], "at: kitchen", location="kitchen", score=60)
+    held = Irrevocable(SCIWORLD).deferred(actions, goal, seen, 10, 100, 0.1)
+    assert held == {"pour table into green box", "move sodium chloride to blue box"}
+    assert Irrevocable(SCIWORLD).deferred(actions, goal, seen, 10, 100, 1.0) == set()

@@ -9,7 +9,9 @@ could still earn (ScienceWorld's partial credit), so it is offered only in the l
 step budget (`AgentConfig.gamble_window`, `prag run --gamble-window`), where little is left to
 forfeit, and only while the episode has earned no score (where the family keeps one) that a
 wrong one would lose, or less than a right one wins where its chance is known (one of two
-branches of a goal's condition: prag.agent.conditions). Plans from experience are not held back: a stored episode's progress that took one is
+branches of a goal's condition: prag.agent.conditions). A step that carries something to a place
+a conditional branch names ("If it is conductive, place it in the green box") answers the
+branch, and is held back alike until the branch is decided (search then carries the thing). Plans from experience are not held back: a stored episode's progress that took one is
 evidence the LLM's pick is not (its failures are, in turn, never offered again: prag.agent.actor's
 fatal actions).
 
@@ -20,9 +22,13 @@ logit margin was no higher on the right thing than on the wrong one (docs/sciwor
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
-from prag.agent.instructed import names, names_the_target
+from prag.agent.carry import carry_of
+from prag.agent.conditions import branches
+from prag.agent.instructed import names, names_the_target, sentences
 from prag.envs.base import Observation, Triple
 from prag.envs.domain import Domain
 
@@ -42,20 +48,37 @@ class Irrevocable:
 
     def deferred(self, actions: Sequence[str], goal: str, observation: Observation, t: int, max_steps: int,
                  window: float) -> set[str]:
-        """The doubtful ones among `actions`, unless step `t` (from 1) is in the last `window` (a
-        fraction) of `max_steps` and the episode has earned no score it would forfeit, or `window`
-        is the whole budget (the LLM decides); and, always, the `repeated` ones."""
+        """The doubtful ones among `actions`, and those ending in a place a conditional branch
+        carries to (`answer_places`), unless step `t` (from 1) is in the last `window` (a fraction)
+        of `max_steps` and the episode has earned no score it would forfeit, or `window` is the
+        whole budget (the LLM decides); and, always, the `repeated` ones."""
         triples = observation.scene_triples
         repeated = self.repeated(actions, triples)
         if gambling(observation, t, max_steps, window):
             return repeated
-        return repeated | {action for action in actions if self.doubtful(action, goal, triples)}
+        answers = answer_places(goal)
+        return repeated | {action for action in actions
+                           if self.doubtful(action, goal, triples) or any(_into(action, place) for place in answers)}
 
     def repeated(self, actions: Iterable[str], triples: Sequence[Triple]) -> set[str]:
         """Those aimed at a thing the scene marks as acted on so already (`Domain.marked`): never
         offered again. ScienceWorld fails the task on a second `focus on` the thermometer."""
         marked = set(self.domain.marked_things(triples))
         return {action for action in actions if self.domain.aimed_at(action) in marked}
+
+
+@lru_cache(maxsize=256)
+def answer_places(goal: str) -> frozenset[str]:
+    """The places the goal's conditional branches carry a thing to ("If it is electrically
+    conductive, place it in the green box"): an action ending there answers the branch, and a
+    wrong answer fails the task as a wrong focus does (a random "pour table into green box" did)."""
+    return frozenset(carried.place for carried in (carry_of(branch.instruction) for branch in branches(sentences(goal)))
+                     if carried is not None)
+
+
+def _into(action: str, place: str) -> bool:
+    """Whether `action` puts something in `place` ("pour table into green box"; not "open green box")."""
+    return re.search(rf"\s(?:to|into|in|on) {re.escape(place)}$", action) is not None
 
 
 def gambling(observation: Observation, t: int, max_steps: int, window: float, chance: float = 0.0) -> bool:

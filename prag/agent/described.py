@@ -15,7 +15,7 @@ flower pot 6"); for "a(n) animal" in 1 of 20, with the goal's own text in the qu
 10 ("sink" in a bathroom): the question shows the room's things alone
 (benchmarks/kind_questions.py). A focus is irrevocable, so a wrong answer loses the task; a
 thing already chosen is not offered again, nor one a focus on which failed this very task in an
-earlier round (prag.agent.actor.fatal_actions): round after round, the candidates left narrow
+earlier round (prag.agent.actor.fatal_things): round after round, the candidates left narrow
 (the other of two inclined planes). Each question is one LLM call, counted in the LLM
 budget, and asked past it as a goal's reading is (`--llm-budget` bounds the steps the LLM
 chooses): at most one a room for each description, where the model says "none" in most rooms.
@@ -56,15 +56,16 @@ class DescribedThings:
         rooms = things_by_room(observed)
         passed = {*self.chosen, *ruled_out}
 
-        def open_(thing: str) -> bool:  # by its own name too: "baby beaver" grew out of "beaver egg"
+        def may_offer(thing: str) -> bool:  # by its own name too: a round later the wolf is younger
             return thing not in passed and observed.own_names.get(thing, thing) not in passed
-        of_kind = [thing for things in rooms.values() for thing in things if is_a(unqualified(thing), head) and open_(thing)]
+        of_kind = [thing for things in rooms.values() for thing in things
+                   if is_a(unqualified(thing), head) and may_offer(thing)]
         if of_kind:
             asked: list[tuple[str, list[str], bool]] = [("seen", of_kind, False)]
         else:
             asked = [(f"in the {room}", things, True) for room, things in rooms_first_named(goal, rooms)]
         for where, things, none in asked:
-            offered = [thing for thing in things if open_(thing)]
+            offered = [thing for thing in things if may_offer(thing)]
             if (description, where) in self.asked or not offered:
                 continue
             self.asked.add((description, where))

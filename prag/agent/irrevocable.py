@@ -11,9 +11,10 @@ forfeit, and only while the episode has earned no score (where the family keeps 
 wrong one would lose, or less than a right one wins where its chance is known (one of two
 branches of a goal's condition: prag.agent.conditions). A step that carries something to a place
 a conditional branch names ("If it is conductive, place it in the green box") answers the
-branch, and is held back alike until the branch is decided (search then carries the thing). Plans from experience are not held back: a stored episode's progress that took one is
-evidence the LLM's pick is not (its failures are, in turn, never offered again: prag.agent.actor's
-fatal actions).
+branch, and is held back alike until the branch is decided (search then carries the thing).
+Plans from experience are not held back: a stored episode's progress that took one is evidence
+the LLM's pick is not (its failures are, in turn, never offered again: prag.agent.actor's fatal
+actions).
 
 Why not ask the model: zero-shot, the 1.5B model read "First, focus on the substance" as an order
 to focus on whatever was in view (6 of the first 7 test variations of ScienceWorld ended at step 1),

@@ -23,7 +23,7 @@ chooses): at most one a room for each description, where the model says "none" i
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from prag.agent.instructed import is_a, unqualified
@@ -46,18 +46,37 @@ class DescribedThings:
     chosen: list[str] = field(default_factory=list)
 
     def choose(self, description: str, head: str, goal: str, observed: Observed,
-               ruled_out: Collection[str] = ()) -> str | None:
+               ruled_out: Collection[str] = (), known: Mapping[str, int] | None = None) -> str | None:
         """The thing seen that the LLM says `description` ("a(n) animal", "the animal with the
         longest life span") is, asking the rooms not yet asked about it; None when it names none.
         Where things seen are called what it is (`head`: "inclined plane j", "inclined plane
         with a iron surface" for "the inclined plane with the most friction"), it is one of
         them: the LLM is asked once which, with no "none" (and not at all where one is left).
-        Things `ruled_out` (a focus on them failed this very task before) are not offered."""
+        Things `ruled_out` (a focus on them failed this very task before) are not offered.
+        Where experience answered the description (`known`: own name -> wins minus failures,
+        prag.agent.answered), the thing seen with the most wins is taken with no question (the
+        LLM asked among those tied, where they are not all one by their own name), and one with
+        more failures than wins is not offered."""
         rooms = things_by_room(observed)
         passed = {*self.chosen, *ruled_out}
 
+        def own(thing: str) -> str:
+            return observed.own_names.get(thing, thing)
+
         def may_offer(thing: str) -> bool:  # by its own name too: a round later the wolf is younger
-            return thing not in passed and observed.own_names.get(thing, thing) not in passed
+            return thing not in passed and own(thing) not in passed
+        if known:
+            seen = [thing for things in rooms.values() for thing in things if may_offer(thing)]
+            tally = {thing: known.get(own(thing).lower(), 0) for thing in seen}
+            best = max(tally.values(), default=0)
+            if best > 0:
+                tied = [thing for thing in seen if tally[thing] == best]
+                one = len({own(thing) for thing in tied}) == 1  # an egg and a hatchling of the parrot
+                answer = tied[0] if one else self._ask(description, "seen", tied, False)
+                if answer is not None:
+                    self.chosen.append(answer)
+                    return answer
+            passed |= {thing for thing, count in tally.items() if count < 0}
         of_kind = [thing for things in rooms.values() for thing in things
                    if is_a(unqualified(thing), head) and may_offer(thing)]
         if of_kind:

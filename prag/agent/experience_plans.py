@@ -3,6 +3,7 @@ the corrections retrieved for the instructions (prag.agent.actor ranks them); an
 episodes, the actions that failed this task and what its instructions name (prag.agent.instructed)."""
 from __future__ import annotations
 
+from prag.agent.answered import answers, merge
 from prag.agent.actor import ThisTask, candidates, fatal_actions, fatal_things, tried_before
 from prag.agent.instructed import verified_focuses
 from prag.agent.plan_source import Planning
@@ -48,4 +49,7 @@ class ExperiencePlans:
         p.state.failed_things |= fatal_things(task, pool)
         p.state.tried_before |= tried_before(task, pool)
         p.state.verified = p.state.verified or verified_focuses(p.goal.sentence, pool, s.domain)
+        unread = [e.episode for e in pool if e.episode.id not in p.state.answered_by]
+        p.state.answered_by |= {e.id for e in unread if e.id is not None}
+        merge(p.state.answers, answers(unread, s.domain))
         p.actor.offer(plans, observation.admissible)

@@ -90,7 +90,12 @@ class Target:
 
 def instructed(goal: str, domain: Domain) -> list[str]:
     """The things the goal's unconditional irrevocable instructions name, in their order."""
-    return [target.words for target in _targets(goal, domain.irrevocable)[0]]
+    return [target.words for target in targets(goal, domain)]
+
+
+def targets(goal: str, domain: Domain) -> tuple[Target, ...]:
+    """What the goal's unconditional irrevocable instructions name, in their order."""
+    return _targets(goal, domain.irrevocable)[0]
 
 
 @lru_cache(maxsize=256)
@@ -177,8 +182,8 @@ def names_the_target(goal: str, domain: Domain, called: set[str]) -> bool:
     what the task is about: the words "First, focus on the substance" mean after "Your task is to
     boil gallium." A word the goal uses for anything else ("the orange box", "around the kitchen")
     is not."""
-    targets, about = _targets(goal, domain.irrevocable)
-    return any(target.called(called) for target in targets) or _ends(about, called)
+    named, about = _targets(goal, domain.irrevocable)
+    return any(target.called(called) for target in named) or _ends(about, called)
 
 
 class Instructed:
@@ -186,7 +191,7 @@ class Instructed:
 
     def __init__(self, goal: str, domain: Domain) -> None:
         self.domain = domain
-        self.left = list(_targets(goal, domain.irrevocable)[0])
+        self.left = list(targets(goal, domain))
         self._offered: dict[str, Target] = {}  # action -> the named thing it acts on
         self._heeded = False
 

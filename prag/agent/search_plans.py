@@ -147,7 +147,9 @@ class SearchPlans:
         if target is None or target.description is None:
             return False
         observed, failed = self.planning.state.observed, self.planning.state.failed_things
-        chosen = self.described.choose(target.description, target.head, self.planning.goal.sentence, observed, failed)
+        known = self.planning.state.answers.get(target.description)
+        chosen = self.described.choose(target.description, target.head, self.planning.goal.sentence, observed, failed,
+                                       known)
         if chosen is not None:  # by its own name, which stays while the words for it change as it grows
             self.instructed.mean(observed.own_names.get(chosen, chosen))
         return chosen is not None

@@ -49,6 +49,9 @@ class EpisodeState:
     fatal: set[str] = field(default_factory=set)  # actions that failed this task outright before (prag.agent.actor)
     failed_things: set[str] = field(default_factory=set)  # what they were aimed at, by every name (prag.agent.actor)
     verified: list[str] = field(default_factory=list)  # what the goal's instructions name, as experience read it
+    # how stored episodes answered described things, by own name (prag.agent.answered), and which were read
+    answers: dict[str, Counter[str]] = field(default_factory=dict)
+    answered_by: set[int] = field(default_factory=set)
     last_changed: bool = True  # the last action changed the observation or the scene graph
     steps_since_ask: int = 0
     asks: int = 0

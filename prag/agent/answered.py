@@ -16,13 +16,15 @@ longest life span" of the animals there), so a failure does not rule a thing out
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import TypeVar
 
 from prag.agent.instructed import Target, targets
 from prag.envs.domain import Domain
 from prag.store.records import EpisodeRecord
 
 Tally = dict[str, Counter[str]]  # description -> own name -> wins minus failures
+K = TypeVar("K")
 
 
 def answers(episodes: Iterable[EpisodeRecord], domain: Domain) -> Tally:
@@ -50,7 +52,7 @@ def answers(episodes: Iterable[EpisodeRecord], domain: Domain) -> Tally:
     return tally
 
 
-def merge(into: Tally, more: Tally) -> None:
+def merge(into: dict[str, Counter[K]], more: Mapping[str, Counter[K]]) -> None:
     """`more`'s counts added to `into`'s."""
     for description, counts in more.items():
         into.setdefault(description, Counter()).update(counts)

@@ -77,8 +77,7 @@ class DescribedThings:
                     self.chosen.append(answer)
                     return answer
             passed |= {thing for thing, count in tally.items() if count < 0}
-        of_kind = [thing for things in rooms.values() for thing in things
-                   if is_a(unqualified(thing), head) and may_offer(thing)]
+        of_kind = [thing for thing in called(head, rooms) if may_offer(thing)]
         if of_kind:
             asked: list[tuple[str, list[str], bool]] = [("seen", of_kind, False)]
         else:
@@ -105,6 +104,12 @@ class DescribedThings:
         self.usage.add(completion)
         answer = completion.text.strip().rstrip(".").lower()  # read as words, never evaluated
         return answer if answer in things else None
+
+
+def called(head: str, rooms: Mapping[str, list[str]]) -> list[str]:
+    """The things seen (`things_by_room`) whose names say they are what `head` is: "inclined plane
+    j" and "inclined plane with a iron surface" are inclined planes."""
+    return [thing for things in rooms.values() for thing in things if is_a(unqualified(thing), head)]
 
 
 def things_by_room(observed: Observed) -> dict[str, list[str]]:

@@ -4,6 +4,7 @@ episodes, the actions that failed this task and what its instructions name (prag
 from __future__ import annotations
 
 from prag.agent.answered import answers, merge
+from prag.agent.compared import orientations
 from prag.agent.actor import ThisTask, candidates, fatal_actions, fatal_things, tried_before
 from prag.agent.instructed import verified_focuses
 from prag.agent.plan_source import Planning
@@ -52,4 +53,5 @@ class ExperiencePlans:
         unread = [e.episode for e in pool if e.episode.id not in p.state.answered_by]
         p.state.answered_by |= {e.id for e in unread if e.id is not None}
         merge(p.state.answers, answers(unread, s.domain))
+        merge(p.state.orientations, orientations(unread, s.domain))
         p.actor.offer(plans, observation.admissible)

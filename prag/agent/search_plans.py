@@ -5,8 +5,9 @@ where a reading is found wrong: it revises the goal (prag.agent.goal) and plans 
 from __future__ import annotations
 
 from prag.agent.carry import Carry, readying
+from prag.agent.compared import Experiment, comparative, orientation
 from prag.agent.conditions import Conditions, branches
-from prag.agent.described import DescribedThings
+from prag.agent.described import DescribedThings, called, things_by_room
 from prag.agent.explore import find_plan, go_plan, missing, seek_plan
 from prag.agent.instructed import Instructed, instructed, sentences
 from prag.agent.irrevocable import gambling
@@ -44,6 +45,7 @@ class SearchPlans:
         self.carry = Carry(p.goal.sentence, p.settings.domain)
         self.conditions = Conditions(p.settings.llm, p.llm_step.usage, branches(sentences(p.goal.sentence)),
                                      p.settings.seed)
+        self.experiment: Experiment | None = None
 
     def offer(self, observation: Observation) -> None:
         p = self.planning
@@ -76,6 +78,8 @@ class SearchPlans:
             found = go_plan(seen_in, observed) or find_plan([sought], observed, self.places)
             # "a(n) animal": the words named nothing in any place (find-X may also find none it can
             # reach for a step, before a door is opened)
+            if found is None and not observed.to_search() and self._measure(observation):
+                return
             if found is None and not observed.to_search() and self._choose_described():
                 if self._instructed(observation, taken):
                     return
@@ -146,13 +150,46 @@ class SearchPlans:
         target = self.instructed.described
         if target is None or target.description is None:
             return False
-        observed, failed = self.planning.state.observed, self.planning.state.failed_things
-        known = self.planning.state.answers.get(target.description)
-        chosen = self.described.choose(target.description, target.head, self.planning.goal.sentence, observed, failed,
-                                       known)
+        state = self.planning.state
+        observed, failed = state.observed, state.failed_things
+        described = comparative(target.description)
+        chosen = None
+        if self.experiment is not None and described is not None:
+            chosen = self.experiment.choice(self._steps(), described, orientation(state.orientations, described))
+        chosen = chosen or self.described.choose(target.description, target.head, self.planning.goal.sentence,
+                                                 observed, failed, state.answers.get(target.description))
         if chosen is not None:  # by its own name, which stays while the words for it change as it grows
             self.instructed.mean(observed.own_names.get(chosen, chosen))
         return chosen is not None
+
+    def _measure(self, observation: Observation) -> bool:
+        """Where the next instruction's description is a degree of a property ("the inclined plane
+        with the most friction") and two or more things seen are what it describes, the next step of
+        the experiment that measures them alike (prag.agent.compared), or the way to their room;
+        whether a step was offered. Measured in every episode, so that its outcome teaches which
+        way the measurement reads where experience does not say yet."""
+        target = self.instructed.described
+        described = comparative(target.description) if target is not None else None
+        if described is None:
+            return False
+        p = self.planning
+        observed, passed = p.state.observed, p.state.failed_things
+        if self.experiment is None:
+            candidates = [thing for thing in called(described.head, things_by_room(observed))
+                          if thing not in passed and observed.own_names.get(thing, thing) not in passed]
+            if len(candidates) < 2:
+                return False
+            self.experiment = Experiment(candidates, p.settings.domain)
+        step = self.experiment.step(self._steps(), observation.admissible)
+        plan = Plan((step,), StepSource.SUBGOAL, goal=p.goal.sentence) if step is not None else None
+        if plan is None and not self.experiment.done(self._steps()):
+            plan = go_plan(observed.seen_from.get(self.experiment.candidates[0]), observed)
+        if plan is not None:
+            p.actor.follow_search(plan, observation.admissible)
+        return plan is not None
+
+    def _steps(self) -> list[tuple[int, str | None, str]]:
+        return [(t, step.action, step.observation) for t, step in enumerate(self.planning.state.steps)]
 
     def _carry(self, observation: Observation, taken: list[str | None]) -> bool:
         """Offer the step the goal's carry instruction calls for (prag.agent.carry): the carry or

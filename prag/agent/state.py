@@ -52,6 +52,8 @@ class EpisodeState:
     # how stored episodes answered described things, by own name (prag.agent.answered), and which were read
     answers: dict[str, Counter[str]] = field(default_factory=dict)
     answered_by: set[int] = field(default_factory=set)
+    # which way comparative descriptions read their measurements, as experience says (prag.agent.compared)
+    orientations: dict[str, Counter[int]] = field(default_factory=dict)
     last_changed: bool = True  # the last action changed the observation or the scene graph
     steps_since_ask: int = 0
     asks: int = 0

@@ -135,6 +135,9 @@ class Domain:
     # (ScienceWorld's "move {thing} to {place}"): how a goal's "place it in the blue box" is done
     # where its own words are no action (prag.agent.carry).
     put: str | None = None
+    # The family's action that shows one thing as it is now, with `{thing}` (ScienceWorld's "look at
+    # {thing}"): how an experiment reads what it did to a thing (prag.agent.compared).
+    examine: str | None = None
 
     def schema(self) -> GoalSchema | None:
         """The family's goal schema, None when it has none."""

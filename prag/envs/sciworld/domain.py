@@ -39,5 +39,6 @@ SCIWORLD = Domain(
     irrevocable=r"focus on (?P<x>.+)",
     marked="focused",  # prag.envs.sciworld.scene: the things focused on
     put="move {thing} to {place}",
+    examine="look at {thing}",
     readies=("pick up",),  # what readies moving a thing the goal says to carry (prag.agent.carry)
 )

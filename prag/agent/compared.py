@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from prag.agent.instructed import Target, targets
-from prag.envs.domain import Domain
+from prag.envs.domain import Domain, filled
 from prag.store.records import EpisodeRecord
 
 # The degree words of English superlatives, +1 for more of the property, -1 for less.
@@ -113,22 +113,13 @@ def _examine(domain: Domain, thing: str) -> str | None:
 
 def _put_on(action: str, domain: Domain) -> tuple[str, str] | None:
     """(thing, place) of a put action."""
-    match = _filled(domain.put, action)
+    match = filled(domain.put, action)
     return (match["thing"], match["place"]) if match else None
 
 
 def _examined(action: str, domain: Domain) -> str | None:
-    match = _filled(domain.examine, action)
+    match = filled(domain.examine, action)
     return match["thing"] if match else None
-
-
-def _filled(template: str | None, action: str) -> dict[str, str] | None:
-    """The slots of a family's action template (`{thing}`, `{place}`) an action fills, or None."""
-    if template is None:
-        return None
-    pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>.+)", re.escape(template))
-    match = re.fullmatch(pattern, action)
-    return match.groupdict() if match else None
 
 
 @dataclass

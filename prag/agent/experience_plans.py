@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from prag.agent.answered import answers, merge
 from prag.agent.compared import orientations
+from prag.agent.making import recipes
 from prag.agent.actor import ThisTask, candidates, fatal_actions, fatal_things, tried_before
 from prag.agent.instructed import verified_focuses
 from prag.agent.plan_source import Planning
@@ -54,4 +55,6 @@ class ExperiencePlans:
         p.state.answered_by |= {e.id for e in unread if e.id is not None}
         merge(p.state.answers, answers(unread, s.domain))
         merge(p.state.orientations, orientations(unread, s.domain))
+        p.state.recipes += [recipe for episode in unread
+                            for recipe in recipes([(step.action, step.triples) for step in episode.steps], s.domain)]
         p.actor.offer(plans, observation.admissible)

@@ -47,6 +47,7 @@ _ARTICLE = re.compile(r"^(?:the|a|an)\s+")
 # "the animal with the longest life span": a description, not a name.
 _QUALIFIED = re.compile(r"\s(?:with|that|which|whose)\s")
 _LABEL = re.compile(r"\s(?:\w|\d+)$")
+_MADE = re.compile(r"(?P<what>.+?) you (?:created|made)")
 _QUOTED_END = re.compile(r"'(?P<name>[^']+)'$")
 _KIND = re.compile(r"(?:^|\s)(?:a|an|a\(n\))\s+(?P<kind>(?:(?!(?:from|of|in|on|to|with|into|for|by|at)\b)[\w-]+\s?)+)$")
 
@@ -64,6 +65,7 @@ class Target:
     about: str | None = None
     kind: bool = False
     chosen: bool = False
+    made: bool = False  # "the intermediate (secondary color) paint you created": a thing of kind `words` made here
 
     @property
     def description(self) -> str | None:
@@ -72,7 +74,9 @@ class Target:
         ("the animal with the longest life span"); None for a name."""
         if self.kind:
             return f"a(n) {self.words}"
-        return f"the {self.words}" if not self.chosen and self.about is None and _QUALIFIED.search(self.words) else None
+        if self.chosen or self.made or self.about is not None:
+            return None
+        return f"the {self.words}" if _QUALIFIED.search(self.words) else None
 
     @property
     def head(self) -> str:
@@ -116,7 +120,7 @@ def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[Target, ...], st
     quoted = _QUOTED_END.search(first)  # "create the substance 'sugar water'": a whole name, kept in quotes
     about = " ".join(first[: quoted.start() if quoted else None].replace("'", " ").split()
                      + ([quoted[0]] if quoted else []))
-    targets = [Target(name) for name in named]
+    targets = [_target(name, about) for name in named]
     said = set(re.findall(r"\w+", about))
     kind = _KIND.search(about)
     if kind is not None:  # "find a(n) living thing. First, focus on the thing."
@@ -129,6 +133,18 @@ def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[Target, ...], st
         if len(unsaid) == 1:  # with two ("the thermometer", "the substance"), which is meant is open
             targets[unsaid[0]] = Target(re.findall(r"[\w-]+", about)[-1], about)
     return tuple(targets), about
+
+
+def _target(name: str, clause: str) -> Target:
+    """A thing an instruction names; "the ... paint you created" is one made in the episode. A name
+    that the thing the goal's first clause ends with ends after a hyphen is that thing: "focus on
+    the violet paint" after "create blue-violet paint" (a blue-violet paint is a violet paint)."""
+    made = _MADE.fullmatch(name)
+    if made:
+        return Target(made["what"].split()[-1], made=True)
+    tokens = clause.split()
+    longer = " ".join(tokens[-len(name.split()):])
+    return Target(longer if longer.endswith(f"-{name}") else name)
 
 
 def instructions(goal: str) -> list[str]:
@@ -194,6 +210,7 @@ class Instructed:
         self.left = list(targets(goal, domain))
         self._offered: dict[str, Target] = {}  # action -> the named thing it acts on
         self._heeded = False
+        self.made: set[str] = set()  # what the episode made (prag.agent.making), by own name
 
     def heed(self, verified: Sequence[str]) -> None:
         """Experience's verified readings (`verified_focuses`), once an episode before the first
@@ -232,11 +249,17 @@ class Instructed:
         if not self.left:
             return None
         target = self.left[0]
+        marked = set(self.domain.marked_things(observation.scene_triples))
         for action in observation.admissible:
             thing = self.domain.aimed_at(action)
-            if thing is None:
+            if thing is None or thing in marked:  # a second focus on a thing fails the task
                 continue
             called = names(thing, self.domain, observation.scene_triples)
+            if target.made:  # what the episode made of the kind, by its own name
+                if any(is_a(name, target.words) and name in self.made for name in called):
+                    self._offered[action] = target
+                    return action
+                continue
             if target.kind:  # "living thing in flower pot 6" is a living thing, whatever its own name
                 called.add(self.domain.name_of(thing, ()).lower())
             if target.called(called):

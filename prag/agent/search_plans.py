@@ -9,13 +9,14 @@ from prag.agent.compared import Experiment, comparative, orientation
 from prag.agent.conditions import Conditions, branches
 from prag.agent.described import DescribedThings, called, things_by_room
 from prag.agent.explore import find_plan, go_plan, missing, seek_plan
-from prag.agent.instructed import Instructed, instructed, sentences
+from prag.agent.instructed import Instructed, instructed, is_a, sentences
 from prag.agent.irrevocable import gambling
+from prag.agent.making import Making, made, named_parts, recipes
 from prag.agent.places import LLMPlaces, Places
 from prag.agent.plan_source import Planning
 from prag.agent.plans import Plan
 from prag.agent.search import means_ends
-from prag.envs.base import Observation
+from prag.envs.base import Observation, Triple
 from prag.envs.sam import ActionModel
 from prag.sources import StepSource
 
@@ -46,6 +47,8 @@ class SearchPlans:
         self.conditions = Conditions(p.settings.llm, p.llm_step.usage, branches(sentences(p.goal.sentence)),
                                      p.settings.seed)
         self.experiment: Experiment | None = None
+        self.making = Making(p.settings.domain)
+        self.made: list[str] = []  # what the episode's combinations made (prag.agent.making)
 
     def offer(self, observation: Observation) -> None:
         p = self.planning
@@ -60,12 +63,17 @@ class SearchPlans:
         if follower is not None and follower.plan.source == StepSource.SEARCH and p.actor.step_now(observation.admissible):
             return
         self.instructed.heed(p.state.verified)
+        wanted = self._to_make()  # "the intermediate paint you created": a part of what is to be made
+        self.made = made(self._scenes(), p.settings.domain)
+        self.instructed.made = set(self.made) & set(named_parts(wanted) if wanted else ())
         taken = [step.action for step in p.state.steps]
         if self._instructed(observation, taken):  # "First, focus on the thermometer": it is in view
             return
         sought = self.instructed.next
         if (sought is not None or self.conditions.open) and self._take_along(observation, taken):
             return
+        if self.instructed.left and self.instructed.left[0].made and self._make(observation):
+            return  # "the paint you created": made, not sought
         if sought is None and self.conditions.open:  # "If it is above -50 degrees, place it in the blue box"
             if self._decide(observation) or self._instructed(observation, taken):
                 return
@@ -78,7 +86,7 @@ class SearchPlans:
             found = go_plan(seen_in, observed) or find_plan([sought], observed, self.places)
             # "a(n) animal": the words named nothing in any place (find-X may also find none it can
             # reach for a step, before a door is opened)
-            if found is None and not observed.to_search() and self._measure(observation):
+            if found is None and not observed.to_search() and (self._measure(observation) or self._make(observation)):
                 return
             if found is None and not observed.to_search() and self._choose_described():
                 if self._instructed(observation, taken):
@@ -187,6 +195,42 @@ class SearchPlans:
         if plan is not None:
             p.actor.follow_search(plan, observation.admissible)
         return plan is not None
+
+    def _make(self, observation: Observation) -> bool:
+        """Where the goal names a thing to focus on that is nowhere (every place was searched),
+        the next step of making it from things of its kind (prag.agent.making), or the way back
+        to where such things were seen; whether a step was offered."""
+        p = self.planning
+        observed, domain = p.state.observed, p.settings.domain
+        wanted = self._to_make()
+        if wanted is None or domain.combine is None:
+            return False
+        known = [*p.state.recipes, *recipes(self._scenes(), domain)]
+        step = self.making.step(wanted, observation.scene_triples, observation.admissible, known, self.made)
+        plan = Plan((step,), StepSource.SUBGOAL, goal=p.goal.sentence) if step is not None else None
+        if plan is None:
+            head = wanted.split()[-1]
+            kin = [thing for thing in observed.seen if is_a(observed.own_names.get(thing, thing).lower(), head)]
+            plan = go_plan(next((observed.seen_from[t] for t in kin if t in observed.seen_from), None), observed)
+        if plan is not None:
+            p.actor.follow_search(plan, observation.admissible)
+        return plan is not None
+
+    def _to_make(self) -> str | None:
+        """The next thing the instructions name, by its name, that no thing seen is called (one
+        made earlier in the episode, a "paint you created", waits for it)."""
+        observed = self.planning.state.observed
+        for target in self.instructed.left:
+            if target.made:
+                continue
+            if target.description is not None or target.kind or target.about is not None:
+                return None
+            seen = {name.lower() for name in (*observed.seen, *observed.own_names.values())}
+            return None if target.words in seen else target.words
+        return None
+
+    def _scenes(self) -> list[tuple[str | None, list[Triple]]]:
+        return [(step.action, step.graph) for step in self.planning.state.steps]
 
     def _steps(self) -> list[tuple[int, str | None, str]]:
         return [(t, step.action, step.observation) for t, step in enumerate(self.planning.state.steps)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from prag.agent.making import Recipe
 from prag.agent.observed import Observed
 from prag.agent.protocol import Decision
 from prag.envs.base import Observation, Triple, canonical
@@ -54,6 +55,7 @@ class EpisodeState:
     answered_by: set[int] = field(default_factory=set)
     # which way comparative descriptions read their measurements, as experience says (prag.agent.compared)
     orientations: dict[str, Counter[int]] = field(default_factory=dict)
+    recipes: list[Recipe] = field(default_factory=list)  # combinations seen in stored episodes (prag.agent.making)
     last_changed: bool = True  # the last action changed the observation or the scene graph
     steps_since_ask: int = 0
     asks: int = 0

@@ -138,6 +138,13 @@ class Domain:
     # The family's action that shows one thing as it is now, with `{thing}` (ScienceWorld's "look at
     # {thing}"): how an experiment reads what it did to a thing (prag.agent.compared).
     examine: str | None = None
+    # The family's action that pours a thing (a liquid, or what a vessel holds) into a place, with
+    # `{thing}` and `{place}` (ScienceWorld's "pour {thing} into {place}"), where `put` moves none.
+    pour: str | None = None
+    # The family's action that combines what a vessel holds into something else, with `{thing}`
+    # the vessel (ScienceWorld's "mix {thing}"): how a thing nowhere in the world is made
+    # (prag.agent.making).
+    combine: str | None = None
 
     def schema(self) -> GoalSchema | None:
         """The family's goal schema, None when it has none."""
@@ -369,3 +376,13 @@ def imported(ref: str) -> Callable[..., Any]:
     module, _, name = ref.partition(":")
     function: Callable[..., Any] = getattr(importlib.import_module(module), name)
     return function
+
+
+def filled(template: str | None, action: str) -> dict[str, str] | None:
+    """The slots (`{thing}`, `{place}`) a family's action template has in `action`, or None where
+    the action is not of that template."""
+    if template is None:
+        return None
+    pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>.+)", re.escape(template))
+    match = re.fullmatch(pattern, action)
+    return match.groupdict() if match else None

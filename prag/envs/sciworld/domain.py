@@ -40,5 +40,7 @@ SCIWORLD = Domain(
     marked="focused",  # prag.envs.sciworld.scene: the things focused on
     put="move {thing} to {place}",
     examine="look at {thing}",
+    pour="pour {thing} into {place}",
+    combine="mix {thing}",
     readies=("pick up",),  # what readies moving a thing the goal says to carry (prag.agent.carry)
 )

@@ -10,8 +10,7 @@ and scene graph, one undoing the last, or one that failed this task outright bef
 An irrevocable action on a thing the goal does not name waits for the last tenth of the step budget
 (prag.agent.irrevocable). Past the LLM budget, an admissible action is drawn at random instead: not
 one that failed or waits, nor one taken from the same observation and scene graph in this episode or
-in a lost episode of this very task before it, while any other is left; half of the draws among the
-actions about the task's things (prag.agent.relevance), where there are any.
+in a lost episode of this very task before it, while any other is left.
 """
 from __future__ import annotations
 
@@ -23,7 +22,6 @@ from typing import TYPE_CHECKING, TypeVar
 from prag.agent.goal import Goal
 from prag.agent.hints import Situation, hints_for
 from prag.agent.irrevocable import Irrevocable
-from prag.agent.relevance import about_the_task
 from prag.agent.prompt import THINK, RoomCards, act_instruction, messages, with_instruction
 from prag.agent.protocol import Decision, Usage
 from prag.agent.state import EpisodeState
@@ -39,7 +37,6 @@ if TYPE_CHECKING:  # the config is the agent's, which builds this step
     from prag.agent.agent import AgentConfig
 
 T = TypeVar("T")
-ABOUT_THE_TASK = 0.5  # the share of draws past the LLM budget taken among actions about the task's things
 
 
 def normalise(answer: str) -> str:
@@ -102,9 +99,7 @@ class LLMStep:
             here = (observation.text, observation.scene_text)
             tried = {a: self.state.tried[(*here, a)] + self.state.tried_before[(*here, a)] for a in choices}
             choices = [a for a in choices if tried[a] < self.config.loop_limit] or _least_tried(tried)
-            draw = random.Random(f"{self.seed}:{observation.text}:{self.state.t}")
-            about = about_the_task(choices, self.goal.sentence, observation.scene_triples, self.domain, observation.location)
-            drawn = draw.choice(about if about and draw.random() < ABOUT_THE_TASK else choices)
+            drawn = random.Random(f"{self.seed}:{observation.text}:{self.state.t}").choice(choices)
             return Decision(drawn, source=StepSource.RANDOM), []
         self._retrieve(observation.scene_text)
         self.retrieve_corrections(observation.scene_text)

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from prag.agent.compared import Comparative, Experiment, comparative, orientation, orientations, rates
+from prag.agent.compared import LOOKS, READS, Comparative, Experiment, comparative, orientation, orientations, rates
 from prag.envs.sciworld.domain import SCIWORLD
 from prag.llm.scripted import ScriptedLLM
 from prag.store.records import EpisodeRecord, StepRecord
@@ -35,9 +35,9 @@ def test_a_degree_of_a_property_is_a_comparative_description_and_a_kind_or_a_nam
 
 
 def test_each_plane_s_rate_is_read_from_the_looks_since_a_thing_was_put_on_it() -> None:
-    steps = slid(IRON, 2, 3) + slid(LEAD, 5, 3, t0=4)
+    steps = slid(IRON, 2, READS) + slid(LEAD, 5, READS, t0=READS + 1)
     assert rates(steps, [IRON, LEAD], SCIWORLD) == {IRON: 2.0, LEAD: 5.0}
-    assert rates(steps[:3], [IRON, LEAD], SCIWORLD) == {}  # two readings: not yet a rate
+    assert rates(steps[:READS], [IRON, LEAD], SCIWORLD) == {}  # READS - 1 readings: not yet a rate
 
 
 def test_the_experiment_puts_one_movable_thing_on_each_plane_and_looks_until_it_reads() -> None:
@@ -46,9 +46,9 @@ def test_the_experiment_puts_one_movable_thing_on_each_plane_and_looks_until_it_
     assert experiment.step([], ADMISSIBLE) == f"move steel block to {IRON}"
     steps = slid(IRON, 2, 1)
     assert experiment.step(steps, ADMISSIBLE) == f"look at {IRON}"
-    steps = slid(IRON, 2, 3)
+    steps = slid(IRON, 2, READS)
     assert experiment.step(steps, ADMISSIBLE) == f"move steel block to {LEAD}"
-    steps += slid(LEAD, 5, 3, t0=4)
+    steps += slid(LEAD, 5, READS, t0=READS + 1)
     assert experiment.step(steps, ADMISSIBLE) is None and experiment.done(steps)
     most = comparative("the inclined plane with the most friction")
     least = comparative("the inclined plane with the least friction")
@@ -62,7 +62,7 @@ def test_a_thing_that_shows_no_number_is_dropped_for_the_next() -> None:
     admissible = [*ADMISSIBLE, "move battery to " + IRON, "move battery to " + LEAD, "pick up battery"]
     experiment = Experiment([IRON, LEAD], SCIWORLD)
     assert experiment.step([], admissible) == f"move battery to {IRON}"
-    silent = [(0, f"move battery to {IRON}", "")] + [(i, f"look at {IRON}", f"an {IRON}, with: a battery") for i in (1, 2, 3, 4, 5, 6)]
+    silent = [(0, f"move battery to {IRON}", "")] + [(i, f"look at {IRON}", f"an {IRON}, with: a battery") for i in range(1, LOOKS + 1)]
     assert experiment.step(silent, admissible) == f"move steel block to {IRON}"
 
 
@@ -74,7 +74,7 @@ def episode(goal: str, steps: list[tuple[int, str | None, str]], focus: str, sco
 
 
 def test_an_outcome_teaches_which_way_the_rate_reads_and_the_opposite_degree_reads_it_the_other_way() -> None:
-    measured = slid(IRON, 2, 3) + slid(LEAD, 5, 3, t0=4)
+    measured = slid(IRON, 2, READS) + slid(LEAD, 5, READS, t0=READS + 1)
     won = episode(MOST, measured, IRON, 100)  # iron, the slower, had the most friction
     learned = orientations([won], SCIWORLD)
     assert learned == {"inclined plane: friction": Counter({-1: 1})}

@@ -37,8 +37,11 @@ POLARITY = {
 }
 _SUPERLATIVE = re.compile(r"the (?P<head>.+?) (?:with|that has|which has) the (?P<degree>\w+) (?P<quality>.+)")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-READS = 3  # readings of a candidate after a thing is put on it (a rate needs two; three steady it)
-LOOKS = 6  # looks at it before it is given up (a thing at the top of a plane reads no number)
+# Readings of a candidate after a thing is put on it. Looks read whole percents: two planes' rates
+# (4.7 and 4.35 % a step, inclined-plane-determine-angle dev variation 85) read alike over three
+# readings (5, 9, 14 and 4, 9, 13) and apart over seven (5 ... 33 and 4 ... 30).
+READS = 7
+LOOKS = 10  # looks at it before it is given up (a thing at the top of a plane reads no number)
 
 
 @dataclass(frozen=True)

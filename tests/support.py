@@ -147,6 +147,28 @@ def play_until_won(env, agent, limit: int) -> bool:
     return observation.won
 
 
+def sciworld_spec(folder: Path, name: str, task: str, split: str, seed: int, max_steps: int) -> str:
+    """A spec of one ScienceWorld task's variation, drawn by `seed` from `split`, written in `folder`."""
+    path = folder / f"{name}.toml"
+    path.write_text(f'name = "{name}"\nenv = "sciworld"\nmax_steps = {max_steps}\n[params]\n'
+                    f'tasks = ["{task}"]\nsplit = "{split}"\nvariations = 1\nseed = {seed}\n')
+    return str(path)
+
+
+def played_rounds(folder: Path, llm, spec: str, agent, rounds: int = 1, train: str | None = None) -> list[EpisodeRecord]:
+    """The episodes `prag run` plays of `spec` (after `train`'s rounds, where given) with `llm`
+    and the agent config `agent`, into a store in `folder`, in the order played."""
+    from prag.run.config import ExecutionConfig, ExperimentConfig, RunConfig
+    from prag.run.runner import Runner, start_run
+
+    config = RunConfig(ExperimentConfig(spec=spec, rounds=rounds, train=train, llm=llm.name), agent=agent,
+                       execution=ExecutionConfig(answer_cache=False))
+    with Store(folder / "played.db") as store:
+        run_record = start_run(store, config)
+        Runner(store, run_record, config, llm=llm, encoder=minilm()).play()
+        return sorted(store.episodes(run_record.id), key=lambda e: e.id or 0)
+
+
 def alfworld_home(factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A folder for generated ALFWorld games, with ALFWORLD_DATA out of $HOME while they are made."""
     out = factory.mktemp("generated")

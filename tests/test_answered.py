@@ -8,7 +8,9 @@ import shutil
 from collections import Counter
 
 import pytest
+from support import played_rounds, sciworld_spec
 
+from prag.agent.agent import AgentConfig
 from prag.agent.answered import answers
 from prag.agent.described import DescribedThings
 from prag.agent.observed import Observed
@@ -101,28 +103,11 @@ def test_a_training_game_s_answer_is_taken_in_another_task_s_variation_with_no_q
     the stand-in names it when asked), the test game of the other lifespan task (dev variation 66:
     the parrot again, beside other animals) focuses on the parrot first with no question about the
     longest life span, and scores for it."""
-    from support import minilm
-
-    from prag.agent.agent import AgentConfig
-    from prag.run.config import ExecutionConfig, ExperimentConfig, RunConfig
-    from prag.run.runner import Runner, start_run
-    from prag.store import Store
-
-    def spec(name: str, task: str, split: str) -> str:
-        path = tmp_path / f"{name}.toml"
-        path.write_text(f'name = "{name}"\nenv = "sciworld"\nmax_steps = 30\n[params]\n'
-                        f'tasks = ["{task}"]\nsplit = "{split}"\nvariations = 1\nseed = 68\n')
-        return str(path)
-
     llm = ScriptedLLM(knows_the_parrot, supports_choices=True)
-    config = RunConfig(ExperimentConfig(spec=spec("then", "lifespan-longest-lived-then-shortest-lived", "dev"), rounds=1,
-                                        train=spec("longest", "lifespan-longest-lived", "train"), llm="stand-in"),
-                       agent=AgentConfig(ask="hard-coded", sources=("experience", "search", "llm")),
-                       execution=ExecutionConfig(answer_cache=False))
-    with Store(tmp_path / "s.db") as store:
-        run = start_run(store, config)
-        Runner(store, run, config, llm=llm, encoder=minilm()).play()  # type: ignore[arg-type]
-        trained, test = sorted(store.episodes(run.id), key=lambda e: e.id or 0)
+    trained, test = played_rounds(tmp_path, llm, sciworld_spec(tmp_path, "then", "lifespan-longest-lived-then-shortest-lived",
+                                                                "dev", 68, 30),
+                                  AgentConfig(ask="hard-coded", sources=("experience", "search", "llm")),
+                                  train=sciworld_spec(tmp_path, "longest", "lifespan-longest-lived", "train", 68, 30))
     assert trained.won and test.task_type == "lifespan-longest-lived-then-shortest-lived"
     focuses = [step for step in test.steps if step.action and step.action.startswith("focus on")]
     assert "parrot" in str(focuses[0].action) and (focuses[0].score or 0) > 0

@@ -7,7 +7,9 @@ import shutil
 from collections import Counter
 
 import pytest
+from support import played_rounds, sciworld_spec
 
+from prag.agent.agent import AgentConfig
 from prag.agent.compared import LOOKS, READS, Comparative, Experiment, comparative, orientation, orientations, rates
 from prag.envs.sciworld.domain import SCIWORLD
 from prag.llm.scripted import ScriptedLLM
@@ -91,32 +93,15 @@ def test_a_training_game_teaches_the_way_its_measurement_reads_to_the_test_game_
     """Trained on inclined-plane-friction-unnamed-surfaces (a dev variation; the stand-in LLM
     picks the first plane listed, right or wrong), the test game of -named-surfaces measures its
     planes the same way and takes the plane the lesson says, with no LLM question: won."""
-    from support import minilm
-
-    from prag.agent.agent import AgentConfig
-    from prag.run.config import ExecutionConfig, ExperimentConfig, RunConfig
-    from prag.run.runner import Runner, start_run
-    from prag.store import Store
-
-    def spec(name: str, task: str) -> str:
-        path = tmp_path / f"{name}.toml"
-        path.write_text(f'name = "{name}"\nenv = "sciworld"\nmax_steps = 60\n[params]\n'
-                        f'tasks = ["{task}"]\nsplit = "dev"\nvariations = 1\nseed = 0\n')
-        return str(path)
-
     def first_listed(messages: list[dict[str, str]]) -> str:
         asked = messages[-1]["content"]
         return asked.split(": ", 1)[1].split(", ")[0].split(".")[0] if "Which one of them" in asked else "look around"
 
-    llm = ScriptedLLM(first_listed, supports_choices=True)
-    config = RunConfig(ExperimentConfig(spec=spec("named", "inclined-plane-friction-named-surfaces"), rounds=1,
-                                        train=spec("unnamed", "inclined-plane-friction-unnamed-surfaces"), llm="stand-in"),
-                       agent=AgentConfig(ask="hard-coded", sources=("experience", "search", "llm")),
-                       execution=ExecutionConfig(answer_cache=False))
-    with Store(tmp_path / "s.db") as store:
-        run = start_run(store, config)
-        Runner(store, run, config, llm=llm, encoder=minilm()).play()  # type: ignore[arg-type]
-        trained, test = sorted(store.episodes(run.id), key=lambda e: e.id or 0)
+    trained, test = played_rounds(
+        tmp_path, ScriptedLLM(first_listed, supports_choices=True),
+        sciworld_spec(tmp_path, "named", "inclined-plane-friction-named-surfaces", "dev", 0, 60),
+        AgentConfig(ask="hard-coded", sources=("experience", "search", "llm")),
+        train=sciworld_spec(tmp_path, "unnamed", "inclined-plane-friction-unnamed-surfaces", "dev", 0, 60))
     assert orientations([trained], SCIWORLD) == {"inclined plane: friction": Counter({-1: 1})}
     looked = [step.action for step in test.steps if step.action and step.action.startswith("look at inclined plane")]
     assert len(looked) >= 6 and test.won and test.llm_calls == 0

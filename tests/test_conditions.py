@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from support import play_until_won
+from support import play_until_won, played_rounds, sciworld_spec
 
 from prag.agent.agent import AgentConfig, PragAgent
 from prag.agent.carry import Carry
@@ -237,24 +237,11 @@ def test_a_branch_drawn_wrong_is_ruled_out_by_the_next_round_which_wins(tmp_path
     taken (here the whole budget) a box is drawn: the orange one, which fails the task. The next
     round replays the way to the greenhouse (its progress), rules the orange box out and focuses
     on the blue one: won, with no LLM call deciding it."""
-    from support import minilm
-
-    from prag.run.config import ExecutionConfig, ExperimentConfig, RunConfig
-    from prag.run.runner import Runner, start_run
-    from prag.store import Store
-
-    spec = tmp_path / "mendel.toml"
-    spec.write_text('name = "mendel"\nenv = "sciworld"\nmax_steps = 40\n[params]\n'
-                    'tasks = ["mendelian-genetics-known-plant"]\nsplit = "train"\nvariations = 1\nseed = 2\n')
+    spec = sciworld_spec(tmp_path, "mendel", "mendelian-genetics-known-plant", "train", 2, 40)
     llm = ScriptedLLM(lambda messages: "unknown" if "unknown" in messages[-1]["content"] else "look around",
                       supports_choices=True)
-    config = RunConfig(ExperimentConfig(spec=str(spec), rounds=2, llm="knows-nothing"),
-                       agent=AgentConfig(ask="hard-coded", sources=("experience", "search", "llm"), gamble_window=1.0),
-                       execution=ExecutionConfig(answer_cache=False))
-    with Store(tmp_path / "mendel.db") as store:
-        run = start_run(store, config)
-        Runner(store, run, config, llm=llm, encoder=minilm()).play()  # type: ignore[arg-type]
-        first, second = sorted(store.episodes(run.id), key=lambda e: e.round)
+    agent = AgentConfig(ask="hard-coded", sources=("experience", "search", "llm"), gamble_window=1.0)
+    first, second = played_rounds(tmp_path, llm, spec, agent, rounds=2)
     assert not first.won and first.steps[-1].action == "focus on orange box" and first.score == 0
     assert second.won and second.steps[-1].action == "focus on blue box"
     assert second.extra.decisions[-1].source == StepSource.SUBGOAL

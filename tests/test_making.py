@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from support import play_until_won
+from support import play_until_won, played_rounds, sciworld_spec
 
 from prag.agent.agent import AgentConfig, PragAgent
 from prag.agent.instructed import targets
@@ -99,23 +99,10 @@ def test_a_wrong_pair_s_recipe_is_known_the_next_round(tmp_path) -> None:
     """chemistry-mix-paint-secondary-color, dev variation 18 (orange paint, one cup of each
     primary): round 0 tries blue and red and makes violet, which loses the task's paints; round
     1, with that recipe stored, does not try the pair again."""
-    from support import minilm
-
-    from prag.run.config import ExecutionConfig, ExperimentConfig, RunConfig
-    from prag.run.runner import Runner, start_run
-    from prag.store import Store
-
-    spec = tmp_path / "paint.toml"
-    spec.write_text('name = "paint"\nenv = "sciworld"\nmax_steps = 45\n[params]\n'
-                    'tasks = ["chemistry-mix-paint-secondary-color"]\nsplit = "dev"\nvariations = 1\nseed = 0\n')
+    spec = sciworld_spec(tmp_path, "paint", "chemistry-mix-paint-secondary-color", "dev", 0, 45)
     llm = ScriptedLLM(lambda messages: "look around", supports_choices=True)
-    config = RunConfig(ExperimentConfig(spec=str(spec), rounds=2, llm="stand-in"),
-                       agent=AgentConfig(ask="hard-coded", sources=("experience", "search", "llm"), llm_budget=0),
-                       execution=ExecutionConfig(answer_cache=False))
-    with Store(tmp_path / "paint.db") as store:
-        run = start_run(store, config)
-        Runner(store, run, config, llm=llm, encoder=minilm()).play()  # type: ignore[arg-type]
-        first, second = sorted(store.episodes(run.id), key=lambda e: e.round)
+    first, second = played_rounds(tmp_path, llm, spec, AgentConfig(ask="hard-coded", sources=("experience", "search", "llm"),
+                                                                   llm_budget=0), rounds=2)
 
     def mixes(episode):  # type: ignore[no-untyped-def]
         return [step.observation for step in episode.steps if step.action and step.action.startswith("mix ")]

@@ -83,7 +83,9 @@ def test_an_indefinite_phrase_ending_the_task_names_a_kind_any_thing_of_which_is
     assert names_the_target("Your task is to find a(n) plant. First, focus on the thing.", SCIWORLD, {"pea plant"})
     grow = ("Your task is to grow a peach plant from seed. Seeds can be found in the bedroom. First, focus on a seed. "
             "Then, make changes to the environment that grow the plant until it reaches the reproducing stage.")
-    assert [(t.words, t.kind) for t in Instructed(grow, SCIWORLD).left] == [("seed", False)]
+    # The instruction's own indefinite article: any seed will do (a peach seed in the seed jar).
+    seed = Instructed(grow, SCIWORLD).left[0]
+    assert (seed.words, seed.kind) == ("seed", True) and seed.called({"peach seed"})
 
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
@@ -102,6 +104,15 @@ def test_find_x_opens_doors_to_the_instructed_thing_and_search_focuses_on_it_wit
     focus = decisions[-1]
     assert focus.action.startswith("focus on thermometer") and focus.source == StepSource.SUBGOAL
     assert {d.source for d in decisions} == {StepSource.FIND, StepSource.SUBGOAL}  # no LLM call
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
+def test_first_focus_on_a_seed_is_taken_on_any_seed_with_no_llm_call() -> None:
+    """grow-plant: "First, focus on a seed.": find-X walks to the seed jar, and search focuses on a
+    peach seed in it (the simulator's score rises: `play`)."""
+    decisions = play("grow-plant", 60)
+    assert decisions[-1].action.startswith("focus on") and decisions[-1].source == StepSource.SUBGOAL
+    assert {d.source for d in decisions} == {StepSource.FIND, StepSource.SUBGOAL}
 
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")

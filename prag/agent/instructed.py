@@ -15,7 +15,9 @@ pronoun would (with two, which is meant is left open), and is taken on a thing w
 that clause (gallium; "orange juice" in "boil orange juice"). That is the thing
 prag.agent.irrevocable already lets any source act on; a word the clause shares ("focus on the
 sodium chloride" after "determine if sodium chloride is conductive") names a thing of its own.
-Where the clause ends in an indefinite phrase ("find a(n) plant"), it names a kind, not a thing:
+An instruction naming its thing with an indefinite article ("First, focus on a seed") means any thing
+of that kind (a peach seed). Where the clause ends in an indefinite phrase ("find a(n) plant"), it
+names a kind, not a thing:
 the instruction that refers to it ("the thing", its last word, or words the clause does not use)
 is taken on any thing whose name ends in that phrase, as English names a kind of a kind ("pea
 plant"; "living thing in flower pot 6", by the words the actions use for it without where it is).
@@ -42,6 +44,7 @@ from prag.store.records import EpisodeRecord
 
 _LEAD = re.compile(r"^\w+,\s*")  # "first, ", "next, ", "then, "
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+")
+_INDEFINITE = re.compile(r"^an?\s+")
 # "... find a(n) living thing": an indefinite noun phrase ending the clause ("grow a peach plant
 # from seed" ends in no noun phrase: the plant is grown from it).
 # "the animal with the longest life span": a description, not a name.
@@ -107,12 +110,15 @@ def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[Target, ...], st
     """What the goal's unconditional instructions name, in order, and its first clause, read
     once a goal (they are asked of every irrevocable action offered, every step)."""
     named: list[str] = []
+    indefinite: set[int] = set()  # "focus on a seed": any thing of the kind
     if irrevocable is not None:
         # The instruction may follow other words of its sentence ("When you are done, focus on ...").
         pattern = re.compile(rf"(?:^|(?<=\s))(?:{irrevocable})$")
         for sentence in instructions(goal):
             match = pattern.search(sentence)
             if match is not None:
+                if _INDEFINITE.match(match["x"]):
+                    indefinite.add(len(named))
                 named.append(_ARTICLE.sub("", match["x"]))
     # The goal's first clause, whose last words name what the task is about ("your task is to
     # boil gallium", "... to measure the temperature of unknown substance b").
@@ -120,7 +126,7 @@ def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[Target, ...], st
     quoted = _QUOTED_END.search(first)  # "create the substance 'sugar water'": a whole name, kept in quotes
     about = " ".join(first[: quoted.start() if quoted else None].replace("'", " ").split()
                      + ([quoted[0]] if quoted else []))
-    targets = [_target(name, about) for name in named]
+    targets = [Target(name, kind=True) if i in indefinite else _target(name, about) for i, name in enumerate(named)]
     said = set(re.findall(r"\w+", about))
     kind = _KIND.search(about)
     if kind is not None:  # "find a(n) living thing. First, focus on the thing."

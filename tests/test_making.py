@@ -57,6 +57,11 @@ def test_a_known_recipe_is_followed_and_a_pair_known_to_make_something_else_is_n
                                  made_here=["violet paint"]) is None
 
 
+def test_things_standing_in_the_room_are_no_ingredients() -> None:
+    boxes = [("red box", "in", "workshop"), ("blue box", "in", "workshop")]
+    assert Making(SCIWORLD).step("violet box", boxes, ["move red box to blue box", "move blue box to red box"], []) is None
+
+
 def test_a_hyphenated_name_s_parts_are_made_first_and_then_put_together() -> None:
     assert named_parts("blue-violet paint") == ["blue paint", "violet paint"] and named_parts("violet paint") == ["violet paint"]
     violet = Recipe(frozenset({"blue paint", "red paint"}), frozenset({"violet paint"}))

@@ -81,10 +81,11 @@ class Making:
         vessel; None where nothing can be tried here."""
         head = wanted.split()[-1]
         where = {s: o for s, r, o in triples if self.domain.placement.get(r) is not None}
-        have: dict[str, str] = {}  # own name -> the thing, for things of the kind in view
-        for thing in where:
+        have: dict[str, str] = {}  # own name -> the thing, for things of the kind held in a vessel here
+        for thing, holder in where.items():
             own = self.domain.name_of(thing, triples).lower()
-            if is_a(own, head) and own != wanted:
+            # A thing standing in the room is no ingredient: two boxes are not poured together.
+            if is_a(own, head) and own != wanted and holder in where:
                 have.setdefault(own, thing)
         mixed = [vessel for vessel in set(where.values())
                  if len({self.domain.name_of(t, triples).lower() for t, v in where.items() if v == vessel} & set(have)) >= 2]

@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from prag.agent.instructed import Target, targets
+from prag.agent.instructed import Target, is_a, targets, unqualified
 from prag.envs.domain import Domain, filled
 from prag.store.records import EpisodeRecord
 
@@ -139,9 +139,7 @@ class Experiment:
         left can be tried (no thing may be put on them all, or none shows a number)."""
         measured = rates(steps, self.candidates, self.domain)
         for candidate in self.candidates:
-            if candidate in measured:
-                continue
-            if candidate in self.unmeasured:
+            if candidate in measured or candidate in self.unmeasured:
                 continue
             probe = self._on(steps, candidate)
             look = _examine(self.domain, candidate)
@@ -237,8 +235,6 @@ def orientations(episodes: Iterable[EpisodeRecord], domain: Domain) -> Orientati
 
 def _candidates(episode: EpisodeRecord, described: Comparative, focused: str, domain: Domain) -> set[str]:
     """The things an episode's looks were at whose names say they are what the description is."""
-    from prag.agent.instructed import is_a, unqualified
-
     looked = {_examined(step.action, domain) for step in episode.steps if step.action}
     return {focused} | {name for name in looked if name is not None and is_a(unqualified(name), described.head)}
 

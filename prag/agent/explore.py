@@ -176,7 +176,7 @@ def _look_for(targets: Sequence[str], observed: Observed) -> list[str] | None:
     if steps:
         return steps
     for thing in _closed_in(here, observed):
-        steps = _opening(thing, observed.admissible, observed)
+        steps = opening(thing, observed.admissible, observed)
         if steps:
             return steps
     for direction in _open_exits(here, observed):
@@ -193,7 +193,7 @@ def _closed_in(room: str, observed: Observed) -> list[str]:
     ways = set(rooms.exits.get(room, {}).values())
     admitted = rooms.admitted.get(room, set())
     return [thing for thing, seen_in in rooms.where.items()
-            if seen_in == room and thing in observed.closed and thing not in ways and _opening(thing, admitted, observed)]
+            if seen_in == room and thing in observed.closed and thing not in ways and opening(thing, admitted, observed)]
 
 
 def _open_exits(room: str, observed: Observed) -> list[str]:
@@ -203,10 +203,10 @@ def _open_exits(room: str, observed: Observed) -> list[str]:
     admitted = rooms.admitted.get(room, set())
     exits = rooms.exits.get(room, {})
     go = observed.domain.go_action.format
-    return [d for d in rooms.unexplored(room) if go(d) in admitted or _opening(exits[d], admitted, observed)]
+    return [d for d in rooms.unexplored(room) if go(d) in admitted or opening(exits[d], admitted, observed)]
 
 
-def _opening(thing: str, admissible: Iterable[str], observed: Observed) -> list[str]:
+def opening(thing: str, admissible: Iterable[str], observed: Observed) -> list[str]:
     """The action among `admissible` that opens `thing`, as a one-step list ([] when none does):
     one of the family's readying verbs up to its opening verb (`Domain.readies`: unlock, open;
     not take, which readies what is to be put, not a door)."""
@@ -228,8 +228,8 @@ def _through(room: str, direction: str, observed: Observed) -> list[str]:
     if go in observed.admissible:
         return [go]
     way = observed.rooms.exits.get(room, {}).get(direction)
-    opening = _opening(way, observed.admissible, observed) if way is not None and way in observed.closed else []
-    return [*opening, go] if opening else []
+    opened = opening(way, observed.admissible, observed) if way is not None and way in observed.closed else []
+    return [*opened, go] if opened else []
 
 
 def _walk(observed: Observed, arrived: Callable[[str], bool]) -> list[str] | None:

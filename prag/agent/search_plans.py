@@ -4,11 +4,13 @@ while a thing the goal needs is unseen, else means-ends search on what was seen.
 where a reading is found wrong: it revises the goal (prag.agent.goal) and plans for the next."""
 from __future__ import annotations
 
+import re
+
 from prag.agent.carry import Carry, readying
 from prag.agent.compared import Experiment, comparative, orientation
 from prag.agent.conditions import Conditions, branches
 from prag.agent.described import DescribedThings, called, things_by_room
-from prag.agent.explore import find_plan, go_plan, missing, seek_plan
+from prag.agent.explore import find_plan, go_plan, missing, opening, seek_plan
 from prag.agent.instructed import Instructed, instructed, is_a, sentences
 from prag.agent.irrevocable import gambling
 from prag.agent.making import Making, made, named_parts, recipes
@@ -72,8 +74,10 @@ class SearchPlans:
         sought = self.instructed.next
         if (sought is not None or self.conditions.open) and self._take_along(observation, taken):
             return
-        if self.instructed.left and self.instructed.left[0].made and self._make(observation):
-            return  # "the paint you created": made, not sought
+        if self.instructed.left and self.instructed.left[0].made:  # "the paint you created": made, not sought
+            if self._make(observation):
+                return
+            sought = None
         if sought is None and self.conditions.open:  # "If it is above -50 degrees, place it in the blue box"
             if self._decide(observation) or self._instructed(observation, taken):
                 return
@@ -198,8 +202,10 @@ class SearchPlans:
 
     def _make(self, observation: Observation) -> bool:
         """Where the goal names a thing to focus on that is nowhere (every place was searched),
-        the next step of making it from things of its kind (prag.agent.making), or the way back
-        to where such things were seen; whether a step was offered."""
+        the next step of making it from things of its kind (prag.agent.making); where none can be
+        tried here, a closed thing here opened (a second cup of yellow paint in the cupboard), a
+        search of the places not yet searched for more of its kind, or the way back to where such
+        things were seen; whether a step was offered."""
         p = self.planning
         observed, domain = p.state.observed, p.settings.domain
         wanted = self._to_make()
@@ -208,10 +214,16 @@ class SearchPlans:
         known = [*p.state.recipes, *recipes(self._scenes(), domain)]
         step = self.making.step(wanted, observation.scene_triples, observation.admissible, known, self.made)
         plan = Plan((step,), StepSource.SUBGOAL, goal=p.goal.sentence) if step is not None else None
-        if plan is None:
+        if plan is None:  # nothing to try here: more things of its kind where not yet searched, or where seen
             head = wanted.split()[-1]
             kin = [thing for thing in observed.seen if is_a(observed.own_names.get(thing, thing).lower(), head)]
-            plan = go_plan(next((observed.seen_from[t] for t in kin if t in observed.seen_from), None), observed)
+            here = {s for s, _, _ in observation.scene_triples}
+            closed = [step for thing in sorted(here & observed.closed) for step in opening(thing, observation.admissible, observed)
+                      if not re.fullmatch(domain.passage or "$^", thing)]
+            plan = (Plan(tuple(closed[:1]), StepSource.FIND, goal=p.goal.sentence) if closed else None) or find_plan(
+                [head], observed, self.places) or (
+                None if here & set(kin) else go_plan(next((observed.seen_from[t] for t in kin if t in observed.seen_from), None),
+                                                     observed))
         if plan is not None:
             p.actor.follow_search(plan, observation.admissible)
         return plan is not None

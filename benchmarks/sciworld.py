@@ -54,21 +54,30 @@ def report(card: dict, sources: dict[str, Counter[str]]) -> None:
     p = card["protocol"]
     print(f"{p['spec']}: {p['games']} games, step cap {p['step_cap']}, {p.get('variations')}; model {p['model']}")
     print(f"score: {p.get('score')}")
+    if p.get("training"):
+        print(f"training: {p['training']}")
     print("| round | games | mean score | task mean score | SR | LLM calls/step | s/step outside the LLM | s/LLM call |")
     print("|---|---|---|---|---|---|---|---|")
     for r in card["rounds"]:
         calls = r["llm_calls_per_episode"] * r["episodes"]
         llm_seconds = (r["llm_seconds_per_step"] or 0) * r["steps"]
-        print(f"| {r['round']} | {r['episodes']} | {_f(r['mean_score'])} | {_f(r['task_mean_score'])} "
+        print(f"| {_label(r['round'], p.get('training_rounds', 0))} | {r['episodes']} | {_f(r['mean_score'])} | {_f(r['task_mean_score'])} "
               f"| {r['total_sr']:.1%} | {_f(r['llm_calls_per_step'], 2)} | {_f(r['other_seconds_per_step'], 2)} "
               f"| {_f(llm_seconds / calls if calls else None, 2)} |")
     types = sorted({name for r in card["rounds"] for name in r["by_type"]})
-    print("\n| task type | " + " | ".join(f"round {r['round']}" for r in card["rounds"]) + " | steps of the last round by source |")
+    print("\n| task type | " + " | ".join(_label(r["round"], p.get("training_rounds", 0)) for r in card["rounds"]) + " | steps of the last round by source |")
     print("|---|" + "---|" * (len(card["rounds"]) + 1))
     for name in types:
         cells = [_f(r["by_type"].get(name, {}).get("mean_score")) for r in card["rounds"]]
         chosen = ", ".join(f"{source} {count}" for source, count in sources.get(name, Counter()).most_common())
         print(f"| {name} | " + " | ".join(cells) + f" | {chosen} |")
+
+
+def _label(round_: int, training_rounds: int) -> str:
+    """A round named for protocol (b): the train set's rounds, then the test, the store frozen."""
+    if not training_rounds:
+        return str(round_)
+    return f"train {round_}" if round_ < training_rounds else "test (frozen)"
 
 
 def _f(value: float | None, digits: int = 1) -> str:

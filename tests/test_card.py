@@ -92,3 +92,20 @@ def test_card_says_the_shortest_plans_of_games_never_played_here_were_planned_by
     card = json.loads(invoke("compare", db, "cold", "--card", "--json", data=alfworld_data).output)
     assert card["protocol"]["shortest_plans"] == {plans.GOAL: 1}
     assert f"| SPL's shortest plans | {plans.GOAL}: 1 episode |" in invoke("compare", db, "cold", "--card", data=alfworld_data).output
+
+
+def test_card_of_a_run_with_training_rounds_says_which_rounds_played_which_set(alfworld_data: Path, tmp_path: Path) -> None:
+    """Protocol (b): two rounds on valid_train games, then the valid_seen game once. The card counts
+    the task set's games alone and names the training rounds, so a reader does not take round 0 for
+    the task set's first try."""
+    db = tmp_path / "s.db"
+    played = invoke("run", "alfworld-valid-seen", "--train", "alfworld-valid-train", "--store", db, "--limit", 1,
+                    "--max-steps", 2, "--rounds", 2, "--llm", "random", "--name", "b", data=alfworld_data)
+    assert played.exit_code == 0, played.output
+    card = json.loads(invoke("compare", db, "b", "--card", "--json", data=alfworld_data).output)
+    protocol = card["protocol"]
+    assert [r["round"] for r in card["rounds"]] == [0, 1, 2]
+    assert protocol["games"] == 1 and protocol["training_rounds"] == 2
+    assert protocol["training"] == "rounds 0-1 on alfworld-valid-train, split `valid_train`; round 2 on the task set"
+    text = invoke("compare", db, "b", "--card", data=alfworld_data).output
+    assert "| training | rounds 0-1 on alfworld-valid-train" in text and "retrieves the training rounds only" in text

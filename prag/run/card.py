@@ -49,7 +49,7 @@ class Protocol:
     engine: dict[str, str]  # package -> version installed now (the run records none)
     spec: str
     split: str | None
-    games: int  # distinct games played in the run
+    games: int  # distinct games of the task set played in the run (with --train: in its last round)
     skipped: list[str] | None  # games of the spec not played, with the reason; None: not known here
     step_cap: int | None
     goal_wording: str
@@ -69,6 +69,8 @@ class Protocol:
     seeds: dict[str, Any]
     retrieval: str
     prag: str
+    training: str | None = None  # with --train: the rounds played on the train set before the task set's
+    training_rounds: int = 0  # with --train: rounds 0..n-1 played the train set
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,7 @@ class Card:
             "|---|---|",
             f"| family | {p.family} ({engine}; prag {p.prag}) |",
             f"| task set | {p.spec}" + (f", split `{p.split}`" if p.split else "") + " |",
+            *([f"| training | {p.training} |"] if p.training else []),
             f"| games | {p.games} played; {_skipped_text(p.skipped)} |",
             f"| step cap | {p.step_cap} |",
             *([f"| variations | {p.variations} |"] if p.variations else []),
@@ -116,7 +119,8 @@ class Card:
             f"| ask policy | {p.ask_policy} |",
             f"| model | {p.model}" + (f" (sha256 {p.model_sha256[:16]}…)" if p.model_sha256 else "") + " |",
             f"| seeds | {', '.join(f'{k} {v}' for k, v in p.seeds.items())} |",
-            "| tries | round 0 is the first try; round r has retrieved rounds < r |",
+            "| tries | " + ("the task set's round is its first try: it retrieves the training rounds only (the store frozen)"
+                            if p.training else "round 0 is the first try; round r has retrieved rounds < r") + " |",
             "",
         ]
         scored = any(r.mean_score is not None for r in self.rounds)
@@ -160,7 +164,8 @@ def results_card(store: Store, run_id: str) -> Card:
     notes: list[str] = []
     spec = _spec(experiment.spec, notes)
     family = spec.env if spec is not None else next((e.extra.env for e in episodes if e.extra.env is not None), "unknown")
-    played = {e.task_id for e in episodes}
+    first_test_round = experiment.rounds if experiment.train else 0  # --train: rounds before it play the train set
+    played = {e.task_id for e in episodes if e.round >= first_test_round}
     skipped = _skipped(spec, played, experiment.limit, experiment.max_steps, notes)
     model = experiment.llm
     protocol = Protocol(
@@ -189,6 +194,8 @@ def results_card(store: Store, run_id: str) -> Card:
         retrieval=f"{retrieval.mode}, k {retrieval.k}, corrections {retrieval.corrections_k if retrieval.corrections else 0}"
         + (", prior transcripts" if retrieval.corrections and retrieval.prior else ""),
         prag=str(raw.get("prag", "unknown")),
+        training=_training(experiment.train, experiment.rounds),
+        training_rounds=first_test_round,
     )
     if not any(e.llm_calls for e in episodes):
         notes.append("The model was never called in this run (0 LLM calls): its figures do not depend on it.")
@@ -256,6 +263,16 @@ def rerun_command(run: RunRecord) -> str:
 
 def _score(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
+
+
+def _training(train: str | None, rounds: int) -> str | None:
+    """With --train: which rounds played which set, the split stated as for the task set."""
+    if train is None:
+        return None
+    spec = _spec(train, [])
+    split = spec.params.get("split") if spec is not None else None
+    played = "round 0" if rounds == 1 else f"rounds 0-{rounds - 1}"
+    return f"{played} on {train}" + (f", split `{split}`" if split else "") + f"; round {rounds} on the task set"
 
 
 def _variations(spec: Any) -> str | None:

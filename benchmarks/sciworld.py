@@ -76,8 +76,8 @@ def report(card: dict, sources: dict[str, Counter[str]]) -> None:
 def _label(round_: int, training_rounds: int) -> str:
     """A round named for protocol (b): the train set's rounds, then the test, the store frozen."""
     if not training_rounds:
-        return str(round_)
-    return f"train {round_}" if round_ < training_rounds else "test (frozen)"
+        return f"round {round_}"
+    return f"train round {round_}" if round_ < training_rounds else "test (frozen)"
 
 
 def _f(value: float | None, digits: int = 1) -> str:

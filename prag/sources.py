@@ -28,6 +28,7 @@ class StepSource(StrEnum):
     LLM = "llm"
     PERSON = "person"
     RANDOM = "random"
+    PROGRESS = "progress"
 
 
 STEP_SOURCES: dict[StepSource, str] = {
@@ -38,7 +39,8 @@ STEP_SOURCES: dict[StepSource, str] = {
     StepSource.SEARCH: "search: means-ends planning over what the agent observed",
     StepSource.LLM: "the LLM's answer, or an action it planned after it",
     StepSource.PERSON: "a person's words naming the action",
-    StepSource.RANDOM: "drawn at random once the LLM budget was spent",
+    StepSource.RANDOM: "drawn past the LLM budget, by exploration that seeks what is new",
+    StepSource.PROGRESS: "a step toward the next sub-goal learned from reward (what raised the score before)",
 }
 
 
@@ -47,6 +49,7 @@ class KnowledgeSource(StrEnum):
 
     EXPERIENCE = "experience"
     SEARCH = "search"
+    PROGRESS = "progress"
     LLM = "llm"
     PERSON = "person"
 
@@ -65,6 +68,9 @@ KNOWLEDGE: dict[KnowledgeSource, Knowledge] = {
     KnowledgeSource.SEARCH: Knowledge(
         "find what the goal needs, then means-ends search; or the goal's sub-goals in order where it spells a "
         "route, as TextWorld's do; followed unless --ask always", (StepSource.FIND, StepSource.SEARCH, StepSource.SUBGOAL)),
+    KnowledgeSource.PROGRESS: Knowledge(
+        "sub-goals learned from reward: the facts a step that raised the score made true, re-bound to this task, "
+        "reached by the route that reached them before", (StepSource.PROGRESS,)),
     KnowledgeSource.LLM: Knowledge("its answer, when no earlier source has a step it can take", (StepSource.LLM, StepSource.RANDOM)),
     KnowledgeSource.PERSON: Knowledge(
         "yes or no to the LLM's proposals, or the step in words where no earlier source has one", (StepSource.PERSON,)),

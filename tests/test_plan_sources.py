@@ -72,7 +72,7 @@ def test_the_cli_takes_a_registered_source_by_name_and_describes_it(look: None) 
 
 
 def test_an_unregistered_source_is_an_error_naming_the_registered_ones() -> None:
-    with pytest.raises(PragError, match="experience, search, llm, person"):
+    with pytest.raises(PragError, match="experience, search, progress, llm, person"):
         parse_sources("look,llm")
 
 

@@ -179,7 +179,7 @@ def test_every_step_source_is_described_and_given_by_one_knowledge_source():
 def test_the_step_source_names_stores_hold_are_kept():
     # Every episode keeps them in `extra.decisions`: a renamed one would count apart from old stores' steps.
     assert [source.value for source in StepSource] == [
-        "episode", "correction", "find", "subgoal", "search", "llm", "person", "random"]
+        "episode", "correction", "find", "subgoal", "search", "llm", "person", "random", "progress"]
 
 
 def test_the_cli_names_and_describes_the_registry_s_knowledge_sources():
@@ -190,7 +190,7 @@ def test_the_cli_names_and_describes_the_registry_s_knowledge_sources():
         assert f"{source} ({KNOWLEDGE[source].description})" in offered["console"]
     # `prag run` has no person to answer: it offers the others.
     assert [s for s in KnowledgeSource if f"{s} ({KNOWLEDGE[s].description})" in offered["run"]] == [
-        KnowledgeSource.EXPERIENCE, KnowledgeSource.SEARCH, KnowledgeSource.LLM]
+        KnowledgeSource.EXPERIENCE, KnowledgeSource.SEARCH, KnowledgeSource.PROGRESS, KnowledgeSource.LLM]
 
 
 def test_the_report_shows_steps_by_source_in_the_registry_s_order():

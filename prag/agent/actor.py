@@ -74,9 +74,11 @@ def start_of(first: StepRecord, domain: Domain) -> tuple[str | None, frozenset[T
 
 def candidates(
     task: ThisTask, experiences: Sequence[Experience], corrections: Sequence[CorrectionHit], only_this_task: bool = False,
+    progress: bool = True,
 ) -> list[Candidate]:
     """The plans that experience offers for this task, best first; with `only_this_task`, of
-    episodes only those of this very task."""
+    episodes only those of this very task; without `progress`, no lost episode's progress (the
+    progress source reaches its sub-goals instead, prag.agent.progress_plans)."""
     goal, domain = task.goal, task.domain
     found: list[Candidate] = []
     for hit in corrections:
@@ -92,9 +94,9 @@ def candidates(
         episode = experience.episode
         same = task.played_in(episode)
         if same and not episode.won:
-            reached, progress = progress_made(episode)
-            if progress:
-                found.append(Candidate(4, len(progress), Plan(tuple(progress), StepSource.EPISODE, episode.id, goal=goal), reached))
+            reached, made = progress_made(episode) if progress else (0.0, [])
+            if made:
+                found.append(Candidate(4, len(made), Plan(tuple(made), StepSource.EPISODE, episode.id, goal=goal), reached))
             continue
         if episode.won and (same or not only_this_task):
             actions = (
@@ -104,7 +106,7 @@ def candidates(
             if plan is not None and actions:
                 found.append(Candidate(1 if same else 3, len(actions), plan))
                 continue
-        if not same:
+        if not same and progress:
             found += progress_elsewhere(episode, goal, domain)
     return sorted(found, key=lambda c: (c.rank, -c.score, c.length))
 

@@ -73,6 +73,7 @@ from prag.store.episode_extra import AgentReport, Choice, Effort
 from prag.store.records import StepRecord
 
 ACTION_MODELS = ("given", "learned")  # what means-ends search plans with (`--action-model`)
+EXPLORE = ("novel", "uniform")  # what draws a step past the LLM budget (`--explore`)
 
 
 
@@ -140,14 +141,19 @@ class AgentConfig:
     # still read. None: no limit. A 1.5B model choosing step after step wins few games and takes
     # minutes each.
     llm_budget: int | None = None
+    # What draws a step past the LLM budget (prag.agent.novelty): "novel" (the task's things and
+    # pairs not yet tried first) or "uniform" (any admissible action alike, the baseline).
+    explore: str = "novel"
 
 
 def plans_with_learned(config: AgentConfig, domain: Domain) -> bool:
-    """Whether means-ends search would plan with a model learned from the store: search is among
-    the sources, the family says what its goals mean as facts, and either the config asks for
-    the learned model or the family has none given."""
-    return (KnowledgeSource.SEARCH in config.sources and domain.goal_facts is not None
-            and (config.action_model == "learned" or domain.action_model is None))
+    """Whether means-ends search would plan with a model learned from the store: the family has
+    none given (or the config asks for the learned one), and either search is among the sources
+    and the family says what its goals mean as facts, or the progress source is (its sub-goals,
+    learned from reward, are facts)."""
+    facts = KnowledgeSource.SEARCH in config.sources and domain.goal_facts is not None
+    return (facts or KnowledgeSource.PROGRESS in config.sources) and (
+        config.action_model == "learned" or domain.action_model is None)
 
 
 def ask_policy(config: AgentConfig, seed: int = 0) -> AskPolicy:

@@ -7,12 +7,14 @@ from collections.abc import Callable, Sequence
 
 from prag.agent.experience_plans import ExperiencePlans
 from prag.agent.plan_source import Planning, PlanSource
+from prag.agent.progress_plans import ProgressPlans
 from prag.agent.search_plans import SearchPlans
 from prag.sources import KNOWLEDGE, KnowledgeSource
 
 PLAN_SOURCES: dict[str, Callable[[Planning], PlanSource]] = {
     KnowledgeSource.EXPERIENCE: ExperiencePlans,
     KnowledgeSource.SEARCH: SearchPlans,
+    KnowledgeSource.PROGRESS: ProgressPlans,
 }
 
 

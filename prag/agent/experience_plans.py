@@ -46,7 +46,8 @@ class ExperiencePlans:
         # that task better (after training on valid_train, following them cost valid_seen 2.5 steps
         # a game and a game).
         task = ThisTask.of(p.goal.sentence, p.first, s.domain)
-        plans = candidates(task, pool, p.llm_step.correction_pool, only_this_task=KnowledgeSource.SEARCH in s.config.sources)
+        plans = candidates(task, pool, p.llm_step.correction_pool, only_this_task=KnowledgeSource.SEARCH in s.config.sources,
+                           progress=KnowledgeSource.PROGRESS not in s.config.sources)
         p.state.fatal |= fatal_actions(task, pool)
         p.state.failed_things |= fatal_things(task, pool)
         p.state.tried_before |= tried_before(task, pool)

@@ -33,6 +33,7 @@ class Situation:
     retrieved: Sequence[Experience]
     utterances: Sequence[tuple[int, str]]  # (history index it followed, what the person said)
     seen: Mapping[str, str]  # thing -> the place it was last seen in or on (`Observed.seen`)
+    subgoal: str | None = None  # the next sub-goal learned from reward (prag.agent.progress_plans)
 
     @property
     def goal_words(self) -> set[str]:
@@ -135,6 +136,13 @@ class Heard:
         return [f'Note: the person told you: "{now.utterances[-1][1]}". Do what they say.']
 
 
+class SubGoal:
+    """The next sub-goal learned from reward: what a step that raised the score made true before."""
+
+    def notes(self, now: Situation) -> list[str]:
+        return [f"Note: next sub-goal (it raised the score before): {now.subgoal}."] if now.subgoal else []
+
+
 def hints_for(domain: Domain) -> list[Hint]:
     """The hints the domain names, in its order."""
     made: dict[str, Callable[[], Hint]] = {
@@ -144,6 +152,7 @@ def hints_for(domain: Domain) -> list[Hint]:
         "not_opened": NotOpened,
         "seen_in_past_attempts": lambda: SeenInPastAttempts(domain),
         "heard": Heard,
+        "subgoal": SubGoal,
     }
     unknown = [name for name in domain.hints if name not in made]
     if unknown:

@@ -14,7 +14,6 @@ in a lost episode of this very task before it, while any other is left.
 """
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, TypeVar
 from prag.agent.goal import Goal
 from prag.agent.hints import Situation, hints_for
 from prag.agent.irrevocable import Irrevocable
+from prag.agent.novelty import Explorer, uniform
 from prag.agent.prompt import THINK, RoomCards, act_instruction, messages, with_instruction
 from prag.agent.protocol import Decision, Usage
 from prag.agent.state import EpisodeState
@@ -83,6 +83,7 @@ class LLMStep:
         self.thoughts: list[str] = []
         self.irrevocable = Irrevocable(self.domain)
         self.past_budget = 0  # steps drawn at random once the LLM budget was spent
+        self.explorer = Explorer(self.domain, seed)
 
     def choose_step(self, observation: Observation, rejected: frozenset[str] = frozenset()) -> tuple[Decision, list[str]]:
         """The step: retrieve, prompt, ask, check the answer. Also the actions the answer
@@ -99,7 +100,12 @@ class LLMStep:
             here = (observation.text, observation.scene_text)
             tried = {a: self.state.tried[(*here, a)] + self.state.tried_before[(*here, a)] for a in choices}
             choices = [a for a in choices if tried[a] < self.config.loop_limit] or _least_tried(tried)
-            drawn = random.Random(f"{self.seed}:{observation.text}:{self.state.t}").choice(choices)
+            salt = f"{observation.text}:{self.state.t}"
+            if self.config.explore == "uniform":
+                return Decision(uniform(choices, self.seed, salt), source=StepSource.RANDOM), []
+            about = f"{self.goal.sentence} {self.state.subgoal or ''}"  # the next sub-goal's things are the task's too
+            drawn = self.explorer.draw(choices, about, observation.scene_triples, self._tried(),
+                                       observation.location, salt)
             return Decision(drawn, source=StepSource.RANDOM), []
         self._retrieve(observation.scene_text)
         self.retrieve_corrections(observation.scene_text)
@@ -114,6 +120,7 @@ class LLMStep:
             goal=self.goal.sentence, history=self.state.history, locations=self.state.locations, graphs=self.state.graphs,
             outcomes=self.state.outcomes, allowed=allowed, held=self.domain.held(observation.scene_triples),
             retrieved=self.retrieved, utterances=self.state.utterances, seen=self.state.observed.seen,
+            subgoal=self.state.subgoal,
         )
         self.cards.see(self.state.t - 1, observation.location, canonical(observation.scene_triples), allowed, self.domain)
         prompt = messages(
@@ -134,6 +141,11 @@ class LLMStep:
         else:
             prompt = with_instruction(prompt, act, self.cards)
         return self._choose(prompt, allowed, thought)
+
+    def _tried(self) -> set[str]:
+        """The actions this task took: in this episode, and in its lost episodes before."""
+        actions = {step.action for step in self.state.steps if step.action is not None}
+        return actions | {action for _, _, action in self.state.tried_before}
 
     def _deferred(self, observation: Observation, actions: list[str]) -> set[str]:
         return self.irrevocable.deferred(actions, self.goal.sentence, observation, self.state.t, self.state.max_steps,

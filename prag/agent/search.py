@@ -26,6 +26,7 @@ from functools import lru_cache
 
 from prag.agent.plans import Plan
 from prag.envs.domain import Domain, imported
+from prag.envs.facts import GoalFacts
 from prag.envs.learned import problem as learned_problem
 from prag.envs.model import Problem, Seen
 from prag.envs.planner import RefusedProblem, solve
@@ -52,10 +53,24 @@ def means_ends(
     When `admissible` is given, a plan whose first action is not admissible is no plan."""
     if learned is not None:
         facts = domain.facts_of_goal(goal)
-        problem = None if facts is None else learned_problem(learned, facts, observed, domain.kind)
-    else:
-        model = _model(domain.action_model)
-        problem = None if model is None else model(goal, observed, admissible)
+        return None if facts is None else to_facts(facts, observed, admissible, domain, learned, depth)
+    model = _model(domain.action_model)
+    problem = None if model is None else model(goal, observed, admissible)
+    return _planned(problem, admissible, depth, goal)
+
+
+def to_facts(
+    facts: GoalFacts, observed: Seen, admissible: Sequence[str], domain: Domain, learned: ActionModel,
+    depth: int = DEPTH, source: StepSource = StepSource.SEARCH,
+) -> Plan | None:
+    """The plan the learned model finds to make `facts` true, as `means_ends` plans to a goal
+    sentence's (a sub-goal learned from reward has no sentence of the family's schema)."""
+    problem = learned_problem(learned, facts, observed, domain.kind)
+    return _planned(problem, admissible, depth, source=source)
+
+
+def _planned(problem: Problem | None, admissible: Sequence[str], depth: int, goal: str = "",
+             source: StepSource = StepSource.SEARCH) -> Plan | None:
     if problem is None:
         return None
     operators = _solve(problem.domain, problem.problem)
@@ -64,7 +79,7 @@ def means_ends(
     steps = tuple(problem.command(op) for op in operators)
     if admissible and steps[0] not in admissible:
         return None
-    return Plan(steps, StepSource.SEARCH, goal=goal)
+    return Plan(steps, source, goal=goal)
 
 
 Model = Callable[[str, Seen, Sequence[str]], "Problem | None"]

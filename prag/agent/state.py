@@ -56,6 +56,7 @@ class EpisodeState:
     # which way comparative descriptions read their measurements, as experience says (prag.agent.compared)
     orientations: dict[str, Counter[int]] = field(default_factory=dict)
     recipes: list[Recipe] = field(default_factory=list)  # combinations seen in stored episodes (prag.agent.making)
+    subgoal: str | None = None  # the next sub-goal learned from reward, in words (prag.agent.progress_plans)
     last_changed: bool = True  # the last action changed the observation or the scene graph
     steps_since_ask: int = 0
     asks: int = 0

@@ -66,7 +66,8 @@ DEFAULT_STORE = Path("stores/default.db")
 DEFAULT_LLM_BUDGET = 6
 DEFAULT = RunConfig(
     ExperimentConfig(spec=DEFAULT_SPEC),
-    agent=AgentConfig(ask="hard-coded", sources=(KnowledgeSource.EXPERIENCE, KnowledgeSource.SEARCH, KnowledgeSource.LLM)),
+    agent=AgentConfig(ask="hard-coded", sources=(KnowledgeSource.EXPERIENCE, KnowledgeSource.SEARCH, KnowledgeSource.PROGRESS,
+                                               KnowledgeSource.LLM)),
 )
 
 
@@ -109,6 +110,7 @@ def run(
     gamble_window: Annotated[float, typer.Option("--gamble-window", min=0.0, max=1.0, help="The last fraction of the step budget in which an irrevocable action (the family's: ScienceWorld's `focus on`) on a thing the goal does not name may be taken, while no score is earned; 1 leaves it to the LLM from the first step, whatever the score. A goal's conditional branch not measured is decided there by what the LLM knows, else drawn, while the score earned is less than a right branch wins at its chance (50 for one of two).")] = DEFAULT.agent.gamble_window,
     llm_budget: Annotated[Optional[str], typer.Option("--llm-budget", metavar="N|none", help=f"The most LLM calls a game makes for steps, its goal readings counted; past them a step only the LLM would choose is drawn at random from the admissible actions (a goal's reading, or which thing seen an instruction describes, is still asked for). Default: {DEFAULT_LLM_BUDGET} when the LLM is not asked every step (--ask always, P-RAG as published, has no limit); none for no limit.")] = None,
     action_model: Annotated[str, typer.Option("--action-model", help="What means-ends search (with search among --sources) plans with: given (the family's written model; the one learned from the store where it has none) or learned (the model learned from the episodes this round may see: SAM, `prag model`).")] = DEFAULT.agent.action_model,
+    explore: Annotated[str, typer.Option("--explore", help="What draws a step past the LLM budget: novel (actions on the things the task names and (verb, thing) pairs this task has not tried first, a verb drawn before its action) or uniform (any admissible action alike).")] = DEFAULT.agent.explore,
 ) -> None:
     """Run P-RAG's progressive rounds: round r retrieves the episodes of rounds < r.
 
@@ -133,7 +135,7 @@ def run(
         replace(DEFAULT.agent, think=think, constrained=constrain, ask=ask, ask_probability=ask_p, asker=asker,
                 plan_length=plan_length, sources=_run_sources(sources), readers=parse_readers(readers),
                 places=parse_places(places), action_model=action_model, llm_budget=_llm_budget(llm_budget, ask),
-                gamble_window=gamble_window),
+                gamble_window=gamble_window, explore=explore),
         ExecutionConfig(workers=workers, llm_timeout=llm_timeout, llm_retries=llm_retries, answer_cache=answer_cache,
                         executor=executor, ray_address=ray_address, llm_urls=tuple(llm_url or ())),
     )

@@ -21,7 +21,7 @@ from prag.envs.facts import GoalFacts
 from prag.envs.goals import GoalSchema
 
 # The notes the agent may add to a step's prompt, in the order they appear (prag.agent.hints).
-ALL_HINTS = ("loops", "unvisited", "goal_objects_seen", "not_opened", "seen_in_past_attempts", "heard")
+ALL_HINTS = ("loops", "unvisited", "goal_objects_seen", "not_opened", "seen_in_past_attempts", "heard", "subgoal")
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from prag.agent.agent import ACTION_MODELS, AgentConfig, parse_readers, parse_sources
+from prag.agent.agent import ACTION_MODELS, EXPLORE, AgentConfig, parse_readers, parse_sources
 from prag.agent.mediator import POLICIES
 from prag.agent.places import parse_places
 from prag.errors import ConfigError, PragError
@@ -121,6 +121,8 @@ class RunConfig:
         parse_places(",".join(agent.places))
         if agent.action_model not in ACTION_MODELS:
             raise PragError(f"--action-model {agent.action_model!r}: use one of {', '.join(ACTION_MODELS)}")
+        if agent.explore not in EXPLORE:
+            raise PragError(f"--explore {agent.explore!r}: use one of {', '.join(EXPLORE)}")
 
     def to_dict(self) -> dict[str, Any]:
         """The config as the store records it: every setting, the version and the prag that wrote it."""

@@ -1,0 +1,230 @@
+"""The progress source: sub-goals learned from reward (prag.agent.milestones), reached again.
+
+At an episode's first step the stored episodes retrieved for it (those of this very task and of
+other variations of its template: their goals differ only in the things they name) are read for
+what their scores rewarded; their sub-goals are merged in the order they were reached. Each step
+the source marks the sub-goals this episode has reached (their core facts hold now, re-bound to
+its things; a sub-goal that is an action, once the score rose while it was the next), and, where
+no earlier source has a step that can be taken, offers the next step of the route that reached
+the next one before, re-bound: the first of its actions, from where the route was left, that can
+be taken now. Where none can, it goes back to where the sub-goal's things were seen; else the
+LLM (or the exploration past its budget) is left the step, with the sub-goal in the prompt.
+
+An irrevocable action (a `focus on`) is offered only on what the goal names, as everywhere, and
+never one that failed this very task before.
+"""
+from __future__ import annotations
+
+from prag.agent.actor import ThisTask
+from prag.agent.explore import find_plan, go_plan
+from prag.agent.places import Places
+from prag.agent.irrevocable import Irrevocable
+from prag.agent.milestones import Binder, Lesson, Milestone, Way, as_goal, facts_of, lesson, merged
+from prag.agent.plan_source import Planning
+from prag.agent.plans import Plan, episode_rewording
+from prag.agent.search import to_facts
+from prag.envs.base import Observation
+from prag.envs.facts import AT
+from prag.store.records import StepRecord
+from prag.sources import StepSource
+
+# How far along a route a step may be taken from where the route was left: an action of it not
+# admissible now (its door already open) is passed over, not one that needs a room not yet reached.
+LOOKAHEAD = 3
+
+
+class ProgressPlans:
+    """Sub-goals learned from reward: the next one not yet reached, by the route that reached it before."""
+
+    def __init__(self, planning: Planning) -> None:
+        self.planning = planning
+        s = planning.settings
+        self.irrevocable = Irrevocable(s.domain)
+        self.places = Places(s.domain, s.config.places, s.ranking, None)
+        self._at = 0
+        self.restart()
+
+    def restart(self) -> None:
+        self.milestones: list[Milestone] | None = None
+        self.ways: list[Way] = []
+        self.same_task: set[int | None] = set()  # the episodes of this very task: their rooms are where they were
+        self.heading: tuple[int, int, str] | None = None  # (sub-goal, route step, room) being walked to
+        self.passed: set[tuple[int, int]] = set()  # route steps not found where the route took them
+        self.binders: dict[int | None, Binder] = {}
+        self.reached: set[int] = set()
+        self.place = 0  # how far along the next sub-goal's route the episode went
+        self.offered: str | None = None
+        self.score: float | None = None
+        self._at = 0
+
+    @property
+    def next(self) -> Milestone | None:
+        """The first sub-goal not yet reached, None when every one is (or none was learned)."""
+        return next((m for i, m in enumerate(self.milestones or ()) if i not in self.reached), None)
+
+    def offer(self, observation: Observation) -> None:
+        p = self.planning
+        if self._at == p.state.t:
+            return
+        self._at = p.state.t
+        if self.milestones is None:
+            self._learn(observation)
+        self._update(observation)
+        left = [m for i, m in enumerate(self.milestones or ()) if i not in self.reached]
+        p.state.subgoal = left[0].describe() if left else None
+        if not left or p.actor.step_now(observation.admissible) is not None:
+            return  # nothing learned to reach, or an earlier source has a step
+        for milestone in left:  # the first sub-goal a step can be taken toward (the cup may not be in this room)
+            plan = self._toward_milestone(milestone, observation)
+            if plan is not None:
+                p.state.subgoal = milestone.describe()
+                p.actor.follow_search(plan, observation.admissible)
+                return
+
+    def _toward_milestone(self, milestone: Milestone, observation: Observation) -> Plan | None:
+        if milestone is not self.next and self.place:
+            self.place = 0  # another sub-goal's route is started afresh
+        return (self._route(milestone, observation, walk=False) or self._searched(milestone, observation)
+                or self._route(milestone, observation, walk=True) or self._back_to(milestone) or self._find(milestone))
+
+    def _learn(self, observation: Observation) -> None:
+        """The sub-goals of the stored episodes of this task's template, merged in order."""
+        p, s = self.planning, self.planning.settings
+        pool = s.experiences.retrieve(p.goal.sentence, observation.scene_text, s.visibility, k=s.config.plan_pool) \
+            if s.experiences is not None else []
+        lessons: list[Lesson] = []
+        task = ThisTask.of(p.goal.sentence, p.first, s.domain)
+        for experience in pool:
+            episode = experience.episode
+            rewording = episode_rewording(episode, p.goal.sentence)
+            if rewording is None:
+                continue
+            learned = lesson(episode, s.domain)
+            if learned.milestones:
+                lessons.append(learned)
+                self.binders[episode.id] = Binder(s.domain, rewording)
+                if task.played_in(episode):
+                    self.same_task.add(episode.id)
+        self.milestones = merged(lessons)
+        self.ways = list(dict.fromkeys(way for learned in lessons for way in learned.ways))
+
+    def _update(self, observation: Observation) -> None:
+        """What this step shows: the names seen, and the sub-goals it reached."""
+        domain = self.planning.settings.domain
+        state, names = facts_of(StepRecord.of(0, None, observation), domain)
+        # The names the actions offered here use are names here too (an empty shelf is in no triple).
+        offered = {name: name for action in observation.admissible for name in domain.entities(action)}
+        for binder in self.binders.values():
+            binder.see({**offered, **names})
+        rose = self.score is not None and observation.score is not None and observation.score > self.score
+        self.score = observation.score
+        last = self.planning.state.last.action
+        if self.offered is not None and last == self.offered:
+            self.place += 1
+        self.offered = None
+        for index, milestone in enumerate(self.milestones or ()):
+            if index in self.reached:
+                continue
+            binder = self.binders[milestone.origin]
+            if milestone.core and binder.holds(milestone.core, state) is not None:
+                self._reach(index)
+            elif not milestone.core and rose and milestone is self.next:
+                self._reach(index)
+
+    def _reach(self, index: int) -> None:
+        if self.milestones is not None and self.milestones[index] is self.next:
+            self.place = 0
+        self.reached.add(index)
+
+    def _route(self, milestone: Milestone, observation: Observation, walk: bool) -> Plan | None:
+        """The next step toward the sub-goal: the first action of its route, from where the route
+        was left, that can be taken now (re-bound); with `walk`, else the way to the room it was
+        taken in (in an episode of this very task), and for a sub-goal of being somewhere, the way there."""
+        p = self.planning
+        binder = self.binders[milestone.origin]
+        here = observation.location
+        bound = binder.holds(milestone.context, facts_of(StepRecord.of(0, None, observation), p.settings.domain)[0]) or {}
+        route = [*milestone.route, *([(None, milestone.action)] if milestone.action is not None else [])]
+        for offset, (room, action) in enumerate(route[self.place:self.place + LOOKAHEAD]):
+            command = binder.command(action, bound, observation.admissible)
+            if command is None and walk and room is not None and room != here and milestone.origin in self.same_task:
+                step = self._toward(room, observation) if (id(milestone), self.place + offset) not in self.passed else None
+                if step is not None:
+                    self.heading = (id(milestone), self.place + offset, room)
+                    return self._plan(step, milestone)
+                continue
+            if command is None and self.heading == (id(milestone), self.place + offset, here):
+                # Arrived where the route took this step, and it cannot be taken here: not sought there again.
+                self.passed.add((id(milestone), self.place + offset))
+            if command is None or command in p.state.fatal:
+                continue
+            if self.irrevocable.doubtful(command, p.goal.sentence, observation.scene_triples):
+                continue
+            self.place += offset
+            self.offered = command
+            return self._plan(command, milestone)
+        if not walk:
+            return None
+        rooms = [name for predicate, terms in milestone.core if predicate == AT for name in binder.candidates(terms[0])]
+        step = next((s for s in (self._toward(room, observation) for room in rooms) if s is not None), None)
+        return self._plan(step, milestone) if step is not None else None
+
+    def _toward(self, room: str, observation: Observation) -> str | None:
+        """The first move of the way to `room` by the rooms the stored episodes went through (or the
+        door to open before it), None where no way is known or its move cannot be taken now."""
+        domain = self.planning.settings.domain
+        here = observation.location
+        if here is None or room == here:
+            return None
+        came: dict[str, tuple[str, str] | None] = {here: None}
+        queue = [here]
+        while queue and room not in came:
+            at = queue.pop(0)
+            for (start, move, end) in self.ways:
+                if start == at and end not in came:
+                    came[end] = (at, move)
+                    queue.append(end)
+        if room not in came:
+            return None
+        hop = room
+        while (back := came[hop]) is not None and back[0] != here:
+            hop = back[0]
+        move = came[hop][1] if came[hop] is not None else None
+        if move in observation.admissible:
+            return move
+        doors = [way for way, relation, to in observation.scene_triples if relation == domain.leads_to and to == hop]
+        opening = [domain.open_action.format(door) for door in doors]
+        return next((action for action in opening if action in observation.admissible), None)
+
+    def _plan(self, step: str, milestone: Milestone) -> Plan:
+        return Plan((step,), StepSource.PROGRESS, milestone.origin, goal=self.planning.goal.sentence)
+
+    def _searched(self, milestone: Milestone, observation: Observation) -> Plan | None:
+        """Means-ends search to the sub-goal's core on the action model learned from the store,
+        where the family gives none (the cup is on the counter this time, not where the route took it from)."""
+        model = self.planning.settings.world_model
+        if model is None or not milestone.core or any(p == AT for p, _ in milestone.core):
+            return None
+        p = self.planning
+        return to_facts(as_goal(milestone.core), p.state.observed, observation.admissible, p.settings.domain, model,
+                        source=StepSource.PROGRESS)
+
+    def _find(self, milestone: Milestone) -> Plan | None:
+        """The find-X skill for the kinds of the sub-goal's things not seen yet in this episode."""
+        observed = self.planning.state.observed
+        binder = self.binders[milestone.origin]
+        unseen = [t.kind for _, terms in milestone.core for t in terms if not binder.candidates(t)]
+        plan = find_plan(list(dict.fromkeys(unseen)), observed, self.places) if unseen else None
+        return Plan(plan.steps, StepSource.PROGRESS, milestone.origin, goal=plan.goal) if plan is not None else None
+
+    def _back_to(self, milestone: Milestone) -> Plan | None:
+        """The way back to where a thing of the sub-goal was seen, where it is not here."""
+        observed = self.planning.state.observed
+        binder = self.binders[milestone.origin]
+        for _, terms in milestone.core:
+            for term in terms:
+                for name in binder.candidates(term):
+                    plan = go_plan(observed.room_seen(name), observed)
+                    if plan is not None:
+                        return Plan(plan.steps, StepSource.PROGRESS, milestone.origin, goal=plan.goal)
+        return None

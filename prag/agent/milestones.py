@@ -125,6 +125,7 @@ class Lesson:
     avoid: tuple[LiftedAction, ...] = ()
     score: float = 0.0
     ways: tuple[Way, ...] = ()  # the moves that led from room to room
+    rank: int = 1  # 0: a person's correction (or the stand-in for one), merged first; 1: the agent's episode
 
 
 # --- reading an episode ------------------------------------------------------------------------
@@ -181,7 +182,7 @@ def term(name: str, phrases: set[str], domain: Domain) -> Term:
     return Term(name, domain.kind(name), named)
 
 
-def lesson(episode: EpisodeRecord, domain: Domain) -> Lesson:
+def lesson(episode: EpisodeRecord, domain: Domain, rank: int = 1) -> Lesson:
     """The sub-goals and the things to avoid that an episode's score (or its win) shows."""
     goal = episode.read_as
     phrases = goal_phrases(goal)
@@ -217,7 +218,7 @@ def lesson(episode: EpisodeRecord, domain: Domain) -> Lesson:
             milestones.append(Milestone(core, context, kept, gain, episode.id, None if core else lifted))
             route = []
     score = episode.score or (1.0 if episode.won else 0.0)
-    return Lesson(goal, tuple(milestones), tuple(avoid), score, tuple(ways))
+    return Lesson(goal, tuple(milestones), tuple(avoid), score, tuple(ways), rank)
 
 
 def _on_the_way(action: str, domain: Domain) -> bool:
@@ -296,11 +297,11 @@ def _lift_action(action: str, names: Mapping[str, str], phrases: set[str], domai
 
 
 def merged(lessons: Sequence[Lesson]) -> list[Milestone]:
-    """The sub-goals of several episodes of one task, in order: the best-scoring episode's, then
-    each other episode's not among them, after the one it reached before it."""
+    """The sub-goals of several episodes of one task, in order: a correction's first, else the
+    best-scoring episode's; then each other's not among them, after the one it reached before it."""
     ordered: list[Milestone] = []
     keys: set[frozenset[tuple[str, tuple[str, ...]]]] = set()
-    for one in sorted(lessons, key=lambda lesson: -lesson.score):
+    for one in sorted(lessons, key=lambda lesson: (lesson.rank, -lesson.score)):
         anchor = -1
         for milestone in one.milestones:
             if milestone.key in keys:

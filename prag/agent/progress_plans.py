@@ -25,7 +25,8 @@ from prag.agent.plans import Plan, episode_rewording
 from prag.agent.search import to_facts
 from prag.envs.base import Observation
 from prag.envs.facts import AT
-from prag.store.records import StepRecord
+from prag.store.corrections import Correction
+from prag.store.records import EpisodeRecord, StepRecord
 from prag.sources import StepSource
 
 # How far along a route a step may be taken from where the route was left: an action of it not
@@ -88,18 +89,21 @@ class ProgressPlans:
                 or self._route(milestone, observation, walk=True) or self._back_to(milestone) or self._find(milestone))
 
     def _learn(self, observation: Observation) -> None:
-        """The sub-goals of the stored episodes of this task's template, merged in order."""
+        """The sub-goals of the verified corrections and stored episodes of this task's template
+        (the goals differ only in the things they name), merged in order, corrections first."""
         p, s = self.planning, self.planning.settings
         pool = s.experiences.retrieve(p.goal.sentence, observation.scene_text, s.visibility, k=s.config.plan_pool) \
             if s.experiences is not None else []
+        p.llm_step.retrieve_corrections(observation.scene_text)
+        corrected = [as_episode(hit.correction) for hit in p.llm_step.correction_pool
+                     if hit.correction.verified and hit.correction.steps]
         lessons: list[Lesson] = []
         task = ThisTask.of(p.goal.sentence, p.first, s.domain)
-        for experience in pool:
-            episode = experience.episode
+        for episode, rank in [*((e, 0) for e in corrected), *((e.episode, 1) for e in pool)]:
             rewording = episode_rewording(episode, p.goal.sentence)
             if rewording is None:
                 continue
-            learned = lesson(episode, s.domain)
+            learned = lesson(episode, s.domain, rank)
             if learned.milestones:
                 lessons.append(learned)
                 self.binders[episode.id] = Binder(s.domain, rewording)
@@ -228,3 +232,9 @@ class ProgressPlans:
                     if plan is not None:
                         return Plan(plan.steps, StepSource.PROGRESS, milestone.origin, goal=plan.goal)
         return None
+
+
+def as_episode(correction: Correction) -> EpisodeRecord:
+    """A verified correction's replay as an episode of its task (its id negated: apart from the agent's)."""
+    return EpisodeRecord("correction", 0, correction.task_id, correction.task_type, correction.goal, correction.verified,
+                         list(correction.steps), id=-(correction.id or 0), source="correction")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import click
@@ -13,6 +14,7 @@ from rich.table import Table
 from prag.cli import app
 from prag.cli.common import LLMRetriesOpt, LLMTimeoutOpt, StoreArg, console, guarded
 from prag.cli.layout import show
+from prag.corrections.given import add_given, reference_transcript, task_ids
 from prag.corrections.learn import Outcome, correct_episode
 from prag.corrections.replay import Replay
 from prag.errors import PragError
@@ -126,8 +128,38 @@ def _report(outcome: Outcome) -> None:
     console.print(escape(outcome.message))
 
 
-corrections_app = typer.Typer(help="Corrections by a person: list, show, delete.", no_args_is_help=True)
+corrections_app = typer.Typer(help="Corrections by a person: add, list, show, delete.", no_args_is_help=True)
 app.add_typer(corrections_app, name="corrections")
+
+
+@corrections_app.command("add")
+@guarded
+def add_cmd(
+    store_path: StoreArg,
+    spec: Annotated[str, typer.Argument(help="The task set the tasks come from (a name from `prag envs list` or a .toml path).")],
+    task: Annotated[Optional[list[str]], typer.Option("--task", help="A task id of the spec (repeatable; default: every task of the spec).")] = None,
+    transcript_file: Annotated[Optional[Path], typer.Option("--transcript", help="A person's console transcript of the task (one --task), as `prag corrections show` prints one.")] = None,
+    reference: Annotated[bool, typer.Option("--reference", help="Each task's own reference path (the family's, e.g. ScienceWorld's gold path) as a stand-in for a person's correction; stored with origin 'reference'.")] = False,
+    keep_unverified: Annotated[bool, typer.Option("--keep-unverified", help="Store a transcript whose replay does not win, as unverified.")] = False,
+) -> None:
+    """Add corrections given whole: a person's transcript of a task, or the reference path.
+
+    Each is replayed from the task's start and stored verified if it wins. Its sub-goals (what
+    raised the score) then serve the other variations of its task (the progress source).
+    """
+    if reference == (transcript_file is not None):
+        raise PragError("give one of --reference (each task's reference path) or --transcript FILE (a person's)")
+    ids = task_ids(spec, task)
+    if transcript_file is not None and len(ids) != 1:
+        raise PragError("--transcript is the transcript of one task: name it with --task")
+    given = parse(_read_text(transcript_file)) if transcript_file is not None else None
+    with Store(store_path) as store:
+        cache = EmbeddingCache(store, Encoder(DEFAULT_MODEL))
+        for task_id in ids:
+            transcript = given if given is not None else reference_transcript(spec, task_id)
+            outcome = add_given(store, cache, spec, task_id, transcript, "edit" if given is not None else "reference",
+                                keep_unverified)
+            console.print(outcome.message, markup=False, highlight=False)
 
 
 @corrections_app.command("list")
@@ -201,5 +233,12 @@ def _summary(c: Correction) -> dict[str, Any]:
     return {
         key: value
         for key, value in c.to_dict().items()
-        if key not in {"transcript", "input_transcript", "answer", "scenes"}
+        if key not in {"transcript", "input_transcript", "answer", "scenes", "steps"}
     }
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PragError(f"cannot read the transcript {path}: {exc}") from None

@@ -249,6 +249,7 @@ def correct_episode(
         verified=replay.won,
         verify_note=replay.note,
         scenes=replay.scenes,
+        steps=replay.steps,
         spec=spec_ref,
         task_id=episode.task_id,
         task_type=episode.task_type,

@@ -15,7 +15,7 @@ from prag.envs.base import Environment, Task
 from prag.envs.spec import TaskSetSpec, load_spec
 from prag.errors import PragError
 from prag.store import Store
-from prag.store.records import EpisodeRecord
+from prag.store.records import EpisodeRecord, StepRecord
 from prag.store.transcripts import Entry, Transcript
 from prag.text import clip
 
@@ -27,13 +27,18 @@ class Replay:
     failed_at: int | None  # 1-based number of the action that went wrong; None when won
     note: str  # what happened, for people: "won after 5 actions" or where it failed
     transcript: Transcript  # as replayed: real observations, nothing after the win
-    scenes: list[str]  # the scene graph at the start and after every played action
+    steps: list[StepRecord]  # the start and every played action, as an episode keeps them (scores too)
+
+    @property
+    def scenes(self) -> list[str]:
+        """The scene graph at the start and after every played action."""
+        return [step.scene for step in self.steps]
 
 
 def replay(transcript: Transcript, env: Environment) -> Replay:
     """Play the transcript's actions in `env` from reset; person's utterances pass through."""
     observation = env.reset()
-    scenes = [observation.scene_text]
+    steps = [StepRecord.of(0, None, observation)]
     entries: list[Entry] = []
     played = 0
     surprise = ""  # the first observation that differs from what the transcript claims
@@ -55,13 +60,13 @@ def replay(transcript: Transcript, env: Environment) -> Replay:
                 False, played, number,
                 f"action {number} {action!r} is not admissible there (after: "
                 f"{clip(observation.text, 160)!r}); admissible were: {', '.join(observation.admissible)}",
-                Transcript(tuple(entries)), scenes,
+                Transcript(tuple(entries)), steps,
             )
         if observation.done:
             break
         observation = env.step(action)
         played += 1
-        scenes.append(observation.scene_text)
+        steps.append(StepRecord.of(played, action, observation))
         real = observation.text.strip()
         if not surprise and entry.result is not None and " ".join(entry.result.split()) != " ".join(real.split()):
             surprise = (
@@ -72,11 +77,11 @@ def replay(transcript: Transcript, env: Environment) -> Replay:
     if observation.won:
         dropped = len(transcript.actions) - played
         tail = f" ({dropped} actions after the win were dropped)" if dropped else ""
-        return Replay(True, played, None, f"won after {played} actions{tail}", Transcript(tuple(entries)), scenes)
+        return Replay(True, played, None, f"won after {played} actions{tail}", Transcript(tuple(entries)), steps)
     return Replay(
         False, played, played or None,
         f"all {played} actions ran but the goal was not reached{surprise}",
-        Transcript(tuple(entries)), scenes,
+        Transcript(tuple(entries)), steps,
     )
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ConfigDict, with_config
 
 from prag.errors import PragError
-from prag.store.records import now, text_hash
+from prag.store.records import StepRecord, now, text_hash
 from prag.store.transcripts import Transcript, TranscriptError, parse
 from prag.store.values import stored_json
 from prag.text import command
@@ -31,7 +31,9 @@ from prag.text import command
 if TYPE_CHECKING:
     from prag.store.database import Store
 
-ORIGINS = ("prior", "feedback", "edit")
+# prior: shipped with prag; feedback: a person's words made a transcript by the improvement LLM;
+# edit: a person's own transcript; reference: the world's own reference path standing in for one.
+ORIGINS = ("prior", "feedback", "edit", "reference")
 
 
 @with_config(ConfigDict(extra="forbid"))  # imports check lines against it (prag.store.lines)
@@ -60,6 +62,9 @@ class Correction:
     input_transcript: str = ""
     created_at: str = ""
     id: int | None = None
+    # Its replay as an episode keeps it (scene graphs as triples, the family's score): what the
+    # progress source learns its sub-goals from (prag.agent.milestones). Empty where not replayed.
+    steps: list[StepRecord] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -114,6 +119,7 @@ class Corrections:
         row.update(
             instructions=json.dumps(correction.instructions),
             scenes=json.dumps(correction.scenes),
+            steps=json.dumps([step.to_dict() for step in correction.steps]),
             verified=int(correction.verified),
             created_at=correction.created_at or now(),
         )
@@ -198,6 +204,8 @@ class Corrections:
 def _from_row(path: Path, row: dict[str, Any]) -> Correction:
     row["instructions"] = stored_json(path, f"corrections.instructions of correction {row['id']}", row["instructions"], list)
     row["scenes"] = stored_json(path, f"corrections.scenes of correction {row['id']}", row["scenes"], list)
+    steps = stored_json(path, f"corrections.steps of correction {row['id']}", row.get("steps") or "[]", list)
+    row["steps"] = [StepRecord(**step) for step in steps]
     row["verified"] = bool(row["verified"])
     for text in ("verify_note", "spec", "task_id", "task_type", "name", "feedback", "improvement_model",
                  "problem", "advice", "answer", "input_transcript", "created_at"):

@@ -244,6 +244,12 @@ def _v10(db: sqlite_utils.Database) -> None:
     db.execute("alter table steps add column score real")
 
 
+def _v11(db: sqlite_utils.Database) -> None:
+    # A correction's replay step by step (scene graphs as triples, scores): the sub-goals a
+    # person's correction teaches are read from it (prag.agent.milestones). Earlier rows: none.
+    db.execute("alter table corrections add column steps text not null default '[]'")
+
+
 # Append-only: a released migration is never edited, only followed by a new one.
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, episodes, steps, embeddings", _v1),
@@ -256,5 +262,6 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (8, "readings: how each episode read its goal", _v8),
     (9, "action_models: learned action models, versioned per family", _v9),
     (10, "scores: the family's score of each episode and step (ScienceWorld)", _v10),
+    (11, "corrections.steps: a correction's replay, step by step", _v11),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

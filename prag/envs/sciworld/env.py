@@ -42,6 +42,7 @@ _NEVER_OFFERED = ("reset task",)
 _AMBIGUOUS = "Ambiguous request"
 _REFUSED = "No known action matches that input."
 _TASK_PREFIX = "Task Description:"
+_TICK = "wait1"  # the simulator's action that only lets one step of time pass
 
 
 def task_names() -> list[str]:
@@ -90,16 +91,46 @@ class SciworldEnv:
         return None
 
     def oracle_plan(self) -> list[str]:
-        """The simulator's gold action sequence (for checks only, never shown to an agent)."""
+        """The simulator's gold action sequence (for checks only, never shown to an agent), in
+        the words of the admissible actions: the gold path says "open door to hallway" where the
+        actions name that door "door" (many doors have no referents of their own)."""
         if self._plan is None:
             sim = engine.simulator()
             sim.load(self.name, self.variation, self.simplifications, generateGoldPath=True)
-            self._plan = [a for a in sim.get_gold_action_sequence() if a]
-            if self._sim is not None:  # the load restarted the game being played: back to where it was
-                sim.server.reset()
-                for action in ["look around", *self._taken]:
-                    self._act(action)
+            # "0": the gold path's answer to an ambiguous request, which `step` gives itself.
+            gold = [a for a in sim.get_gold_action_sequence() if a and a != "0"]
+            taken, playing = list(self._taken), self._sim is not None
+            self._plan = self._worded(gold)
+            if playing:  # the plan was played from the start: back to where the game being played was
+                self.reset()
+                for action in taken:
+                    self.step(action)
+            else:
+                self._sim = None
         return list(self._plan)
+
+    def _worded(self, gold: list[str]) -> list[str]:
+        """The gold actions played from the start, each in the admissible actions' words where
+        they name it otherwise; one that is not admissible and changes nothing (the gold path picks
+        up a pot already held) is left out."""
+        observation = self.reset()
+        worded = []
+        for action in gold:
+            if action not in observation.admissible:
+                alternatives = self._alternatives()
+                action = next((alternatives[a] for a in (action, action.replace(" in inventory", "")) if a in alternatives),
+                              _in_words(action, observation))
+            if action not in observation.admissible and _TICK in observation.admissible and not action.startswith(FOCUS):
+                action = _TICK  # a look the actions do not offer ("examine apple juice" while it heats): time passes alike
+            after = self.step(action)
+            changed = (after.scene_triples, after.score, after.location) != (
+                observation.scene_triples, observation.score, observation.location)
+            if action in observation.admissible or changed:
+                worded.append(action)
+            observation = after
+            if observation.done:
+                break
+        return worded
 
     def reset(self) -> Observation:
         sim = engine.simulator()
@@ -129,6 +160,23 @@ class SciworldEnv:
 
     def close(self) -> None:
         self._sim = None  # the simulator stays up for the process's next game
+
+    def _alternatives(self) -> dict[str, str]:
+        """Other words the simulator takes for the admissible actions -> the admissible action:
+        each thing an action names called by any of its referents ("seed jar" for "jar")."""
+        sim = self._sim
+        lut = sim.get_all_object_ids_types_referents_LUTJSON()
+        alternatives: dict[str, str] = {}
+        for combo in sim.get_valid_action_object_combinations_with_templates():
+            action = combo["action"]
+            variants = {action}
+            for object_id in combo["obj_ids"]:
+                ours = self._names.get(str(object_id))
+                said = lut.get(str(object_id), {}).get("referents", ()) if ours else ()
+                variants |= {v.replace(str(ours), ref, 1) for v in variants for ref in said if str(ours) in v}
+            for variant in variants:
+                alternatives.setdefault(variant, action)
+        return alternatives
 
     def _act(self, action: str) -> str:
         # The simulator's own, not the Python wrapper's `step`, which also lists every valid
@@ -163,6 +211,20 @@ class SciworldEnv:
             location=location,
             score=float(score),
         )
+
+
+def _in_words(action: str, observation: Observation) -> str:
+    """`action` as the admissible actions word it: a door named by where it leads ("door to
+    hallway") by the name the scene gives the door leading there."""
+    if action in observation.admissible:
+        return action
+    for door, relation, room in observation.scene_triples:
+        if relation == "leadsTo":
+            for said in (f"door to {room}", f"door to the {room}"):
+                worded = action.replace(said, door)
+                if said in action and worded in observation.admissible:
+                    return worded
+    return action
 
 
 def _in_order(text: str) -> str:

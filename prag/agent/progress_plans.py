@@ -15,8 +15,11 @@ never one that failed this very task before.
 """
 from __future__ import annotations
 
+import re
+
 from prag.agent.actor import ThisTask
-from prag.agent.explore import find_plan, go_plan
+from prag.agent.carry import readying
+from prag.agent.explore import find_plan, go_plan, opening
 from prag.agent.places import Places
 from prag.agent.irrevocable import Irrevocable
 from prag.agent.milestones import Binder, Lesson, Milestone, Way, as_goal, facts_of, lesson, merged
@@ -24,7 +27,7 @@ from prag.agent.plan_source import Planning
 from prag.agent.plans import Plan, episode_rewording
 from prag.agent.search import to_facts
 from prag.envs.base import Observation
-from prag.envs.facts import AT
+from prag.envs.facts import AT, PLACED
 from prag.store.corrections import Correction
 from prag.store.records import EpisodeRecord, StepRecord
 from prag.sources import StepSource
@@ -32,6 +35,8 @@ from prag.sources import StepSource
 # How far along a route a step may be taken from where the route was left: an action of it not
 # admissible now (its door already open) is passed over, not one that needs a room not yet reached.
 LOOKAHEAD = 3
+# How often the last step of a route is taken again while its sub-goal is awaited (heat takes time).
+WAITS = 10
 
 
 class ProgressPlans:
@@ -51,10 +56,12 @@ class ProgressPlans:
         self.same_task: set[int | None] = set()  # the episodes of this very task: their rooms are where they were
         self.heading: tuple[int, int, str] | None = None  # (sub-goal, route step, room) being walked to
         self.passed: set[tuple[int, int]] = set()  # route steps not found where the route took them
+        self.focus: Milestone | None = None  # the sub-goal a step was last offered toward
+        self.waited: dict[int, int] = {}  # sub-goal (its id) -> the steps waited for it (`_wait`)
         self.binders: dict[int | None, Binder] = {}
         self.reached: set[int] = set()
-        self.place = 0  # how far along the next sub-goal's route the episode went
-        self.offered: str | None = None
+        self.along: dict[int, int] = {}  # sub-goal (its id) -> how far along its route the episode went
+        self.offered: tuple[int, str] | None = None  # (sub-goal, the route's step) offered last
         self.score: float | None = None
         self._at = 0
 
@@ -75,18 +82,22 @@ class ProgressPlans:
         p.state.subgoal = left[0].describe() if left else None
         if not left or p.actor.step_now(observation.admissible) is not None:
             return  # nothing learned to reach, or an earlier source has a step
-        for milestone in left:  # the first sub-goal a step can be taken toward (the cup may not be in this room)
+        # The sub-goal pursued last step first (not one walked away from to another's thing and back),
+        # then the first a step can be taken toward (the cup may not be in this room).
+        for milestone in sorted(left, key=lambda m: m is not self.focus):
             plan = self._toward_milestone(milestone, observation)
             if plan is not None:
+                self.focus = milestone
                 p.state.subgoal = milestone.describe()
                 p.actor.follow_search(plan, observation.admissible)
                 return
+        self.focus = None
 
     def _toward_milestone(self, milestone: Milestone, observation: Observation) -> Plan | None:
-        if milestone is not self.next and self.place:
-            self.place = 0  # another sub-goal's route is started afresh
-        return (self._route(milestone, observation, walk=False) or self._searched(milestone, observation)
-                or self._route(milestone, observation, walk=True) or self._back_to(milestone) or self._find(milestone))
+        return (self._route(milestone, observation, walk=False) or self._wait(milestone, observation)
+                or self._searched(milestone, observation)
+                or self._route(milestone, observation, walk=True) or self._carry(milestone, observation)
+                or self._back_to(milestone) or self._find(milestone, observation))
 
     def _learn(self, observation: Observation) -> None:
         """The sub-goals of the verified corrections and stored episodes of this task's template
@@ -123,8 +134,8 @@ class ProgressPlans:
         rose = self.score is not None and observation.score is not None and observation.score > self.score
         self.score = observation.score
         last = self.planning.state.last.action
-        if self.offered is not None and last == self.offered:
-            self.place += 1
+        if self.offered is not None and last == self.offered[1]:
+            self.along[self.offered[0]] = self.along.get(self.offered[0], 0) + 1
         self.offered = None
         for index, milestone in enumerate(self.milestones or ()):
             if index in self.reached:
@@ -136,8 +147,6 @@ class ProgressPlans:
                 self._reach(index)
 
     def _reach(self, index: int) -> None:
-        if self.milestones is not None and self.milestones[index] is self.next:
-            self.place = 0
         self.reached.add(index)
 
     def _route(self, milestone: Milestone, observation: Observation, walk: bool) -> Plan | None:
@@ -149,23 +158,24 @@ class ProgressPlans:
         here = observation.location
         bound = binder.holds(milestone.context, facts_of(StepRecord.of(0, None, observation), p.settings.domain)[0]) or {}
         route = [*milestone.route, *([(None, milestone.action)] if milestone.action is not None else [])]
-        for offset, (room, action) in enumerate(route[self.place:self.place + LOOKAHEAD]):
+        along = self.along.get(id(milestone), 0)
+        for offset, (room, action) in enumerate(route[along:along + LOOKAHEAD]):
             command = binder.command(action, bound, observation.admissible)
             if command is None and walk and room is not None and room != here and milestone.origin in self.same_task:
-                step = self._toward(room, observation) if (id(milestone), self.place + offset) not in self.passed else None
+                step = self._toward(room, observation) if (id(milestone), along + offset) not in self.passed else None
                 if step is not None:
-                    self.heading = (id(milestone), self.place + offset, room)
+                    self.heading = (id(milestone), along + offset, room)
                     return self._plan(step, milestone)
                 continue
-            if command is None and self.heading == (id(milestone), self.place + offset, here):
+            if command is None and self.heading == (id(milestone), along + offset, here):
                 # Arrived where the route took this step, and it cannot be taken here: not sought there again.
-                self.passed.add((id(milestone), self.place + offset))
-            if command is None or command in p.state.fatal:
+                self.passed.add((id(milestone), along + offset))
+            if command is None or command in p.state.fatal or self._idle(command, observation):
                 continue
             if self.irrevocable.doubtful(command, p.goal.sentence, observation.scene_triples):
                 continue
-            self.place += offset
-            self.offered = command
+            self.along[id(milestone)] = along + offset
+            self.offered = (id(milestone), command)
             return self._plan(command, milestone)
         if not walk:
             return None
@@ -200,6 +210,30 @@ class ProgressPlans:
         opening = [domain.open_action.format(door) for door in doors]
         return next((action for action in opening if action in observation.admissible), None)
 
+    def _wait(self, milestone: Milestone, observation: Observation) -> Plan | None:
+        """The route's last action again, up to WAITS times, once the whole route was taken and
+        what held when the sub-goal was reached holds again: a change that takes time (the
+        chocolate melting on the stove lit) came after steps that changed nothing else."""
+        route = milestone.route
+        if not route or not milestone.context or self.along.get(id(milestone), 0) < len(route):
+            return None
+        if self.waited.get(id(milestone), 0) >= WAITS:
+            return None
+        binder = self.binders[milestone.origin]
+        state = facts_of(StepRecord.of(0, None, observation), self.planning.settings.domain)[0]
+        bound = binder.holds(milestone.context, state)
+        command = binder.command(route[-1][1], bound, observation.admissible) if bound is not None else None
+        if command is None:
+            return None
+        self.waited[id(milestone)] = self.waited.get(id(milestone), 0) + 1
+        return self._plan(command, milestone)
+
+    def _idle(self, command: str, observation: Observation) -> bool:
+        """Taken from this very observation and scene before (`loop_limit` times): the world would
+        answer the same (a stove that will not light)."""
+        p = self.planning
+        return p.state.tried[(observation.text, observation.scene_text, command)] >= p.settings.config.loop_limit
+
     def _plan(self, step: str, milestone: Milestone) -> Plan:
         return Plan((step,), StepSource.PROGRESS, milestone.origin, goal=self.planning.goal.sentence)
 
@@ -213,21 +247,63 @@ class ProgressPlans:
         return to_facts(as_goal(milestone.core), p.state.observed, observation.admissible, p.settings.domain, model,
                         source=StepSource.PROGRESS)
 
-    def _find(self, milestone: Milestone) -> Plan | None:
-        """The find-X skill for the kinds of the sub-goal's things not seen yet in this episode."""
-        observed = self.planning.state.observed
+    def _carry(self, milestone: Milestone, observation: Observation) -> Plan | None:
+        """For a thing to be in a place (the rubber in the metal pot, in another room): the family's
+        verb that readies moving it while it is not held (`Domain.readies`), else the way to the
+        place's room, then its put (`Domain.put`)."""
+        p = self.planning
+        domain, observed = p.settings.domain, p.state.observed
+        binder = self.binders[milestone.origin]
+        taken = [step.action for step in p.state.steps]
+        for predicate, (thing, place) in ((f, t) for f, t in milestone.core if f == PLACED and len(t) == 2):
+            things, places = binder.candidates(thing), binder.candidates(place)
+            held = [name for name in observed.held if binder.names.get(name, name) in things]
+            if not held:
+                for name in (n for n, canon in binder.names.items() if canon in things):
+                    step = readying(domain, name, observation, taken)
+                    if step is not None:
+                        return self._plan(step, milestone)
+                continue
+            put = ((domain.put or "").replace("{thing}", "{0}").replace("{place}", "{1}"), (thing, place))
+            command = binder.command(put, {thing: binder.names.get(held[0], held[0])}, observation.admissible) \
+                if domain.put else None
+            if command is not None:
+                return self._plan(command, milestone)
+            for name in places:
+                plan = go_plan(observed.room_seen(name), observed)
+                if plan is not None:
+                    return Plan(plan.steps, StepSource.PROGRESS, milestone.origin, goal=plan.goal)
+        return None
+
+    def _find(self, milestone: Milestone, observation: Observation) -> Plan | None:
+        """For the sub-goal's things not seen yet in this episode: a closed thing here opened (the
+        metal pot may be in the cupboard), else the find-X skill for their kinds."""
+        observed, domain = self.planning.state.observed, self.planning.settings.domain
         binder = self.binders[milestone.origin]
         unseen = [t.kind for _, terms in milestone.core for t in terms if not binder.candidates(t)]
-        plan = find_plan(list(dict.fromkeys(unseen)), observed, self.places) if unseen else None
+        if not unseen:
+            return None
+        here = {s for s, _, _ in observation.scene_triples}
+        for thing in sorted(here & observed.closed):
+            if domain.passage is None or not re.fullmatch(domain.passage, thing):
+                step = opening(thing, observation.admissible, observed)
+                if step:
+                    return self._plan(step[0], milestone)
+        plan = find_plan(list(dict.fromkeys(unseen)), observed, self.places)
         return Plan(plan.steps, StepSource.PROGRESS, milestone.origin, goal=plan.goal) if plan is not None else None
 
     def _back_to(self, milestone: Milestone) -> Plan | None:
-        """The way back to where a thing of the sub-goal was seen, where it is not here."""
+        """The way back to where a thing of the sub-goal was seen, where it is not here nor held.
+        A sub-goal whose things are all at hand or held and that no step reaches is left to the
+        other sources (search, the LLM) as it is."""
         observed = self.planning.state.observed
         binder = self.binders[milestone.origin]
+        held = {binder.names.get(name, name) for name in observed.held}
         for _, terms in milestone.core:
             for term in terms:
                 for name in binder.candidates(term):
+                    if name in held:
+                        continue
                     plan = go_plan(observed.room_seen(name), observed)
                     if plan is not None:
                         return Plan(plan.steps, StepSource.PROGRESS, milestone.origin, goal=plan.goal)

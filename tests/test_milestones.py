@@ -1,0 +1,124 @@
+"""Sub-goals learned from reward (prag.agent.milestones): what a step that raised the score made
+true, lifted to the roles the task's words give its things, re-bound in another task, merged in
+the order episodes reached them; worked out by hand on stored episodes of the tidy family's shape."""
+from __future__ import annotations
+
+from prag.agent.milestones import Binder, Term, as_goal, facts_of, lesson, merged, say
+from prag.envs.base import scene_text_from_triples
+from prag.envs.facts import AT, HOLDS, PLACED, state_predicate
+from prag.envs.sciworld.domain import SCIWORLD
+from prag.store.records import EpisodeRecord, StepRecord
+from tests.families.tidy import DOMAIN as TIDY
+
+GOAL = "Put the things where they belong."
+
+
+def played(goal: str, steps: list[tuple[str | None, str | None, list[tuple[str, str, str]], float]],
+           episode_id: int = 1, won: bool = False) -> EpisodeRecord:
+    """An episode of (action, location, triples, score) steps; the first has no action."""
+    records = [StepRecord(t, action, f"obs {t}", scene_text_from_triples(at, triples), at, sorted(triples), score)
+               for t, (action, at, triples, score) in enumerate(steps)]
+    return EpisodeRecord("r1", 0, "t", "tidy", goal, won, records, id=episode_id)
+
+
+TIDIED = played(GOAL, [
+    (None, None, [], 0.0),
+    ("go to table 1", "table 1", [("cup 1", "on", "table 1")], 0.0),
+    ("take cup 1 from table 1", "table 1", [("agent", "holds", "cup 1")], 0.0),
+    ("go to box 1", "box 1", [("agent", "holds", "cup 1"), ("box 1", "is", "closed")], 0.0),
+    ("open box 1", "box 1", [("agent", "holds", "cup 1"), ("box 1", "is", "open")], 0.0),
+    ("close box 1", "box 1", [("agent", "holds", "cup 1"), ("box 1", "is", "closed")], 0.0),
+    ("go to shelf 1", "shelf 1", [("agent", "holds", "cup 1")], 0.0),
+    ("put cup 1 on shelf 1", "shelf 1", [("cup 1", "on", "shelf 1")], 50.0),
+    ("take cup 1 from shelf 1", "shelf 1", [("agent", "holds", "cup 1")], 0.0),
+])
+
+
+def test_a_rewarded_step_makes_its_facts_a_sub_goal_and_a_lowered_score_an_action_to_avoid() -> None:
+    learned = lesson(TIDIED, TIDY)
+    assert [m.describe() for m in learned.milestones] == ["cup 1 in shelf 1"]
+    milestone = learned.milestones[0]
+    cup, shelf = Term("cup 1", "cup"), Term("shelf 1", "shelf")
+    assert milestone.core == ((PLACED, (cup, shelf)),) and milestone.gain == 50.0
+    # The route keeps what changed something and was not undone: the moves are the map's, and the
+    # box opened and closed again with nothing done in between is left out.
+    assert [(room, template) for room, (template, _) in milestone.route] == [
+        ("table 1", "take {0} from {1}"), ("shelf 1", "put {0} on {1}")]
+    # Taking the cup off the shelf lowered the score: that action is one to avoid.
+    assert learned.avoid == (("take {0} from {1}", (cup, shelf)),)
+    assert learned.ways and all(start != end for start, _, end in learned.ways)
+
+
+def test_a_move_makes_true_only_where_the_agent_is_and_what_it_carries() -> None:
+    episode = played("x", [
+        (None, "hallway", [("door", "leadsTo", "kitchen"), ("lamp", "in", "hallway")], 0.0),
+        ("go to kitchen", "kitchen", [("pot", "in", "kitchen"), ("stove", "in", "kitchen"), ("stove", "is", "off")], 3.0),
+    ])
+    (milestone,) = lesson(episode, SCIWORLD).milestones
+    assert milestone.core == ((AT, (Term("kitchen", "kitchen"),)),)
+    assert say(milestone.core[0]) == "you are in kitchen"
+
+
+def test_the_goal_s_words_name_a_thing_across_its_changes_of_state_and_of_its_container_s_name() -> None:
+    goal = "Your task is to melt ice cream. First, focus on the substance."
+    episode = played(goal, [
+        (None, "kitchen", [("ice cream", "in", "metal pot"), ("metal pot", "in", "stove"), ("stove", "is", "on"),
+                           ("ice cream", "is", "solid")], 10.0),
+        ("wait1", "kitchen", [("ice cream", "in", "metal pot containing liquid ice cream"),
+                              ("ice cream", "isa", "liquid ice cream"), ("ice cream", "is", "liquid"),
+                              ("metal pot containing liquid ice cream", "in", "stove"), ("stove", "is", "on")], 80.0),
+    ])
+    facts, names = facts_of(episode.steps[1], SCIWORLD)
+    assert names["metal pot containing liquid ice cream"] == "metal pot" and names["ice cream"] == "ice cream"
+    (milestone,) = lesson(episode, SCIWORLD).milestones
+    (predicate, (thing,)), = milestone.core
+    assert predicate == state_predicate("liquid") and thing.phrase == "ice cream"
+    # What held with it: the ice cream in the pot (the reward asked for the setup too).
+    assert [say(f) for f in milestone.context] == ["ice cream in metal pot"]
+    # In another variation, "melt ice cream" re-worded "melt rubber" binds the goal's thing anew.
+    binder = Binder(SCIWORLD, {"ice cream": "rubber"})
+    binder.see({"rubber": "rubber", "metal pot": "metal pot", "ice cream": "ice cream"})
+    assert binder.candidates(thing) == ["rubber"]
+    assert binder.holds(milestone.core, frozenset({(state_predicate("liquid"), "rubber")})) == {thing: "rubber"}
+    assert binder.holds(milestone.core, frozenset({(state_predicate("liquid"), "ice cream")})) is None
+
+
+def test_a_term_not_named_by_the_goal_binds_the_same_name_first_then_a_thing_of_its_kind() -> None:
+    binder = Binder(TIDY, {})
+    binder.see({"cup 2": "cup 2", "shelf 1": "shelf 1", "table 1": "table 1"})
+    assert binder.candidates(Term("cup 1", "cup")) == ["cup 2"]
+    assert binder.candidates(Term("shelf 1", "shelf")) == ["shelf 1"]
+    command = binder.command(("take {0} from {1}", (Term("cup 1", "cup"), Term("table 1", "table"))), {},
+                             ["take cup 2 from table 1", "look"])
+    assert command == "take cup 2 from table 1"
+    assert binder.command(("take {0} from {1}", (Term("cup 1", "cup"), Term("box 1", "box"))), {}, ["look"]) is None
+
+
+def test_several_episodes_sub_goals_merge_in_the_order_reached_the_best_scoring_first() -> None:
+    cup, shelf, sock, basket = Term("cup 1", "cup"), Term("shelf 1", "shelf"), Term("sock 1", "sock"), Term("basket 1", "basket")
+    first = played(GOAL, [(None, "shelf 1", [("agent", "holds", "cup 1")], 0.0),
+                          ("put cup 1 on shelf 1", "shelf 1", [("cup 1", "on", "shelf 1")], 50.0)], episode_id=1)
+    second = played(GOAL, [(None, "basket 1", [("agent", "holds", "sock 1")], 0.0),
+                           ("put sock 1 in basket 1", "basket 1", [("sock 1", "in", "basket 1")], 34.0),
+                           ("go to shelf 1", "shelf 1", [("agent", "holds", "cup 1")], 34.0),
+                           ("put cup 1 on shelf 1", "shelf 1", [("cup 1", "on", "shelf 1")], 67.0)], episode_id=2)
+    order = merged([lesson(first, TIDY), lesson(second, TIDY)])
+    assert [m.core for m in order] == [((PLACED, (sock, basket)),), ((PLACED, (cup, shelf)),)]
+    # A correction (rank 0) is read first whatever its score: the sub-goal both reached is its.
+    order = merged([lesson(second, TIDY), lesson(first, TIDY, rank=0)])
+    assert [(m.core, m.origin) for m in order] == [(((PLACED, (sock, basket)),), 2), (((PLACED, (cup, shelf)),), 1)]
+
+
+def test_a_sub_goal_is_a_goal_the_learned_model_plans_to() -> None:
+    cup, shelf = Term("cup 1", "cup"), Term("shelf 1", "shelf")
+    goal = as_goal(((PLACED, (cup, shelf)), (HOLDS, (cup,))))
+    assert goal.things == (("v0", "cup"), ("v1", "shelf"))
+    assert goal.facts == ((PLACED, "v0", "v1"), (HOLDS, "v0"))
+
+
+def test_a_family_that_only_wins_makes_its_winning_step_the_sub_goal() -> None:
+    won = played("put a cup on shelf", [(None, "shelf 1", [("agent", "holds", "cup 1")], None),  # type: ignore[list-item]
+                                        ("put cup 1 on shelf 1", "shelf 1", [("cup 1", "on", "shelf 1")], None)], won=True)
+    (milestone,) = lesson(won, TIDY).milestones
+    assert [t.phrase for t in milestone.core[0][1]] == [None, None]  # "cup 1" is not the goal's "cup"
+    assert milestone.describe() == "cup 1 in shelf 1" and milestone.gain == 1.0

@@ -1,0 +1,76 @@
+"""Exploration that seeks what is new (prag.agent.novelty): the step drawn past the LLM budget goes
+to the task's things and to what this task has not tried, a verb drawn before its action; played
+on the real pantry engine against uniform draws."""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from prag.agent.agent import AgentConfig
+from prag.agent.novelty import Explorer, named_things, pair
+from prag.envs import registry
+from prag.envs.sciworld.domain import SCIWORLD
+from prag.llm.scripted import RandomChoiceLLM
+from prag.run.config import ExecutionConfig, ExperimentConfig, RunConfig
+from prag.run.runner import Runner, start_run
+from prag.sources import KnowledgeSource, StepSource
+from prag.store import Store
+from tests.families import pantry
+
+KITCHEN = [("ice cream", "in", "freezer"), ("stove", "in", "kitchen"), ("freezer", "in", "kitchen"),
+           ("metal pot", "in", "cupboard"), ("cupboard", "in", "kitchen")]
+GOAL = "Your task is to melt ice cream. First, focus on the substance."
+
+
+def test_the_things_the_goal_names_are_those_of_the_task_with_what_holds_them() -> None:
+    assert named_things(GOAL, KITCHEN, SCIWORLD) == {"ice cream"}
+    assert pair("move ice cream to stove", SCIWORLD) == ("move", "ice cream")
+    assert pair("wait1", SCIWORLD) == ("wait1", "")
+
+
+def test_draws_go_to_the_task_s_things_not_yet_tried_then_to_pairs_not_tried_anywhere() -> None:
+    explorer = Explorer(SCIWORLD, seed=0)
+    choices = ["move ice cream to stove", "move ice cream to cupboard", "pick up ice cream", "open cupboard",
+               "connect stove to cupboard", "connect cupboard to stove", "activate freezer", "look around"]
+    relevant = {"move ice cream to stove", "move ice cream to cupboard", "pick up ice cream",
+                "activate freezer"}  # what holds the ice cream, and nothing else named
+    drawn = {explorer.draw(choices, GOAL, KITCHEN, tried=set(), here="kitchen", salt=str(n)) for n in range(40)}
+    assert drawn <= relevant and len(drawn) > 1
+    # Every action on the task's things tried: a pair not tried anywhere, not the same again.
+    drawn = {explorer.draw(choices, GOAL, KITCHEN, tried=relevant | {"connect stove to cupboard"}, here="kitchen",
+                           salt=str(n)) for n in range(40)}
+    assert drawn <= {"open cupboard", "connect cupboard to stove", "look around"}
+
+
+def test_a_verb_with_many_actions_weighs_as_much_as_one_with_few() -> None:
+    explorer = Explorer(SCIWORLD, seed=0)
+    choices = [f"connect wire {n} to wire {m}" for n in range(20) for m in range(20)] + ["open door"]
+    drawn = Counter(explorer.draw(choices, "x", [], tried=set(), salt=str(n)) == "open door" for n in range(200))
+    assert 60 < drawn[True] < 140  # about half, where a uniform draw gives it 1 in 401
+
+
+@pytest.fixture
+def pantry_family(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "FAMILIES", dict(registry.FAMILIES))
+    registry.register("pantry", pantry.from_params, pantry.DOMAIN)
+
+
+def drawn_pairs(tmp_path: Path, explore: str) -> list[set[tuple[str, str]]]:
+    """The (verb, thing) pairs each pantry episode's draws took, every step drawn (no LLM step at all)."""
+    agent = AgentConfig(ask="hard-coded", sources=(KnowledgeSource.LLM,), llm_budget=0, explore=explore)
+    spec = Path(__file__).parent / "families" / "pantry.toml"
+    config = RunConfig(ExperimentConfig(spec=str(spec), rounds=1, llm="random-choice"), agent=agent,
+                       execution=ExecutionConfig(answer_cache=False))
+    with Store(tmp_path / f"{explore}.db") as store:
+        run = start_run(store, config)
+        Runner(store, run, config, llm=RandomChoiceLLM(0)).play()  # type: ignore[arg-type]
+        episodes = [store.episode(e.id) for e in store.episodes(run.id)]
+    assert all(d.source == StepSource.RANDOM for e in episodes for d in e.extra.decisions)
+    return [{pair(s.action, pantry.DOMAIN) for s in e.steps if s.action} for e in episodes]
+
+
+def test_on_a_real_engine_novel_draws_try_more_pairs_than_uniform_ones(tmp_path: Path, pantry_family: None) -> None:
+    novel, uniform = drawn_pairs(tmp_path, "novel"), drawn_pairs(tmp_path, "uniform")
+    assert sum(map(len, novel)) > sum(map(len, uniform))

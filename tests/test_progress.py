@@ -1,0 +1,72 @@
+"""The progress source (prag.agent.progress_plans), end to end on real engines: sub-goals learned
+from the score of one task reached in others; a person's correction (here ScienceWorld's reference
+path standing in for one) of one variation serving another variation of its task."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import minilm, played_rounds, sciworld_spec
+
+from prag.agent.agent import AgentConfig
+from prag.corrections.given import add_given, reference_transcript
+from prag.envs import registry
+from prag.envs.spec import load_spec
+from prag.llm.scripted import RandomChoiceLLM
+from prag.retrieval.embed import EmbeddingCache
+from prag.sources import KnowledgeSource, StepSource
+from prag.store import Store
+from tests.families import tidy
+
+SOURCES = (KnowledgeSource.EXPERIENCE, KnowledgeSource.SEARCH, KnowledgeSource.PROGRESS, KnowledgeSource.LLM)
+
+
+@pytest.fixture
+def tidy_family(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "FAMILIES", dict(registry.FAMILIES))
+    registry.register("tidy", tidy.from_params, tidy.DOMAIN)
+
+
+def scores(episodes, round_: int) -> list[float]:
+    return [e.score or 0.0 for e in episodes if e.round == round_]
+
+
+def test_a_thin_family_s_sentence_goal_is_learned_from_its_score_and_rounds_rise(tmp_path: Path, tidy_family) -> None:
+    """Tidy gives no goal schema: "Put the things where they belong." names nothing; only the score
+    says a cup belongs on the shelf. Round 0 is the random stand-in's; later rounds reach what
+    round 0's scores rewarded, in tasks whose things lay elsewhere."""
+    spec = str(Path(__file__).parent / "families" / "tidy.toml")
+    played = played_rounds(tmp_path, RandomChoiceLLM(0), spec, AgentConfig(ask="hard-coded", sources=SOURCES), rounds=3)
+    assert not any(d.source == StepSource.PROGRESS for e in played if e.round == 0 for d in e.extra.decisions)
+    progress = [e for e in played if e.round > 0 and any(d.source == StepSource.PROGRESS for d in e.extra.decisions)]
+    assert progress, "no step of rounds 1 and 2 went toward a learned sub-goal"
+    assert sum(scores(played, 2)) > sum(scores(played, 0)) and sum(e.won for e in played if e.round == 2) >= 2
+
+
+def test_without_the_progress_source_the_same_rounds_do_not_learn_it(tmp_path: Path, tidy_family) -> None:
+    spec = str(Path(__file__).parent / "families" / "tidy.toml")
+    sources = tuple(s for s in SOURCES if s != KnowledgeSource.PROGRESS)
+    (tmp_path / "without").mkdir()
+    without = played_rounds(tmp_path / "without", RandomChoiceLLM(0), spec, AgentConfig(ask="hard-coded", sources=sources),
+                            rounds=3)
+    with_progress = played_rounds(tmp_path, RandomChoiceLLM(0), spec, AgentConfig(ask="hard-coded", sources=SOURCES),
+                                  rounds=3)
+    assert sum(scores(with_progress, 2)) > sum(scores(without, 2))
+
+
+def test_a_correction_of_one_sciworld_variation_serves_another_re_bound_to_its_substance(tmp_path: Path) -> None:
+    """The reference path of a train variation of `melt` (chocolate) stored as a correction; a dev
+    variation (rubber) played with no model: the progress source carries the rubber into the
+    correction's metal pot and puts the pot on the stove, which the score rewards past the focus."""
+    train = sciworld_spec(tmp_path, "melt-train", "melt", "train", 0, 40)
+    dev = sciworld_spec(tmp_path, "melt-dev", "melt", "dev", 0, 45)
+    with Store(tmp_path / "played.db") as store:
+        (task,) = [t.task_id for t in load_spec(train).open().tasks()]
+        given = add_given(store, EmbeddingCache(store, minilm()), train, task, reference_transcript(train, task), "reference")
+    assert given.stored is not None and given.stored.verified and given.stored.steps[-1].score == 100.0
+    (episode,) = played_rounds(tmp_path, RandomChoiceLLM(0), dev, AgentConfig(ask="hard-coded", sources=SOURCES))
+    taken = [(s.action, d.source) for s, d in zip(episode.steps[1:], episode.extra.decisions)]
+    assert "rubber" in episode.goal and "chocolate" in given.stored.goal
+    assert ("move rubber to metal pot", StepSource.PROGRESS) in taken
+    focused = next(s.score for s in episode.steps if s.action == "focus on rubber")
+    assert (episode.score or 0) > (focused or 0)

@@ -172,7 +172,7 @@ class ProgressPlans:
                 self.passed.add((id(milestone), along + offset))
             if command is None or command in p.state.fatal or self._idle(command, observation):
                 continue
-            if self.irrevocable.doubtful(command, p.goal.sentence, observation.scene_triples):
+            if self._held_back(command, observation):
                 continue
             self.along[id(milestone)] = along + offset
             self.offered = (id(milestone), command)
@@ -223,10 +223,19 @@ class ProgressPlans:
         state = facts_of(StepRecord.of(0, None, observation), self.planning.settings.domain)[0]
         bound = binder.holds(milestone.context, state)
         command = binder.command(route[-1][1], bound, observation.admissible) if bound is not None else None
-        if command is None:
+        if command is None or self._held_back(command, observation):
             return None
         self.waited[id(milestone)] = self.waited.get(id(milestone), 0) + 1
         return self._plan(command, milestone)
+
+    def _held_back(self, command: str, observation: Observation) -> bool:
+        """An irrevocable step on what the goal does not name, or one answering a conditional
+        branch not yet decided ("move it to the red box"), as the LLM's steps are held back
+        (prag.agent.irrevocable): another variation's route took it for its own answer."""
+        p = self.planning
+        window = p.settings.config.gamble_window
+        return command in self.irrevocable.deferred([command], p.goal.sentence, observation, p.state.t, p.state.max_steps,
+                                                    window)
 
     def _idle(self, command: str, observation: Observation) -> bool:
         """Taken from this very observation and scene before (`loop_limit` times): the world would
@@ -267,7 +276,7 @@ class ProgressPlans:
             put = ((domain.put or "").replace("{thing}", "{0}").replace("{place}", "{1}"), (thing, place))
             command = binder.command(put, {thing: binder.names.get(held[0], held[0])}, observation.admissible) \
                 if domain.put else None
-            if command is not None:
+            if command is not None and not self._held_back(command, observation):
                 return self._plan(command, milestone)
             for name in places:
                 plan = go_plan(observed.room_seen(name), observed)

@@ -3,7 +3,7 @@ true, lifted to the roles the task's words give its things, re-bound in another 
 the order episodes reached them; worked out by hand on stored episodes of the tidy family's shape."""
 from __future__ import annotations
 
-from prag.agent.milestones import Binder, Term, as_goal, facts_of, lesson, merged, say
+from prag.agent.milestones import Binder, Term, as_goal, facts_of, lesson, merged, say, won_reading
 from prag.envs.base import scene_text_from_triples
 from prag.envs.facts import AT, HOLDS, PLACED, state_predicate
 from prag.envs.sciworld.domain import SCIWORLD
@@ -120,5 +120,25 @@ def test_a_family_that_only_wins_makes_its_winning_step_the_sub_goal() -> None:
     won = played("put a cup on shelf", [(None, "shelf 1", [("agent", "holds", "cup 1")], None),  # type: ignore[list-item]
                                         ("put cup 1 on shelf 1", "shelf 1", [("cup 1", "on", "shelf 1")], None)], won=True)
     (milestone,) = lesson(won, TIDY).milestones
-    assert [t.phrase for t in milestone.core[0][1]] == [None, None]  # "cup 1" is not the goal's "cup"
-    assert milestone.describe() == "cup 1 in shelf 1" and milestone.gain == 1.0
+    assert [t.phrase for t in milestone.core[0][1]] == ["cup", "shelf"]  # "cup 1" is the goal's cup, by its kind
+    assert milestone.describe() == "cup in shelf" and milestone.gain == 1.0
+
+
+def test_a_win_says_what_its_goal_meant_as_facts_in_the_goal_s_words() -> None:
+    steps = played("put a clean apple in fridge", [
+        (None, "countertop 1", [("apple 1", "on", "countertop 1")], None),  # type: ignore[list-item]
+        ("take apple 1 from countertop 1", "countertop 1", [("agent", "holds", "apple 1")], None),
+        ("clean apple 1 with sinkbasin 1", "sinkbasin 1", [("agent", "holds", "apple 1"), ("apple 1", "is", "clean")], None),
+        ("open fridge 1", "fridge 1", [("agent", "holds", "apple 1"), ("apple 1", "is", "clean"),
+                                       ("fridge 1", "is", "open")], None),
+        ("move apple 1 to fridge 1", "fridge 1", [("apple 1", "in", "fridge 1"), ("apple 1", "is", "clean"),
+                                                  ("fridge 1", "is", "open")], None),
+    ], won=True).steps
+    # The fridge left open is no part of it: only the states of what was put or held count.
+    assert won_reading("put a clean apple in fridge", steps, TIDY) == "apple is clean; apple in fridge"
+    looked = played("look at the bowl under the desklamp", [
+        (None, "desk 1", [("bowl 1", "on", "desk 1")], None),  # type: ignore[list-item]
+        ("take bowl 1 from desk 1", "desk 1", [("agent", "holds", "bowl 1")], None),
+        ("use desklamp 1", "desk 1", [("agent", "holds", "bowl 1"), ("desklamp 1", "is", "on")], None),
+    ], won=True).steps
+    assert won_reading("look at the bowl under the desklamp", looked, TIDY) == "desklamp is on; you hold bowl"

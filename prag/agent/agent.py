@@ -29,7 +29,9 @@ from dataclasses import dataclass, field, replace
 from prag.agent.actor import Actor
 from prag.agent.asking import Asking
 from prag.agent.chain import chain, source_names
+from prag.agent.fact_reader import FactsReader
 from prag.agent.goal import Goal
+from prag.agent.milestones import won_reading
 from prag.agent.mediator import (
     POLICIES,
     Always,
@@ -69,11 +71,12 @@ from prag.retrieval.corrections import CorrectionSource
 from prag.retrieval.episodes import ExperienceSource
 from prag.retrieval.index import Visibility
 from prag.sources import KnowledgeSource, StepSource
-from prag.store.episode_extra import AgentReport, Choice, Effort
+from prag.store.episode_extra import AgentReport, Choice, Effort, GoalReading
 from prag.store.records import StepRecord
 
 ACTION_MODELS = ("given", "learned")  # what means-ends search plans with (`--action-model`)
 EXPLORE = ("novel", "uniform")  # what draws a step past the LLM budget (`--explore`)
+REWARD = "reward"  # the reader of a goal a win showed the meaning of (`PragAgent._reading`)
 
 
 
@@ -196,6 +199,7 @@ class PragAgent:
         usage = Usage()  # the readers', the place guesser's and the LLM step's calls alike
         effort = Effort()  # what the person's instructions and yes/no answers cost them
         self.goal = Goal(self._readers(usage, effort), observation, s.domain)
+        self.won = observation.won
         self.state = EpisodeState.start(observation, s.domain, self.goal.sentence)
         self.llm_step = LLMStep(s.llm, s.experiences, s.corrections, s.visibility, s.config, s.seed, self.goal, self.state,
                                 usage)
@@ -213,6 +217,7 @@ class PragAgent:
             "experience": ExperienceReader(s.recall),
             "words": WordsReader(s.recall),
             "llm": LLMReader(s.llm, s.recall, usage, s.seed),
+            "facts": FactsReader(s.llm, s.recall, usage, s.seed),
         }
         if s.person is not None:
             without_person = [made[n] for n in s.config.readers if n in made]
@@ -231,6 +236,7 @@ class PragAgent:
         self.asking.hear(text)
 
     def observe(self, action: str, observation: Observation) -> None:
+        self.won = observation.won
         self.state.add(action, observation)
         if self.goal.subgoals is not None:
             self.goal.subgoals.observe(self.state.t - 1, action, observation)
@@ -277,6 +283,19 @@ class PragAgent:
             holding=bool(self.settings.domain.held(observation.scene_triples)),
         )
 
+    def _reading(self) -> GoalReading:
+        """The episode's reading as kept: where no reader read the goal into the family's goals
+        (a family with no schema), a win says what it meant, as facts (`won_reading`), verified."""
+        kept = self.goal.readings.record(self.state.last.action)
+        if not self.won or kept.task is not None:
+            return kept
+        steps = [StepRecord(t, s.action, s.observation, s.scene, s.location, s.graph) for t, s in enumerate(self.state.steps)]
+        sentence = won_reading(self.goal.instruction, steps, self.settings.domain)
+        if sentence is None:
+            return kept
+        return replace(kept, sentence=sentence, source=REWARD, confidence=1.0, fits=True,
+                       why="what the winning steps made true of what the goal names")
+
     def finish(self) -> Trace:
         """What the store keeps of the episode beyond its steps."""
         return Trace(
@@ -292,7 +311,7 @@ class PragAgent:
                 utterances=list(self.state.utterances),
                 decisions=[Choice(str(d.source), d.asked, d.same_plan) for d in self.state.decisions],
                 effort=self.asking.effort,
-                reading=self.goal.readings.record(self.state.last.action),
+                reading=self._reading(),
                 subgoals=self.goal.subgoals.goals if self.goal.subgoals is not None else [],
                 steps_past_llm_budget=self.llm_step.past_budget,
             ),

@@ -18,7 +18,7 @@ route is, another command in the room where the game admitted it, else by the th
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from prag.agent.observed import Observed
 from prag.agent.places import Places
@@ -34,9 +34,10 @@ def found(observed: Observed, kind: str) -> int:
     return len(observed.where(kind)) + sum(1 for place in observed.places if kind_of(place) == kind)
 
 
-def missing(observed: Observed) -> list[str]:
-    """The kinds the goal needs of which fewer have been seen than it needs, in the goal's order."""
-    needs = observed.domain.needs(observed.goal)
+def missing(observed: Observed, needs: Mapping[str, int] | None = None) -> list[str]:
+    """The kinds the goal needs (`needs`: kind -> how many; default what the family's templates
+    say of the goal) of which fewer have been seen than it needs, in the goal's order."""
+    needs = observed.domain.needs(observed.goal) if needs is None else needs
     return [kind for kind, count in needs.items() if found(observed, kind) < count]
 
 

@@ -11,6 +11,7 @@ from prag.agent.readers import Context, GoalReader, Reading, Readings
 from prag.agent.subgoals import SubGoals
 from prag.envs.base import Observation
 from prag.envs.domain import Domain
+from prag.envs.facts import GoalFacts, read_facts
 
 # Readings dropped per episode before the agent plays on with the last one: enough to walk the
 # places a "put the mug away" leaves open (a living room has eight), each tried in a few steps.
@@ -36,6 +37,17 @@ class Goal:
         schema = self.domain.schema()
         revealed = schema.revealed if schema is not None else None
         return SubGoals.start(commands, self.domain, observation, revealed) if commands else None
+
+    @property
+    def facts(self) -> GoalFacts | None:
+        """What the goal means as facts: the family's schema says so for its own sentences
+        (`Domain.facts_of_goal`); a reading in open vocabulary is facts itself (prag.agent.fact_reader)."""
+        current = self.readings.current
+        if current is not None and current.goal is None:
+            read = read_facts(current.sentence)
+            if read is not None:
+                return read
+        return self.domain.facts_of_goal(self.sentence)
 
     @property
     def shown(self) -> str:

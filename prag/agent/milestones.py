@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from prag.envs.base import Triple
 from prag.envs.domain import Domain
-from prag.envs.facts import AT, HOLDS, PLACED, STATE, Fact, GoalFacts, state_predicate
+from prag.envs.facts import AT, HOLDS, PLACED, SEPARATOR, STATE, Fact, GoalFacts, read_facts, state_predicate
 from prag.envs.sam import lift
 from prag.store.records import EpisodeRecord, StepRecord
 
@@ -179,7 +179,10 @@ def term(name: str, phrases: set[str], domain: Domain) -> Term:
     ("gaseous ice cream" is the goal's ice cream)."""
     words = _spoken(name).split()
     named = next((" ".join(words[i:]) for i in range(len(words)) if " ".join(words[i:]) in phrases), None)
-    return Term(name, domain.kind(name), named)
+    kind = domain.kind(name)
+    if named is None and _spoken(kind) in phrases:  # "apple 1": the goal's apple
+        named = _spoken(kind)
+    return Term(name, kind, named)
 
 
 def lesson(episode: EpisodeRecord, domain: Domain, rank: int = 1) -> Lesson:
@@ -291,6 +294,40 @@ def _lift_action(action: str, names: Mapping[str, str], phrases: set[str], domai
         return None
     template, arguments = lifted
     return template, tuple(term(names.get(name, name), phrases, domain) for name in arguments)
+
+
+def won_reading(goal: str, steps: Sequence[StepRecord], domain: Domain) -> str | None:
+    """What a won episode shows its goal meant, as a facts sentence in the goal's own words
+    (prag.envs.facts.read_facts): what the winning step made true, with what the agent held at
+    the end and the states the things it placed or held were brought to ("you hold alarmclock;
+    desklamp is on", "apple is clean; apple in fridge"); facts about things the goal does not
+    name are left out. None where nothing it names was made true."""
+    if len(steps) < 2:
+        return None
+    phrases = goal_phrases(goal)
+    first, _ = facts_of(steps[0], domain)
+    last, _ = facts_of(steps[-1], domain)
+    core = made_true(steps[-2], steps[-1], domain)
+    carried = {f[1] for f in core if f[0] == PLACED} | {f[1] for f in last if f[0] == HOLDS}
+    gained = {f for f in last - first if f[0] == HOLDS or (f[0].startswith(STATE) and f[1] in carried)}
+    said = [_written(fact) for fact in _lifted(core | gained, phrases, domain)]
+    sentence = SEPARATOR.join(dict.fromkeys(s for s in said if s is not None))
+    return sentence if read_facts(sentence) is not None else None
+
+
+def _written(fact: LiftedFact) -> str | None:
+    """A lifted fact as a facts sentence says it, where the goal's words name all its things."""
+    predicate, terms = fact
+    if any(t.phrase is None for t in terms):
+        return None
+    words = [str(t.phrase) for t in terms]
+    if predicate == PLACED:
+        return f"{words[0]} in {words[1]}"
+    if predicate == HOLDS:
+        return f"you hold {words[0]}"
+    if predicate.startswith(STATE):
+        return f"{words[0]} is {predicate[len(STATE):]}"
+    return None
 
 
 # --- merging what several episodes teach -------------------------------------------------------

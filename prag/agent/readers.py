@@ -11,6 +11,8 @@ confidence, in order (the mediator's pattern, here for goals):
   was then, with no LLM call;
 - `llm`: the instruction, the room's kinds and the nearest verified readings as examples, decoded
   under a grammar of the family's goal sentences with the values this room allows;
+- `facts`: where none of these read anything (a family with no goal schema), the instruction in
+  open vocabulary, as the facts that hold once it is done (prag.agent.fact_reader);
 - `person`: "I read this as: ... Right?" yes, no, or the right words (Soar ITL's yes/no).
 
 The chain stops at the first reading confident enough to act on; the readings it gathered are
@@ -32,12 +34,13 @@ from typing import Any, Protocol
 from prag.agent.person import Person
 from prag.agent.protocol import Usage
 from prag.envs.domain import Domain
+from prag.envs.facts import read_facts
 from prag.envs.goals import FormalGoal, GoalSchema, Mention
 from prag.llm.base import LLM, Message
 from prag.retrieval.readings import ReadingHit
 from prag.store.episode_extra import Effort, GoalReading, Hypothesis
 
-READERS = ("template", "experience", "words", "llm", "person")
+READERS = ("template", "experience", "words", "llm", "facts", "person")
 ACT_ON = 0.9  # a reading this confident ends the chain: the template, a near-identical wording, a person
 ARTICLES = ("a", "an", "the", "some")
 EXAMPLES = 3  # verified readings shown to the LLM reader
@@ -499,7 +502,7 @@ class Readings:
         self.context.seen_kinds = list(seen_kinds)
         shown = self._seen_instead(dropped, wrong)
         self.hypotheses = ([shown] if shown else []) + [
-            r for r in self.hypotheses if _fitting(self.context, r.sentence) is not None
+            r for r in self.hypotheses if _fitting(self.context, r.sentence) is not None or _facts_reading(r, self.context)
         ]
         if not self.hypotheses:
             self.hypotheses = read([r for r in self.readers if r.name != "template"], self.context)
@@ -545,9 +548,13 @@ class Readings:
         cabinet, won by turning on the lamp) verifies nothing about the words. A reading with no
         formal goal is the family's own sentence: a win bears it out."""
         current, schema = self.current, self.context.schema
-        if current is None or current.goal is None or schema is None:
+        facts = read_facts(current.sentence) if current is not None and current.goal is None else None
+        if facts is not None:
+            kinds = facts.kinds  # a facts reading: its win ends on one of its things
+        elif current is None or current.goal is None or schema is None:
             return True
-        kinds = schema.finishing_values(current.goal)
+        else:
+            kinds = schema.finishing_values(current.goal)
         return last_action is not None and any(
             re.search(rf"\b{re.escape(kind)}\b", last_action.lower()) is not None for kind in kinds)
 
@@ -591,6 +598,11 @@ def _allowed(schema: GoalSchema, context: Context, mentions: Sequence[Mention] =
         named = list(dict.fromkeys(k for m in mentions for k in m.kinds if k in set(kept)))
         allowed[slot] = named or kept
     return allowed
+
+
+def _facts_reading(reading: Reading, context: Context) -> bool:
+    """A reading in open vocabulary (prag.agent.fact_reader), not one shown wrong."""
+    return reading.goal is None and reading.sentence not in context.dropped and read_facts(reading.sentence) is not None
 
 
 def _fitting(context: Context, sentence: str) -> FormalGoal | None:

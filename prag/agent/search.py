@@ -60,12 +60,19 @@ def means_ends(
 
 
 def to_facts(
-    facts: GoalFacts, observed: Seen, admissible: Sequence[str], domain: Domain, learned: ActionModel,
+    facts: GoalFacts, observed: Seen, admissible: Sequence[str], domain: Domain, learned: ActionModel | None,
     depth: int = DEPTH, source: StepSource = StepSource.SEARCH,
 ) -> Plan | None:
-    """The plan the learned model finds to make `facts` true, as `means_ends` plans to a goal
-    sentence's (a sub-goal learned from reward has no sentence of the family's schema)."""
-    problem = learned_problem(learned, facts, observed, domain.kind)
+    """The plan that makes `facts` true, as `means_ends` plans to a goal sentence's (a sub-goal
+    learned from reward, or a goal read in open vocabulary, has no sentence of the family's
+    schema): with the `learned` model, else the family's own where it plans to facts
+    (`Domain.facts_model`); None with neither."""
+    if learned is not None:
+        problem = learned_problem(learned, facts, observed, domain.kind)
+    elif domain.facts_model is not None:
+        problem = imported(domain.facts_model)(facts, observed, admissible)
+    else:
+        problem = None
     return _planned(problem, admissible, depth, source=source)
 
 

@@ -5,6 +5,7 @@ where a reading is found wrong: it revises the goal (prag.agent.goal) and plans 
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from prag.agent.carry import Carry, readying
 from prag.agent.compared import Experiment, comparative, orientation
@@ -17,7 +18,7 @@ from prag.agent.making import Making, made, named_parts, recipes
 from prag.agent.places import LLMPlaces, Places
 from prag.agent.plan_source import Planning
 from prag.agent.plans import Plan
-from prag.agent.search import means_ends
+from prag.agent.search import means_ends, to_facts
 from prag.envs.base import Observation, Triple
 from prag.envs.sam import ActionModel
 from prag.sources import StepSource
@@ -271,32 +272,50 @@ class SearchPlans:
         revising the reading where what was seen shows it cannot be right."""
         p = self.planning
         observed = p.state.observed
-        targets = missing(observed)
+        targets = missing(observed, self._needs())
         unsaid = p.goal.unsaid(observed)
         if unsaid:  # "turn on a lamp": the room shows a desk lamp, the reading said floor lamp
             p.revise(f"no {', '.join(unsaid.values())} seen, another of its kind is", unsaid)
-            targets = missing(observed)
+            targets = missing(observed, self._needs())
         plan = find_plan(targets, observed, self.places) if targets else None
         if targets and plan is None and not observed.to_search():
             # Every place was searched and what the reading needs is nowhere.
             reading = p.goal.readings.current
             slots = dict(reading.goal.slots) if reading is not None and reading.goal is not None else {}
             p.revise(f"no {', '.join(targets)} anywhere in the room", {s: v for s, v in slots.items() if v in targets})
-            targets = missing(observed)
+            targets = missing(observed, self._needs())
             plan = find_plan(targets, observed, self.places) if targets else None
         if plan is None:
             plan = self._means_ends(observation)
-        if plan is None and not targets and p.goal.readings.current is not None:
+        if plan is None and not targets and p.goal.readings.current is not None and self._plans_are_evidence():
             # All the reading needs was seen and search finds no way to its goal ("clean" a soap
             # bottle the world cannot clean): the reading cannot be right.
             goal = p.goal.sentence
             p.revise("search finds no plan for it from what was seen", {})
             if p.goal.sentence != goal:
-                targets = missing(observed)
+                targets = missing(observed, self._needs())
                 plan = find_plan(targets, observed, self.places) if targets else None
                 plan = plan or self._means_ends(observation)
         return plan
 
+    def _needs(self) -> dict[str, int]:
+        """The kinds the goal read needs, and how many of each: the family's templates say it for
+        its own sentences, the facts themselves for a reading in open vocabulary."""
+        p = self.planning
+        facts = p.goal.facts
+        if p.goal.readings.current is None or p.goal.readings.current.goal is not None or facts is None:
+            return p.settings.domain.needs(p.goal.sentence)
+        return dict(Counter(facts.kinds))
+
+    def _plans_are_evidence(self) -> bool:
+        """Whether search finding no plan says the reading is wrong: with the family's own action
+        model it does; with one learned from the store it does not (round 0's is empty, and a
+        model learned from few episodes plans little: "take coin" read right was dropped so)."""
+        return self.world_model is None and self.planning.settings.domain.action_model is not None
+
     def _means_ends(self, observation: Observation) -> Plan | None:
         p = self.planning
+        facts = p.goal.facts if p.goal.readings.current is not None and p.goal.readings.current.goal is None else None
+        if facts is not None:
+            return to_facts(facts, p.state.observed, observation.admissible, p.settings.domain, self.world_model)
         return means_ends(p.goal.sentence, p.state.observed, observation.admissible, p.settings.domain, learned=self.world_model)

@@ -53,7 +53,7 @@ from prag.store.stats import store_stats
 from prag.text import command
 
 DEFAULT_SPEC = "alfworld-medium"
-READERS_HELP = "Who reads the goal into a formal one, in order: template (the family's own sentences), experience (readings verified before), words (the kinds the words name, in English or Korean, and their cue words), llm (under a grammar of the family's goals), person (yes/no when in doubt; `prag console`)."
+READERS_HELP = "Who reads the goal into a formal one, in order: template (the family's own sentences), experience (readings verified before), words (the kinds the words name, in English or Korean, and their cue words), llm (under a grammar of the family's goals), facts (where none of these read anything, as a family with no goal schema: the facts that hold once it is done, in the instruction's words, re-worded from a verified reading or read by the LLM under a grammar of facts), person (yes/no when in doubt; `prag console`)."
 DEFAULT_STORE = Path("stores/default.db")
 # The options' defaults are the configs' own, but for who acts: a command-line run draws on every
 # source without a person (experience, search, then the LLM) and asks the LLM only when none of

@@ -95,6 +95,10 @@ class Domain:
     # "module:function" writing the family's planning problem from what was observed
     # (prag.envs.model; means-ends search, prag.agent.search); None: the family has none.
     action_model: str | None = None
+    # "module:function" writing the family's planning problem for a goal given as facts
+    # (prag.envs.facts.GoalFacts: a goal read in open vocabulary), from what was observed; None:
+    # goals as facts are planned with the model learned from the store only.
+    facts_model: str | None = None
     # "module:function": a kind of thing -> {kind of place the family's world may put it in or on:
     # what a look costs there, 0 seen on arrival, 1 opened first}; None for a kind it does not know.
     # The find-X skill searches cheap likely places first. None here: the family does not say.
@@ -280,6 +284,7 @@ ALFWORLD = Domain(
         GoalTemplate(r"(?:look at|examine the) (?P<obj>\w+) (?:under|with) the (?P<toggle>\w+)"),
     ),
     action_model="prag.envs.alfworld.model:problem",
+    facts_model="prag.envs.alfworld.model:facts_problem",
     holders="prag.envs.alfworld.placement:holders",
     never_done="prag.envs.alfworld.changes:never_done",
     goal_schema="prag.envs.alfworld.goals:schema",

@@ -22,6 +22,10 @@ from prag.envs.model import Seen
 Fact = tuple[str, ...]  # (predicate, argument names...), e.g. ("placed", "apple 1", "countertop 1")
 
 AT, HOLDS, PLACED, HANDEMPTY = "at", "holds", "placed", "handempty"
+NONE = "none"  # a facts sentence saying the words ask for no state of things
+SEPARATOR = "; "  # between the facts of a facts sentence
+# A fact of a facts sentence: "two mugs in cabinet", "apple in fridge", "apple is clean", "you hold pen".
+_FACT = re.compile(r"(?:(?P<two>two) )?(?P<thing>.+?) in (?P<place>.+)|(?P<it>.+?) is (?P<state>.+)|you hold (?P<held>.+)")
 KIND, STATE = "kind-", "is-"
 
 
@@ -90,3 +94,44 @@ class GoalFacts:
         parts += [f"(not (= {variable(a)} {variable(b)}))" for a, b in self.distinct]
         variables = " ".join(variable(v) for v, _ in self.things)
         return f"(exists ({variables}) (and {' '.join(parts)}))"
+
+
+def read_facts(sentence: str) -> GoalFacts | None:
+    """The goal a facts sentence states ("apple is clean; apple in fridge": a thing in or on a
+    place, "two mugs in cabinet" for two of a kind, a thing in a state, "you hold pen"), None where
+    it is no facts sentence or says none: how goals read in open vocabulary are written
+    (prag.agent.fact_reader) and stored as readings."""
+    text = sentence.strip().lower().rstrip(".")
+    if not text or text == NONE:
+        return None
+    variables: dict[str, str] = {}
+    things: list[tuple[str, str]] = []
+    facts: list[tuple[str, ...]] = []
+    distinct: list[tuple[str, str]] = []
+
+    def var(kind: str, fresh: bool = False) -> str:
+        if kind in variables and not fresh:
+            return variables[kind]
+        name = f"v{len(things)}"
+        things.append((name, kind))
+        variables.setdefault(kind, name)
+        return name
+
+    for part in text.split(SEPARATOR.strip()):
+        match = _FACT.fullmatch(part.strip())
+        if match is None:
+            return None
+        if match["thing"] is not None:
+            kind = re.sub(r"(?:e?s)$", "", match["thing"]) if match["two"] else match["thing"]  # "two mugs": mug
+            place = var(match["place"])
+            first = var(kind)
+            facts.append((PLACED, first, place))
+            if match["two"]:
+                second = var(kind, fresh=True)
+                facts.append((PLACED, second, place))
+                distinct.append((first, second))
+        elif match["it"] is not None:
+            facts.append((state_predicate(match["state"]), var(match["it"])))
+        else:
+            facts.append((HOLDS, var(match["held"])))
+    return GoalFacts(tuple(things), tuple(facts), tuple(distinct))

@@ -5,17 +5,19 @@
     max_steps = 30
     description = "..."
     hide_actions = ["help"]       # admissible actions the planner is never offered (prefixes)
+    goals = "learned"             # the family's goal templates and schema withheld (default "given")
     [params]                      # family-specific, validated by the family's factory
     tasks_per_type = 3
 """
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from prag.envs.base import TaskSource
+from prag.envs.domain import Domain
 from prag.envs import registry
 from prag.envs.wrappers import WrappedSource
 from prag.errors import SpecError
@@ -24,6 +26,7 @@ from prag.paths import spec_dirs
 
 
 SPEC_FILE = "a task-set spec (TOML text)"
+GOALS = ("given", "learned")  # a spec's `goals`
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,17 @@ class TaskSetSpec:
     description: str = ""
     params: dict[str, Any] = field(default_factory=dict)
     hide_actions: tuple[str, ...] = ()  # P-RAG's action filter: what never helps in this world
+    # "given": the family's goal templates, schema and what its goals mean as facts, as it wrote
+    # them; "learned": withheld, so that the world is played as a thin family is (prag learns what
+    # to achieve from its reward and reads goals in open vocabulary).
+    goals: str = "given"
+
+    def domain(self) -> Domain:
+        """The family's Domain as this task set plays it: without its goals where they are learned."""
+        given = registry.domain(self.env)
+        if self.goals == "given":
+            return given
+        return replace(given, goals=(), goal_schema=None, goal_facts=None, never_done=None)
 
     def open(self, max_steps: int | None = None) -> WrappedSource:
         """Build the family's task source (validates params, generates or finds games), whose
@@ -89,11 +103,15 @@ def parse_spec(raw: dict[str, Any], path: Path) -> TaskSetSpec:
             raise SpecError(f"{path}: {key!r} must be a {kind.__name__}, got {value!r}")
         return value
 
-    unknown = set(raw) - {"name", "env", "max_steps", "description", "params", "hide_actions"}
+    unknown = set(raw) - {"name", "env", "max_steps", "description", "params", "hide_actions", "goals"}
     if unknown:
         raise SpecError(
-            f"{path}: unknown keys {sorted(unknown)}; allowed: name, env, max_steps, description, hide_actions, params"
+            f"{path}: unknown keys {sorted(unknown)}; allowed: name, env, max_steps, description, hide_actions, goals, params"
         )
+    goals = raw.get("goals", "given")
+    if goals not in GOALS:
+        raise SpecError(f"{path}: 'goals' must be one of {', '.join(GOALS)} (the family's goals, or learned from its reward), "
+                        f"got {goals!r}")
     hide = raw.get("hide_actions", [])
     if not isinstance(hide, list) or not all(isinstance(h, str) and h for h in hide):
         raise SpecError(f"{path}: 'hide_actions' must be a list of action prefixes, got {hide!r}")
@@ -119,4 +137,5 @@ def parse_spec(raw: dict[str, Any], path: Path) -> TaskSetSpec:
         description=str(raw.get("description", "")),
         params=params,
         hide_actions=tuple(hide),
+        goals=goals,
     )

@@ -29,7 +29,6 @@ from stable_baselines3.common.logger import Logger
 from prag.agent.agent import AgentConfig
 from prag.agent.mediator import AskPolicy, Learned, MediatorState, ask_reward
 from prag.agent.protocol import Decision
-from prag.envs import registry
 from prag.envs.base import Environment, Observation, Task, TaskSource
 from prag.envs.spec import TaskSetSpec
 from prag.errors import PragError
@@ -341,7 +340,7 @@ def prag_agents(store: Store, spec: TaskSetSpec, llm: LLM, encoder: Encoder, *, 
     (its episodes, corrections, places, verified readings, the action model learned from it), built
     by the factory a run's agents are built by (prag.run.agents); nothing they play is stored."""
     config = config or RunConfig(ExperimentConfig(spec.name))
-    domain = registry.domain(spec.env)
+    domain = spec.domain()
     readers = StoreReaders(store, EmbeddingCache(store, encoder, read_only=True), config.retrieval)
     readers.refresh(domain.name)
     players = readers.players(llm)

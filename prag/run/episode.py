@@ -10,7 +10,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from prag.agent.protocol import Agent, Trace
-from prag.envs import registry
 from prag.envs.base import Environment, Observation, Task, TaskSource
 from prag.envs.spec import TaskSetSpec
 from prag.llm import LLM, WaitCallback, make_llm
@@ -101,7 +100,7 @@ def play_task(
     """One episode of `task` in `phase` by a P-RAG agent, as the store records it: played in the
     runner's threads and in Ray workers alike."""
     visibility = Visibility(run_id, phase.round, config.retrieval.include_runs)
-    agent = build_agent(config, players, visibility, registry.domain(phase.spec.env))
+    agent = build_agent(config, players, visibility, phase.spec.domain())
     env = phase.source.make(task)
     start = time.perf_counter()
     try:

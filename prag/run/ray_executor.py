@@ -41,7 +41,6 @@ from prag.agent.agent import AgentConfig, plans_with_learned
 from prag.agent.places import Ranking
 from prag.agent.mediator import AskPolicy
 from prag.agent.readers import Recall
-from prag.envs import registry
 from prag.envs.base import Task, TaskSource
 from prag.envs.domain import Domain
 from prag.envs.sam import ActionModel
@@ -109,7 +108,7 @@ class RoundSnapshot:
 
 def _learned(runner: RoundHost, phase: Phase) -> dict[str, ActionModel]:
     """The round's learned action model by domain, where its agents plan with one."""
-    domain = registry.domain(phase.spec.env)
+    domain = phase.spec.domain()
     visibility = Visibility(runner.run.id, phase.round, runner.config.retrieval.include_runs)
     learned = runner.readers.world_models.for_agent(runner.config.agent, visibility, domain)
     return {} if learned is None else {domain.name: learned}

@@ -166,7 +166,7 @@ class Runner:
     def _learn_model(self, phase: Phase) -> None:
         """Learn the round's action model before it begins, where its agents plan with one, and
         keep it in the store when it learned something new (workers read it from there)."""
-        domain = registry.domain(phase.spec.env)
+        domain = phase.spec.domain()
         visibility = Visibility(self.run.id, phase.round, self.config.retrieval.include_runs)
         learned = self.readers.world_models.for_agent(self.config.agent, visibility, domain)
         if learned is not None and learned.transitions:

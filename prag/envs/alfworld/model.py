@@ -22,6 +22,7 @@ from alfworld.gen import constants, goal_library
 
 from prag.envs.alfworld.env import TASK_TYPES  # the six task types prag plays
 from prag.envs.alfworld.rooms import APPLIANCE, can_contain, has_property, is_openable
+from prag.envs.facts import HOLDS, PLACED, STATE, GoalFacts, state_predicate
 from prag.envs.model import Problem, Seen, game_name, is_open, pddl_name
 
 AGENT = "agent1"
@@ -30,6 +31,11 @@ LAMPS = ("DeskLamp", "FloorLamp")
 # Constants the domain's preconditions name: a problem must declare them.
 DOMAIN_RTYPES = ("SinkBasin", "Microwave", "Fridge")
 DOMAIN_OTYPES = ("Knife", "ButterKnife")
+# Words people use for the states the scene graph words so (a goal read in open vocabulary keeps
+# the instruction's words: "heat some egg" reads "egg is heat").
+STATE_WORDS = {"heat": "hot", "heated": "hot", "warm": "hot", "warmed": "hot", "cooled": "cool", "chill": "cool",
+               "chilled": "cool", "cold": "cool", "cleaned": "clean", "wash": "clean", "washed": "clean",
+               "rinse": "clean", "rinsed": "clean", "lit": "on"}
 # Object states as the scene graph words them -> the domain's predicates.
 STATE_FACTS = {"hot": ("isHot",), "cool": ("isCool",), "clean": ("isClean",), "on": ("isToggled", "isOn")}
 # How a plan's operators read as commands (alfred.twl2); the put command is the game's grammar.
@@ -77,8 +83,42 @@ def problem(goal_text: str, seen: Seen, admissible: Sequence[str]) -> Problem | 
     """The planning problem of reaching the goal from what is known, or None when the goal is
     not one of ALFWorld's or a thing it needs was never seen."""
     goal = read_goal(goal_text)
-    if goal is None:
+    return None if goal is None else _problem(goal, seen, admissible)
+
+
+def facts_problem(facts: GoalFacts, seen: Seen, admissible: Sequence[str]) -> Problem | None:
+    """The planning problem of a goal given as facts (prag.envs.facts; a goal read in open
+    vocabulary), where the facts are one of ALFWorld's goal formulas: a thing in or on a place,
+    in a state or not, or two of a kind there; a thing held with a lamp on. None for others."""
+    goal = goal_of_facts(facts)
+    return None if goal is None else _problem(goal, seen, admissible)
+
+
+def goal_of_facts(facts: GoalFacts) -> Goal | None:
+    """The ALFWorld goal whose formula the facts are (the inverse of prag.envs.alfworld.goals.as_facts)."""
+    kind = dict(facts.things)
+    types = {v: _types().get(k.replace(" ", "")) for v, k in kind.items()}
+    if None in types.values():
         return None
+    placed = [f for f in facts.facts if f[0] == PLACED]
+    states = {state_predicate(STATE_WORDS.get(f[0][len(STATE):], f[0][len(STATE):])): f[1]
+              for f in facts.facts if f[0].startswith(STATE)}
+    held = [f[1] for f in facts.facts if f[0] == HOLDS]
+    lit = states.get(state_predicate("on"))
+    if held and lit is not None and not placed:
+        return Goal("look_at_obj_in_light", str(types[held[0]]), toggle=str(types[lit]))
+    if len(placed) == 2 and placed[0][2] == placed[1][2] and types[placed[0][1]] == types[placed[1][1]] and not states:
+        return Goal("pick_two_obj_and_place", str(types[placed[0][1]]), str(types[placed[0][2]]))
+    if len(placed) != 1 or len(states) > 1 or any(thing != placed[0][1] for thing in states.values()):
+        return None
+    changed = {state_predicate(word): task for task, word in (("pick_clean_then_place_in_recep", "clean"),
+                                                             ("pick_heat_then_place_in_recep", "hot"),
+                                                             ("pick_cool_then_place_in_recep", "cool"))}
+    task = changed.get(next(iter(states), ""), "pick_and_place_simple" if not states else "")
+    return Goal(task, str(types[placed[0][1]]), str(types[placed[0][2]])) if task else None
+
+
+def _problem(goal: Goal, seen: Seen, admissible: Sequence[str]) -> Problem | None:
     things = {name: _types().get(_kind(name)) for name in [*seen.seen, *seen.held]}
     if any(things[t] is None for t in seen.held):
         return None  # hands full of something the model cannot put down

@@ -141,4 +141,4 @@ def test_a_win_says_what_its_goal_meant_as_facts_in_the_goal_s_words() -> None:
         ("take bowl 1 from desk 1", "desk 1", [("agent", "holds", "bowl 1")], None),
         ("use desklamp 1", "desk 1", [("agent", "holds", "bowl 1"), ("desklamp 1", "is", "on")], None),
     ], won=True).steps
-    assert won_reading("look at the bowl under the desklamp", looked, TIDY) == "desklamp is on; you hold bowl"
+    assert won_reading("look at the bowl under the desklamp", looked, TIDY) == "you hold bowl; desklamp is on"

@@ -37,6 +37,10 @@ from prag.sources import StepSource
 LOOKAHEAD = 3
 # How often the last step of a route is taken again while its sub-goal is awaited (heat takes time).
 WAITS = 10
+# The steps offered toward one sub-goal, the score not rising, before it is given up for the episode
+# (until the score rises): another variation's sub-goal may not be reachable here at all, and two
+# such sent the agent back and forth between two rooms.
+EFFORT = 15
 
 
 class ProgressPlans:
@@ -58,6 +62,7 @@ class ProgressPlans:
         self.passed: set[tuple[int, int]] = set()  # route steps not found where the route took them
         self.focus: Milestone | None = None  # the sub-goal a step was last offered toward
         self.waited: dict[int, int] = {}  # sub-goal (its id) -> the steps waited for it (`_wait`)
+        self.efforts: dict[int, int] = {}  # sub-goal (its id) -> the steps offered toward it since the score last rose
         self.binders: dict[int | None, Binder] = {}
         self.reached: set[int] = set()
         self.along: dict[int, int] = {}  # sub-goal (its id) -> how far along its route the episode went
@@ -78,7 +83,8 @@ class ProgressPlans:
         if self.milestones is None:
             self._learn(observation)
         self._update(observation)
-        left = [m for i, m in enumerate(self.milestones or ()) if i not in self.reached]
+        left = [m for i, m in enumerate(self.milestones or ()) if i not in self.reached
+                and self.efforts.get(id(m), 0) < EFFORT]
         p.state.subgoal = left[0].describe() if left else None
         if not left or p.actor.step_now(observation.admissible) is not None:
             return  # nothing learned to reach, or an earlier source has a step
@@ -87,6 +93,7 @@ class ProgressPlans:
         for milestone in sorted(left, key=lambda m: m is not self.focus):
             plan = self._toward_milestone(milestone, observation)
             if plan is not None:
+                self.efforts[id(milestone)] = self.efforts.get(id(milestone), 0) + 1
                 self.focus = milestone
                 p.state.subgoal = milestone.describe()
                 p.actor.follow_search(plan, observation.admissible)
@@ -133,6 +140,8 @@ class ProgressPlans:
             binder.see({**offered, **names})
         rose = self.score is not None and observation.score is not None and observation.score > self.score
         self.score = observation.score
+        if rose:
+            self.efforts.clear()  # what was given up on may be reachable from here
         last = self.planning.state.last.action
         if self.offered is not None and last == self.offered[1]:
             self.along[self.offered[0]] = self.along.get(self.offered[0], 0) + 1

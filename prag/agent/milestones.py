@@ -38,6 +38,7 @@ from prag.envs.sam import lift
 from prag.store.records import EpisodeRecord, StepRecord
 
 PHRASE_WORDS = 4  # the longest goal phrase a name is matched against
+ACCESS = frozenset(state_predicate(s) for s in ("open", "closed"))  # states that let one reach in, not ends
 
 
 @dataclass(frozen=True, order=True)
@@ -309,7 +310,11 @@ def won_reading(goal: str, steps: Sequence[StepRecord], domain: Domain) -> str |
     last, _ = facts_of(steps[-1], domain)
     core = made_true(steps[-2], steps[-1], domain)
     carried = {f[1] for f in core if f[0] == PLACED} | {f[1] for f in last if f[0] == HOLDS}
-    gained = {f for f in last - first if f[0] == HOLDS or (f[0].startswith(STATE) and f[1] in carried)}
+    named = {name for f in last for name in f[1:] if term(name, phrases, domain).phrase is not None}
+    # States brought about on what was put or held, or on what the goal names (the lamp turned on
+    # before the thing was taken); a place opened on the way is a means, not what was asked.
+    gained = {f for f in last - first if f[0] == HOLDS or f[0].startswith(STATE) and (
+        f[1] in carried or f[1] in named and f[0] not in ACCESS)}
     said = [_written(fact) for fact in _lifted(core | gained, phrases, domain)]
     sentence = SEPARATOR.join(dict.fromkeys(s for s in said if s is not None))
     return sentence if read_facts(sentence) is not None else None

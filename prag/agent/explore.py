@@ -65,7 +65,7 @@ def find_plan(targets: Sequence[str], observed: Observed, places: Places) -> Pla
     if not targets:
         return None
     if domain.relative_moves:  # moves naming directions lead to no named place: the map leads
-        return _as_plan(_look_for(targets, observed), observed)
+        return _as_plan(_look_for(targets, observed, places), observed)
     order = search_order(targets, observed, places)
     here = observed.location
     for place in order:
@@ -164,10 +164,11 @@ def _as_plan(steps: list[str] | None, observed: Observed) -> Plan | None:
     return Plan(tuple(steps), StepSource.FIND, goal=observed.goal) if steps else None
 
 
-def _look_for(targets: Sequence[str], observed: Observed) -> list[str] | None:
+def _look_for(targets: Sequence[str], observed: Observed, places: Places | None = None) -> list[str] | None:
     """Steps towards things not held and not in the agent's room: to the room one was seen in,
-    else to open what is closed here, else through an exit not yet taken, here or in the nearest
-    room that has one (or something closed)."""
+    else to the room on the map where the sources of where things are (`places`: the store's
+    memory first) say such things were, else to open what is closed here (those places first),
+    else through an exit not yet taken, here or in the nearest room that has one (or something closed)."""
     rooms, here = observed.rooms, observed.location
     sought = [t for t in targets if t not in observed.held and rooms.where.get(t) != here]
     if not sought or here is None:
@@ -176,7 +177,19 @@ def _look_for(targets: Sequence[str], observed: Observed) -> list[str] | None:
     steps = _walk(observed, lambda room: room in seen_in) if seen_in else None
     if steps:
         return steps
-    for thing in _closed_in(here, observed):
+    kind = observed.domain.kind
+    rank = places.key(sought, [kind(r) for r in rooms.exits]) if places is not None else None
+    if rank is not None:
+        unranked = rank("")  # what a kind no source says anything of gets
+        known = sorted((r for r in rooms.exits if r != here and rank(kind(r)) < unranked), key=lambda r: rank(kind(r)))
+        steps = _walk(observed, lambda room: room == known[0]) if known else None
+        if steps:
+            return steps
+    closed_here = _closed_in(here, observed)
+    if places is not None:
+        order = places.key(sought, [kind(t) for t in closed_here])
+        closed_here = sorted(closed_here, key=lambda t: order(kind(t)))
+    for thing in closed_here:
         steps = opening(thing, observed.admissible, observed)
         if steps:
             return steps
@@ -224,12 +237,15 @@ def opening(thing: str, admissible: Iterable[str], observed: Observed) -> list[s
 
 def _through(room: str, direction: str, observed: Observed) -> list[str]:
     """The steps through `room`'s exit in `direction`, taken from `room`: its door opened first
-    when it is closed. [] when the move cannot be made or readied now."""
+    when it was seen closed, even where the move is admissible (a world may list "move north"
+    through a closed door and answer "the door is closed"). [] when the move cannot be made or
+    readied now."""
     go = observed.domain.go_action.format(direction)
-    if go in observed.admissible:
-        return [go]
     way = observed.rooms.exits.get(room, {}).get(direction)
-    opened = opening(way, observed.admissible, observed) if way is not None and way in observed.closed else []
+    closed = way is not None and way in observed.closed
+    if go in observed.admissible and not closed:
+        return [go]
+    opened = opening(way, observed.admissible, observed) if closed and way is not None else []
     return [*opened, go] if opened else []
 
 

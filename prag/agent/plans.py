@@ -190,12 +190,14 @@ def reword(action: str, binding: dict[str, str]) -> str:
 def resolve(step: str, admissible: Sequence[str], names: Names, rebound: frozenset[str] = frozenset()) -> str | None:
     """The admissible action a plan step stands for now, or None.
 
-    The step itself when admissible; otherwise, for a step naming re-bound kinds, the one
-    admissible action of the same shape in which those entities may carry other numbers.
-    Ambiguity (two such actions) is None: the mediator then decides.
+    The step itself when admissible (case aside: a plan written from a scene's lower-cased names,
+    "put remote in tv stand", is the game's "put remote in TV stand"); otherwise, for a step naming
+    re-bound kinds, the one admissible action of the same shape in which those entities may carry
+    other numbers. Ambiguity (two such actions) is None: the mediator then decides.
     """
-    if step in admissible:
-        return step
+    found = admitted(step, admissible)
+    if found is not None:
+        return found
     if not rebound:
         return None
     pattern = _shape(step, names, rebound)
@@ -203,6 +205,14 @@ def resolve(step: str, admissible: Sequence[str], names: Names, rebound: frozens
         return None
     matches = [action for action in admissible if pattern.fullmatch(action)]
     return matches[0] if len(matches) == 1 else None
+
+
+def admitted(step: str, admissible: Sequence[str]) -> str | None:
+    """The admissible action `step` is, as written or but for case; None when none is."""
+    if step in admissible:
+        return step
+    lowered = step.lower()
+    return next((action for action in admissible if action.lower() == lowered), None)
 
 
 def _shape(step: str, names: Names, rebound: frozenset[str]) -> re.Pattern[str] | None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
-from prag.agent.plans import Plan
+from prag.agent.plans import Plan, admitted
 from prag.envs.domain import Domain, imported
 from prag.envs.facts import GoalFacts
 from prag.envs.learned import problem as learned_problem
@@ -84,7 +84,7 @@ def _planned(problem: Problem | None, admissible: Sequence[str], depth: int, goa
     if not operators or len(operators) > depth:
         return None
     steps = tuple(problem.command(op) for op in operators)
-    if admissible and steps[0] not in admissible:
+    if admissible and admitted(steps[0], admissible) is None:
         return None
     return Plan(steps, source, goal=goal)
 

@@ -126,6 +126,9 @@ class Domain:
     # Regex of a name whose group `kind` is its kind, for names that carry more than a kind and a
     # number (ScienceWorld's "orange in bowl", "cup containing water"); None: the rule of `kind`.
     kind_rule: str | None = None
+    # Kinds of more than one word ("living room", "TV stand"): a name ending in one is of that kind,
+    # where the rule of `kind` would take its last word alone ("room", "stand").
+    kinds: tuple[str, ...] = ()
     # The scene relation that gives a thing's own name where the actions' words for it differ
     # (ScienceWorld's "substance in toilet" isa "water").
     own_name: str | None = None
@@ -222,12 +225,16 @@ class Domain:
 
     def kind(self, entity: str) -> str:
         """The kind of an entity: its name without the instance number ("apple 1" -> "apple"),
-        or for names without one, the last word ("red apple" -> "apple"); where the family has a
-        `kind_rule`, of the part of the name it gives ("orange in bowl" -> "orange")."""
+        or for names without one, the last word ("red apple" -> "apple") or the longest of the
+        family's `kinds` it ends in ("TV stand"); where the family has a `kind_rule`, of the part of
+        the name it gives ("orange in bowl" -> "orange")."""
         if self.kind_rule is not None and (match := re.fullmatch(self.kind_rule, entity)):
             entity = match["kind"]
         stripped = re.sub(r" \d+$", "", entity)
-        return stripped if stripped != entity else entity.rsplit(" ", 1)[-1]
+        if stripped != entity:
+            return stripped
+        several = [k for k in self.kinds if entity == k or entity.endswith(" " + k)]
+        return max(several, key=len) if several else entity.rsplit(" ", 1)[-1]
 
     def needs(self, goal: str) -> dict[str, int]:
         """The kinds of thing the goal needs and how many of each ({} for a goal of no known shape)."""

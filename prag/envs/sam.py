@@ -48,8 +48,9 @@ def lift(action: str, names: Iterable[str]) -> tuple[str, tuple[str, ...]] | Non
     "countertop 1"))); None when it names one name twice (no injective binding). Longer names
     first: "wooden table" is one name, not "table" after a word."""
     spans: list[tuple[int, int, str]] = []
+    # Case aside: a family may write a scene's names in lower case where its actions say "TV stand".
     for name in sorted(set(names) - {""}, key=len, reverse=True):
-        for match in re.finditer(rf"(?<![\w]){re.escape(name)}(?![\w])", action):
+        for match in re.finditer(rf"(?<![\w]){re.escape(name)}(?![\w])", action, re.IGNORECASE):
             if all(match.end() <= start or match.start() >= end for start, end, _ in spans):
                 spans.append((match.start(), match.end(), name))
     spans.sort()

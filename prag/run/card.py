@@ -176,9 +176,9 @@ def results_card(store: Store, run_id: str) -> Card:
         games=len(played),
         skipped=skipped,
         step_cap=experiment.max_steps or (spec.max_steps if spec is not None else None),
-        goal_wording=_goal_wording(spec),
+        goal_wording=_goal_wording(spec, family),
         goal_readers=list(agent.readers),
-        action_grammar=_grammar(episodes),
+        action_grammar=_grammar(episodes, family),
         action_filter=list(spec.hide_actions) if spec is not None else [],
         sources=list(agent.sources),
         places=list(agent.places),
@@ -332,18 +332,25 @@ def _skipped_text(skipped: list[str] | None) -> str:
     return f"not played: {'; '.join(skipped)}" if skipped else "none skipped"
 
 
-def _goal_wording(spec: Any) -> str:
-    """The spec's `goals` param (which wording of the goals the games were played with), else the
-    family's template sentences, which every spec without it plays."""
+def _goal_wording(spec: Any, family: str) -> str:
+    """ALFWorld's: the spec's `goals` param (which wording of the goals the games were played
+    with), else its template sentences; any other family's: its own task text. With the spec's
+    `goals = "learned"`, the family's goal templates and schema were withheld."""
+    learned = "; the family's goal templates and schema withheld (goals = learned)" if getattr(spec, "goals", "") == "learned" else ""
+    if family not in ENGINES or ENGINES[family][0] != "alfworld":
+        return "the family's own task text" + learned
     chosen = spec.params.get("goals") if spec is not None else None
     if isinstance(chosen, dict):  # a commands file's field
-        return f"{chosen.get('field')} of {Path(os.path.expandvars(str(chosen.get('file')))).name}"
-    return str(chosen) if chosen else "template"
+        return f"{chosen.get('field')} of {Path(os.path.expandvars(str(chosen.get('file')))).name}" + learned
+    return (str(chosen) if chosen else "template") + learned
 
 
-def _grammar(episodes: list[EpisodeRecord]) -> str:
+def _grammar(episodes: list[EpisodeRecord], family: str) -> str:
     """Which placing verb the games' action space had: ALFWorld changed `put X in/on Y` to `move X to Y`.
-    A game file carries its own grammar, so this is read from the actions played, not from a version."""
+    A game file carries its own grammar, so this is read from the actions played, not from a version.
+    Any other family's is its own, as its admissible actions list it."""
+    if family not in ENGINES or ENGINES[family][0] != "alfworld":
+        return "the family's own (its admissible actions)"
     verbs = {s.action.split(" ", 1)[0] for e in episodes for s in e.steps if s.action}
     if "put" in verbs and "move" not in verbs:
         return "put X in/on Y (the older wording, as in json_2.1.1 game files)"

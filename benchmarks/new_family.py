@@ -36,18 +36,22 @@ def main() -> None:
     parser.add_argument("--family", choices=sorted(FAMILIES), default="pantry")
     parser.add_argument("--sources", default="experience,search,progress,llm")
     parser.add_argument("--seed", type=int, default=0, help="the stand-in's seed")
+    parser.add_argument("--llm-budget", type=int, default=6, help="LLM calls a game, past which steps are drawn (as `prag run`)")
+    parser.add_argument("--explore", default="novel", help="what draws them: novel or uniform")
     args = parser.parse_args()
     family = FAMILIES[args.family]
     registry.register(args.family, family.from_params, family.DOMAIN)
     spec = Path(__file__).resolve().parents[1] / "tests" / "families" / f"{args.family}.toml"
-    agent = AgentConfig(ask="hard-coded", sources=parse_sources(args.sources))
+    agent = AgentConfig(ask="hard-coded", sources=parse_sources(args.sources), llm_budget=args.llm_budget,
+                        explore=args.explore)
     config = RunConfig(ExperimentConfig(spec=str(spec), rounds=args.rounds, llm="random-choice"), agent=agent,
                        execution=ExecutionConfig(answer_cache=False))
     with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "bench.db") as store:
         run = start_run(store, config)
         Runner(store, run, config, llm=RandomChoiceLLM(args.seed)).play()  # type: ignore[arg-type]
         episodes = list(store.episodes(run.id))
-    print(f"{args.family}, {len(episodes) // args.rounds} tasks, sources {args.sources}, random stand-in seed {args.seed}")
+    print(f"{args.family}, {len(episodes) // args.rounds} tasks, sources {args.sources}, random stand-in seed {args.seed}, "
+          f"LLM budget {args.llm_budget}, exploration {args.explore}")
     print("| round | won | mean score | steps / game | LLM calls / step | steps chosen by |")
     print("|---|---|---|---|---|---|")
     for round_ in range(args.rounds):

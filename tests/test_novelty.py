@@ -30,7 +30,7 @@ def test_the_things_the_goal_names_are_those_of_the_task_with_what_holds_them() 
     assert pair("wait1", SCIWORLD) == ("wait1", "")
 
 
-def test_draws_go_to_the_task_s_things_not_yet_tried_then_to_pairs_not_tried_anywhere() -> None:
+def test_draws_go_to_the_task_s_things_not_yet_tried_then_to_any_action_not_tried() -> None:
     explorer = Explorer(SCIWORLD, seed=0)
     choices = ["move ice cream to stove", "move ice cream to cupboard", "pick up ice cream", "open cupboard",
                "connect stove to cupboard", "connect cupboard to stove", "activate freezer", "look around"]
@@ -38,7 +38,7 @@ def test_draws_go_to_the_task_s_things_not_yet_tried_then_to_pairs_not_tried_any
                 "activate freezer"}  # what holds the ice cream, and nothing else named
     drawn = {explorer.draw(choices, GOAL, KITCHEN, tried=set(), here="kitchen", salt=str(n)) for n in range(40)}
     assert drawn <= relevant and len(drawn) > 1
-    # Every action on the task's things tried: a pair not tried anywhere, not the same again.
+    # Every action on the task's things tried: any other not tried yet, not the same again.
     drawn = {explorer.draw(choices, GOAL, KITCHEN, tried=relevant | {"connect stove to cupboard"}, here="kitchen",
                            salt=str(n)) for n in range(40)}
     assert drawn <= {"open cupboard", "connect cupboard to stove", "look around"}

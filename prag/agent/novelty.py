@@ -10,14 +10,16 @@ doors for the rest of an episode. The draw goes by tiers, the first that holds a
    goal's words say them) or marked as acted on (`Domain.marked`), or on what holds one of them
    and nothing else ("activate stove" once the ice cream is on it), that this task has not
    taken yet (each place an ice cream may be moved to is tried in its turn);
-2. any action whose pair this task has not tried yet;
+2. any action this task has not taken yet;
 3. actions on the things the task names;
 4. any action.
 
 "This task has tried" counts this episode's actions and those of the stored lost episodes of
 this very task (what an earlier round did, prag.agent.actor.tried_before). Within a tier a
 verb is drawn first, uniformly among the verbs the tier offers, then one of its actions: a verb
-with a thousand actions weighs as much as one with three.
+with a thousand actions weighs as much as one with three. (Untried (verb, thing) pairs rather than
+actions, in the second tier, held a thing forever once it had been put down somewhere: on the tidy
+family they won less than uniform draws, 29 against 33 mean score in round 2; untried actions 54.)
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 from prag.envs.base import Triple
 from prag.envs.domain import Domain
 
-Pair = tuple[str, str]  # (verb, the first thing it names): "move {} to", "ice cream"
+Pair = tuple[str, str]  # (verb, the first thing it names): "move", "ice cream"
 
 
 def pair(action: str, domain: Domain) -> Pair:
@@ -76,8 +78,7 @@ class Explorer:
         named = named_things(goal, triples, self.domain)
         held_in = holders(named, triples, self.domain, here)
         relevant = [a for a in choices if self._about(a, named, held_in)]
-        pairs = {pair(action, self.domain) for action in tried}
-        untried = [a for a in choices if pair(a, self.domain) not in pairs]
+        untried = [a for a in choices if a not in tried]
         tiers = ([a for a in relevant if a not in tried], untried, relevant, list(choices))
         tier = next(t for t in tiers if t)
         rng = random.Random(f"{self.seed}:{salt}")

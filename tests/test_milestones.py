@@ -142,3 +142,12 @@ def test_a_win_says_what_its_goal_meant_as_facts_in_the_goal_s_words() -> None:
         ("use desklamp 1", "desk 1", [("agent", "holds", "bowl 1"), ("desklamp 1", "is", "on")], None),
     ], won=True).steps
     assert won_reading("look at the bowl under the desklamp", looked, TIDY) == "you hold bowl; desklamp is on"
+
+
+def test_a_task_failed_outright_is_no_action_to_avoid_elsewhere_a_lowered_score_is() -> None:
+    failed = played("Your task is to find a box.", [
+        (None, "kitchen", [("red box", "in", "kitchen")], 10.0),
+        ("pick up red box", "kitchen", [("red box", "in", "inventory")], 5.0),
+        ("focus on red box", "kitchen", [("red box", "in", "inventory"), ("red box", "is", "focused")], -100.0),
+    ])
+    assert [template for template, _ in lesson(failed, SCIWORLD).avoid] == ["pick up {0}"]

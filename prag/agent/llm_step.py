@@ -92,7 +92,7 @@ class LLMStep:
         budget = self.config.llm_budget
         if budget is not None and self.usage.calls >= budget:
             self.past_budget += 1
-            held_back = rejected | self.state.fatal | self._deferred(observation, observation.admissible)
+            held_back = rejected | self.state.fatal | self.state.avoided | self._deferred(observation, observation.admissible)
             choices = [a for a in observation.admissible if a not in held_back] or list(observation.admissible)
             # Not what an earlier round drew from here: a round past its replayed progress goes on
             # otherwise than the last one did. The LLM is not held to it: a step that earned no
@@ -112,7 +112,7 @@ class LLMStep:
         choices = list(observation.admissible)
         tried = {action: self.state.tried[(observation.text, observation.scene_text, action)] for action in choices}
         banned = {action for action, count in tried.items() if count >= self.config.loop_limit} | self._undoing(observation)
-        banned |= self.state.fatal | self._deferred(observation, choices)
+        banned |= self.state.fatal | self.state.avoided | self._deferred(observation, choices)
         choices = [a for a in choices if a not in rejected] or choices
         allowed = [a for a in choices if a not in banned] or _least_tried({a: tried[a] for a in choices})
         self.usage.banned_actions += len(choices) - len(allowed)

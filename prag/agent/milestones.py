@@ -187,7 +187,9 @@ def term(name: str, phrases: set[str], domain: Domain) -> Term:
 
 
 def lesson(episode: EpisodeRecord, domain: Domain, rank: int = 1) -> Lesson:
-    """The sub-goals and the things to avoid that an episode's score (or its win) shows."""
+    """The sub-goals and the actions to avoid that an episode's score (or its win) shows: those
+    that lowered the score, not one that failed the task outright (that one is this very task's
+    to rule out: the thing it aimed at may be the right one in another variation)."""
     goal = episode.read_as
     phrases = goal_phrases(goal)
     steps = episode.steps
@@ -209,8 +211,8 @@ def lesson(episode: EpisodeRecord, domain: Domain, rank: int = 1) -> Lesson:
         if lifted is not None and changed and not _on_the_way(action, domain):
             route.append((before.location, action, lifted))
         gain = _gain(before, after, episode, best)
-        if gain < 0 and lifted is not None:
-            avoid.append(lifted)
+        if gain < 0 and lifted is not None and (after.score is None or after.score >= 0):
+            avoid.append(lifted)  # a task failed outright is this task's own (prag.agent.actor.fatal_actions)
         if gain <= 0:
             continue
         best = max(best, after.score if after.score is not None else best + gain)

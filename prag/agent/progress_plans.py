@@ -22,7 +22,7 @@ from prag.agent.carry import readying
 from prag.agent.explore import find_plan, go_plan, opening
 from prag.agent.places import Places
 from prag.agent.irrevocable import Irrevocable
-from prag.agent.milestones import Binder, Lesson, Milestone, Way, as_goal, facts_of, lesson, merged
+from prag.agent.milestones import Binder, Lesson, LiftedAction, Milestone, Way, as_goal, facts_of, lesson, merged
 from prag.agent.plan_source import Planning
 from prag.agent.plans import Plan, episode_rewording
 from prag.agent.search import to_facts
@@ -57,6 +57,7 @@ class ProgressPlans:
     def restart(self) -> None:
         self.milestones: list[Milestone] | None = None
         self.ways: list[Way] = []
+        self.avoid: list[tuple[int | None, LiftedAction]] = []  # (the episode it was learned from, the action)
         self.same_task: set[int | None] = set()  # the episodes of this very task: their rooms are where they were
         self.heading: tuple[int, int, str] | None = None  # (sub-goal, route step, room) being walked to
         self.passed: set[tuple[int, int]] = set()  # route steps not found where the route took them
@@ -83,6 +84,7 @@ class ProgressPlans:
         if self.milestones is None:
             self._learn(observation)
         self._update(observation)
+        p.state.avoided = self._avoided(observation)
         left = [m for i, m in enumerate(self.milestones or ()) if i not in self.reached
                 and self.efforts.get(id(m), 0) < EFFORT]
         p.state.subgoal = left[0].describe() if left else None
@@ -100,6 +102,15 @@ class ProgressPlans:
                 return
         self.focus = None
 
+    def _avoided(self, observation: Observation) -> set[str]:
+        """The admissible actions that are ones a stored episode's score fell after, re-bound here."""
+        found = set()
+        for origin, action in self.avoid:
+            command = self.binders[origin].command(action, {}, observation.admissible)
+            if command is not None:
+                found.add(command)
+        return found
+
     def _toward_milestone(self, milestone: Milestone, observation: Observation) -> Plan | None:
         return (self._route(milestone, observation, walk=False) or self._wait(milestone, observation)
                 or self._searched(milestone, observation)
@@ -116,19 +127,22 @@ class ProgressPlans:
         corrected = [as_episode(hit.correction) for hit in p.llm_step.correction_pool
                      if hit.correction.verified and hit.correction.steps]
         lessons: list[Lesson] = []
+        origins: list[int | None] = []
         task = ThisTask.of(p.goal.sentence, p.first, s.domain)
         for episode, rank in [*((e, 0) for e in corrected), *((e.episode, 1) for e in pool)]:
             rewording = episode_rewording(episode, p.goal.sentence)
             if rewording is None:
                 continue
             learned = lesson(episode, s.domain, rank)
-            if learned.milestones:
+            if learned.milestones or learned.avoid:
                 lessons.append(learned)
+                origins.append(episode.id)
                 self.binders[episode.id] = Binder(s.domain, rewording)
                 if task.played_in(episode):
                     self.same_task.add(episode.id)
         self.milestones = merged(lessons)
         self.ways = list(dict.fromkeys(way for learned in lessons for way in learned.ways))
+        self.avoid = [(learned_from, action) for learned_from, learned in zip(origins, lessons) for action in learned.avoid]
 
     def _update(self, observation: Observation) -> None:
         """What this step shows: the names seen, and the sub-goals it reached."""
@@ -179,7 +193,7 @@ class ProgressPlans:
             if command is None and self.heading == (id(milestone), along + offset, here):
                 # Arrived where the route took this step, and it cannot be taken here: not sought there again.
                 self.passed.add((id(milestone), along + offset))
-            if command is None or command in p.state.fatal or self._idle(command, observation):
+            if command is None or command in p.state.fatal | p.state.avoided or self._idle(command, observation):
                 continue
             if self._held_back(command, observation):
                 continue

@@ -57,6 +57,7 @@ class EpisodeState:
     orientations: dict[str, Counter[int]] = field(default_factory=dict)
     recipes: list[Recipe] = field(default_factory=list)  # combinations seen in stored episodes (prag.agent.making)
     subgoal: str | None = None  # the next sub-goal learned from reward, in words (prag.agent.progress_plans)
+    avoided: set[str] = field(default_factory=set)  # actions a stored score fell after, re-bound here (the same)
     last_changed: bool = True  # the last action changed the observation or the scene graph
     steps_since_ask: int = 0
     asks: int = 0

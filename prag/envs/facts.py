@@ -122,7 +122,7 @@ def read_facts(sentence: str) -> GoalFacts | None:
         if match is None:
             return None
         if match["thing"] is not None:
-            kind = re.sub(r"(?:e?s)$", "", match["thing"]) if match["two"] else match["thing"]  # "two mugs": mug
+            kind = _singular(match["thing"]) if match["two"] else match["thing"]  # "two mugs": mug
             place = var(match["place"])
             first = var(kind)
             facts.append((PLACED, first, place))
@@ -135,3 +135,12 @@ def read_facts(sentence: str) -> GoalFacts | None:
         else:
             facts.append((HOLDS, var(match["held"])))
     return GoalFacts(tuple(things), tuple(facts), tuple(distinct))
+
+
+def _singular(words: str) -> str:
+    """The singular of a plural's last word ("cellphones", "boxes", "knives" aside): an English
+    plural's regular endings only, as "two THINGs" writes it."""
+    for plural, singular in (("ies", "y"), ("sses", "ss"), ("xes", "x"), ("ches", "ch"), ("shes", "sh"), ("s", "")):
+        if words.endswith(plural) and not words.endswith("ss"):
+            return words[: len(words) - len(plural)] + singular
+    return words

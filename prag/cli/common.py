@@ -9,18 +9,20 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, TypeVar
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from prag.errors import PragError, disk_full
 from prag.llm import LLM, check_spec
+from prag.names import BadName, check_label, check_run_id
 from prag.signals import exit_status, stopped_by
+from prag.text import shown
 
 if TYPE_CHECKING:  # every command imports this module: the run's settings and the envs load where used
     from prag.envs.base import Task
     from prag.run.config import ExecutionConfig
 
-console = Console()
-err_console = Console(stderr=True)
+# No emoji codes: `:smile:` in a goal or a run id is shown as it is (prag.text.shown does the markup).
+console = Console(emoji=False)
+err_console = Console(stderr=True, emoji=False)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -48,15 +50,33 @@ def guarded(fn: F) -> F:
 
 
 def error(message: str) -> None:
-    """Print `Error: message` on stderr; the message is shown as it is (`[params]` stays)."""
-    err_console.print(f"[bold red]Error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    """Print `Error: message` on stderr; the message is shown as it is (`[params]` stays), its
+    lines as lines, and the control characters of what it quotes (a run id, a transcript) visible."""
+    err_console.print(f"[bold red]Error:[/] {shown(message, lines=True)}", highlight=False, soft_wrap=True)
 
 
 def interrupted(stop: KeyboardInterrupt, what: str | None = None) -> None:
     """Tell on stderr that a signal stopped the command (`interrupted`, or `interrupted by
     SIGTERM`), and what that left when it is known."""
     said = stopped_by(stop)
-    err_console.print(f"{said}: {escape(what)}" if what else said, highlight=False, soft_wrap=True)
+    err_console.print(f"{said}: {shown(what, lines=True)}" if what else said, highlight=False, soft_wrap=True)
+
+
+def run_id_option(value: str | None) -> str | None:
+    """A run's id given as an option (`prag run --name`), checked as it enters: it names a folder."""
+    return _checked(check_run_id, value)
+
+
+def label_option(value: str | None) -> str | None:
+    """Another name given as an option (`prag train-asker --name`), checked as it enters."""
+    return _checked(lambda name: check_label(name, "the name"), value)
+
+
+def _checked(check: Callable[[str], str], value: str | None) -> str | None:
+    try:
+        return value if value is None else check(value)
+    except BadName as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 def _seconds(value: float) -> float:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prag.errors import DamagedStore, StoreError
+from prag.names import check_run_id
 from prag.store.access import connect, read_only, read_only_reason, trouble
 from prag.store.claims import Claim, run_state
 from prag.store.episode_extra import stored_extra
@@ -396,7 +397,9 @@ class Store:
     # --- runs -------------------------------------------------------------------------------
 
     def add_run(self, run: RunRecord, *, claim: bool = True) -> None:
-        """Record a run; a `running` one is claimed by this process (`claim=False`: an imported run)."""
+        """Record a run; a `running` one is claimed by this process (`claim=False`: an imported run).
+        Its id must be a run id (prag.names: it names the run's folder)."""
+        check_run_id(run.id)
         if self.conn.execute("select 1 from runs where id = ?", [run.id]).fetchone():
             raise StoreError(f"a run named {run.id!r} is already in {self.path}: choose another name")
         row = run.to_dict()

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from prag.errors import PragError, disk_full
 from prag.llm import LLM, check_spec
+from prag.llm.base import timeout_problem
 from prag.names import BadName, check_label, check_run_id
 from prag.signals import exit_status, stopped_by
 from prag.text import shown
@@ -80,8 +81,9 @@ def _checked(check: Callable[[str], str], value: str | None) -> str | None:
 
 
 def _seconds(value: float) -> float:
-    if not value > 0:
-        raise typer.BadParameter(f"give more than 0 seconds, not {value}")
+    problem = timeout_problem(value)
+    if problem is not None:
+        raise typer.BadParameter(problem)
     return value
 
 
@@ -91,10 +93,10 @@ StoreArg = Annotated[Path, typer.Argument(help="Path of the experience store (SQ
 # The options of every command that talks to an LLM server (a local model ignores them).
 LLMTimeoutOpt = Annotated[
     float,
-    typer.Option("--llm-timeout", callback=_seconds, help="Seconds one request to an LLM server may take."),
+    typer.Option("--llm-timeout", callback=_seconds, help="Seconds one call to an LLM server may take in all, its retries and their pauses included."),
 ]
 LLMRetriesOpt = Annotated[
-    int, typer.Option("--llm-retries", min=0, help="Further requests after one to an LLM server failed.")
+    int, typer.Option("--llm-retries", min=0, help="Further requests after one to an LLM server failed, while --llm-timeout allows.")
 ]
 
 
@@ -113,7 +115,8 @@ def check_llm(spec: str, execution: ExecutionConfig) -> None:
     """Refuse an `--llm` spec that cannot be built, before anything is created (no model is
     loaded); a test's stand-in LLM needs no check."""
     if test_llm is None:
-        check_spec(spec, timeout=execution.llm_timeout, retries=execution.llm_retries)
+        where = {"base_url": execution.llm_urls[0]} if execution.llm_urls else {}  # the key a server needs is its own
+        check_spec(spec, timeout=execution.llm_timeout, retries=execution.llm_retries, **where)
 
 
 def task_at(spec_name: str, tasks: list[Task], index: int) -> Task:

@@ -34,9 +34,9 @@ from prag.cli.common import (
     interrupted,
     sources_help,
 )
-from prag.cli.supervisor import interrupted_hint, report_run
+from prag.cli.supervisor import STALE, interrupted_hint, report_run
 from prag.envs.spec import load_spec
-from prag.errors import DamagedStore, PragError, disk_full
+from prag.errors import DamagedStore, PragError, disk_full, writing
 from prag.llm import SPEC_HELP
 from prag.names import RUN_ID_CHARS, run_folder
 from prag.run.config import (
@@ -165,21 +165,22 @@ def _play(store: Store, store_path: Path, run_record: RunRecord, config: RunConf
         with run_display(log) as display:
             Runner(store, run_record, config, display, llm=injected_llm(experiment.llm), on_wait=display.waiting).play()
     except KeyboardInterrupt as stop:
-        leave_interrupted(store, run_record)
-        interrupted(stop, f"finished episodes are stored; continue with `{resume}`")
+        marked = leave_interrupted(store, run_record)
+        interrupted(stop, f"finished episodes are stored; {'' if marked else STALE}continue with `{resume}`")
         raise typer.Exit(exit_status(stop)) from None
     except DamagedStore:
         raise  # prag writes nothing into a damaged store, not even the run's status
     except Exception as exc:
-        leave_interrupted(store, run_record)
+        marked = leave_interrupted(store, run_record)
         said = exc if isinstance(exc, PragError) else disk_full(exc)
         if said is not None:
-            raise PragError(f"{said}\n{interrupted_hint(resume)}") from None
+            raise PragError(f"{said}\n{interrupted_hint(resume, marked)}") from None
         raise
     summary = [r for r in store_stats(store).rounds if r.run_id == run_record.id]
-    (log.directory / "summary.json").write_text(
-        json.dumps([{"round": r.round, "episodes": r.episodes, "won": r.won, "success_rate": r.success_rate} for r in summary], indent=2)
-    )
+    with writing(log.directory / "summary.json"):
+        (log.directory / "summary.json").write_text(json.dumps(
+            [{"round": r.round, "episodes": r.episodes, "won": r.won, "success_rate": r.success_rate} for r in summary],
+            indent=2))
     for r in summary:
         console.print(f"round {r.round}: {r.won}/{r.episodes} won ({r.success_rate:.0%})", highlight=False)
     console.print(shown(f"log and summary in {log.directory}; compare rounds with "
@@ -199,11 +200,15 @@ def _where(config: RunConfig) -> str:
     return f"{servers}, {execution.workers} {' or '.join(kinds)}"
 
 
-def leave_interrupted(store: Store, run_record: RunRecord) -> None:
-    """Mark a run stopped before its end `interrupted` (its process lets it go). A store that
-    cannot take the status (damaged, gone) shows the run `running (stale)` instead."""
-    with contextlib.suppress(PragError):
+def leave_interrupted(store: Store, run_record: RunRecord) -> bool:
+    """Mark a run stopped before its end `interrupted` (its process lets it go); whether it could.
+    A store that cannot take the status (damaged, gone, its disk full) shows the run
+    `running (stale)` instead, which the messages then say."""
+    try:
         store.set_run_status(run_record.id, "interrupted")
+    except PragError:
+        return False
+    return True
 
 
 class RunDisplay:

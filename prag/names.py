@@ -34,11 +34,9 @@ class BadName(PragError):
     """A name that breaks the rules of its kind; the message says which and what to give."""
 
 
-def name_problem(name: object, *, path: bool, limit: int | None = None) -> str | None:
+def name_problem(name: str, *, path: bool, limit: int | None = None) -> str | None:
     """What is wrong with `name` (None: nothing): a run id (`path`, it names a folder) or another
     name (a line of text), at most `limit` characters (default: its kind's)."""
-    if not isinstance(name, str):
-        return f"not text ({type(name).__name__})"
     limit = limit or (RUN_ID_CHARS if path else LABEL_CHARS)
     if path and not name.strip():
         return "empty"
@@ -69,11 +67,11 @@ def check_run_id(name: str) -> str:
     return name
 
 
-def check_label(name: str, what: str, limit: int = LABEL_CHARS) -> str:
-    """`name`, once it is a good name of another kind (a spec's, a task's); a BadName otherwise."""
-    problem = name_problem(name, path=False, limit=limit)
+def check_label(name: str, what: str) -> str:
+    """`name`, once it is a good name of another kind (an ask policy's); a BadName otherwise."""
+    problem = name_problem(name, path=False)
     if problem is not None:
-        raise BadName(f"{what} {_quoted(name)} cannot be used: {problem}; give one line of at most {limit} characters")
+        raise BadName(f"{what} {_quoted(name)} cannot be used: {problem}; give one line of at most {LABEL_CHARS} characters")
     return name
 
 
@@ -87,7 +85,7 @@ def run_folder(root: Path, run_id: str) -> Path:
     return root / f"{slug or 'run'}-{hashlib.sha256(run_id.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
 
 
-def _quoted(name: object) -> str:
+def _quoted(name: str) -> str:
     """The name in a message: quoted, its control characters escaped, a long one cut."""
     text = repr(name)
     return text if len(text) <= 80 else text[:77] + "..."

@@ -46,6 +46,7 @@ from prag.store.ask_policies import AskPolicyRecord
 from prag.store.corrections import ORIGINS, Correction, PriorLoad, correction_texts, read_transcript
 from prag.store.records import STATUSES, EpisodeRecord, RunRecord, text_hash
 from prag.store.transcripts import TranscriptError
+from prag.text import clip
 
 KINDS = ("run", "episode", "correction", "prior_load", "ask_policy", "action_model")
 # The deepest a record nests is a step's triples in an episode's steps (4), or what a run's config
@@ -162,7 +163,7 @@ def _check_shape(value: Any) -> None:
         item, level, where = stack.pop()
         if isinstance(item, str):
             if len(item) > FIELD_CHARS and where.rpartition(".")[2] not in _LONG_FIELDS:
-                raise BadLine(f"{where.lstrip('.') or 'line'}: a text of {len(item):,} characters, over the "
+                raise BadLine(f"{clip(where.lstrip('.'), 80) or 'line'}: a text of {len(item):,} characters, over the "
                               f"{FIELD_CHARS:,} a field may have")
             continue
         children = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else None
@@ -172,7 +173,7 @@ def _check_shape(value: Any) -> None:
             raise BadLine(f"JSON nested more than {MAX_DEPTH} levels deep, deeper than any line of prag")
         for key, child in children:
             if isinstance(key, str) and len(key) > FIELD_CHARS:
-                raise BadLine(f"{where.lstrip('.') or 'line'}: a key of {len(key):,} characters, over the "
+                raise BadLine(f"{clip(where.lstrip('.'), 80) or 'line'}: a key of {len(key):,} characters, over the "
                               f"{FIELD_CHARS:,} a field may have")
             stack.append((child, level + 1, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}"))
 

@@ -77,6 +77,11 @@ class BadLine(ValueError):
     """A line that does not fit the format; the message says what is wrong with it."""
 
 
+def said(value: Any) -> str:
+    """A value of a line as a message quotes it: its repr, cut (a field may hold a megabyte)."""
+    return clip(repr(value), 60)
+
+
 @with_config(ConfigDict(extra="forbid"))
 @dataclass(frozen=True)
 class EpisodeKey:
@@ -185,7 +190,7 @@ def parse_line(text: str | bytes) -> Line:
         raise BadLine(f"a line must be a JSON object, not {type(data).__name__}")
     kind = data.pop("kind", None)
     if kind not in KINDS:
-        raise BadLine(f"unknown kind {kind!r}: expected one of {', '.join(KINDS)}")
+        raise BadLine(f"unknown kind {said(kind)}: expected one of {', '.join(KINDS)}")
     embeddings = data.pop("embeddings", {}) if kind in ("episode", "correction") else {}
     source = data.pop("source_episode", None) if kind == "correction" else None
     _check_names(kind, data)
@@ -275,14 +280,14 @@ def _check_run(run: RunRecord) -> None:
     if run.k < 0 or run.rounds < 0:
         raise BadLine(f"k and rounds must not be negative (k {run.k}, rounds {run.rounds})")
     if run.status not in STATUSES:
-        raise BadLine(f"status: {run.status!r} is not one of {', '.join(STATUSES)}")
+        raise BadLine(f"status: {said(run.status)} is not one of {', '.join(STATUSES)}")
 
 
 def _check_episode(episode: EpisodeRecord, stated_actions: Any) -> None:
     if episode.round < 0:
         raise BadLine(f"round: {episode.round} is negative")
     if episode.source not in SOURCES:
-        raise BadLine(f"source: {episode.source!r} is not one of {', '.join(SOURCES)}")
+        raise BadLine(f"source: {said(episode.source)} is not one of {', '.join(SOURCES)}")
     if not episode.steps:
         raise BadLine("steps: none (an episode has at least its reset step, t = 0)")
     for n, step in enumerate(episode.steps):
@@ -291,7 +296,7 @@ def _check_episode(episode: EpisodeRecord, stated_actions: Any) -> None:
         if (step.action is None) != (n == 0):
             raise BadLine(f"steps[{n}].action: " + ("the reset step has no action" if n == 0 else "missing"))
     if stated_actions is not None and stated_actions != episode.n_actions:
-        raise BadLine(f"n_actions: {stated_actions!r}, but the steps hold {episode.n_actions} actions")
+        raise BadLine(f"n_actions: {said(stated_actions)}, but the steps hold {episode.n_actions} actions")
     counts = ("seed", "llm_calls", "prompt_tokens", "cached_tokens", "completion_tokens", "reasks")
     for name in counts + ("seconds", "llm_seconds"):
         value = getattr(episode, name)
@@ -303,7 +308,7 @@ def _check_episode(episode: EpisodeRecord, stated_actions: Any) -> None:
 
 def _check_correction(correction: Correction) -> None:
     if correction.origin not in ORIGINS:
-        raise BadLine(f"origin: {correction.origin!r} is not one of {', '.join(ORIGINS)}")
+        raise BadLine(f"origin: {said(correction.origin)} is not one of {', '.join(ORIGINS)}")
     if not correction.instructions or not correction.transcript.strip():
         raise BadLine("a correction needs a transcript and at least one instruction (the goal)")
     if correction.origin == "prior" and not correction.name:

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import errno
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 
 class PragError(Exception):
@@ -30,6 +33,18 @@ class ConfigError(PragError):
 
 class DiskFull(PragError):
     """A file prag writes beside the store (a run's log, the retrieval index) found the disk full."""
+
+
+@contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Name `path` in an OSError raised while it is written that names no file (a write or a
+    close on a full disk), so that `disk_full` can say which disk to free."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
 
 
 def disk_full(exc: BaseException) -> DiskFull | None:

@@ -3,6 +3,7 @@ checked to be what it claims before it is used, with an error that names the fil
 with it and what to give instead, never a UnicodeDecodeError or IsADirectoryError traceback."""
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from prag.errors import PragError
@@ -19,14 +20,16 @@ def checked_file(path: str | Path, what: str, error: type[PragError] = PragError
     if path.is_dir():
         raise error(f"{path} is a directory: give {what}")
     try:
-        size = path.stat().st_size
+        found = path.stat()
         with path.open("rb"):
             pass
     except FileNotFoundError:
         raise error(f"no file at {path}: give {what}") from None
     except OSError as exc:
         raise error(f"{path} cannot be read ({exc.strerror}): give {what} that you may read") from None
-    if size == 0:
+    if not stat.S_ISREG(found.st_mode):  # a device or a pipe has no size to check: /dev/urandom has no end
+        raise error(f"{path} is {_kind(found.st_mode)}, not a file: give {what}")
+    if found.st_size == 0:
         raise error(f"{path} is empty: give {what}")
     return path
 
@@ -60,6 +63,12 @@ def not_utf8(data: bytes, exc: UnicodeDecodeError) -> str:
     """Where UTF-8 decoding failed, for a message: the line and the byte."""
     line = data.count(b"\n", 0, exc.start) + 1
     return f"line {line}: byte 0x{data[exc.start]:02x} is not UTF-8"
+
+
+def _kind(mode: int) -> str:
+    kinds = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a pipe"),
+             (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
 def _megabytes(size: int) -> str:

@@ -5,6 +5,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from prag.errors import writing
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -23,7 +25,7 @@ def write_whole(path: Path, data: bytes) -> None:
     write the same entry, and none may read half of one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(handle, "wb") as out:
+    with writing(path), os.fdopen(handle, "wb") as out:
         out.write(data)
     os.chmod(tmp, 0o644)  # mkstemp makes it private; the cache is the user's to share
     os.replace(tmp, path)

@@ -174,12 +174,12 @@ def test_run_ids_and_paths_with_brackets_show_in_tables(tmp_path):
     folder.mkdir()
     db = folder / "s.db"
     with Store(db) as store:
-        store.add_run(run("[red]r[/]", rounds=1))
-        store.add_episode(episode("[red]r[/]", 0, "t0", task_type="[heat]"))
+        store.add_run(run("[red]r[bold]", rounds=1))
+        store.add_episode(episode("[red]r[bold]", 0, "t0", task_type="[heat]"))
     stats, compare = invoke("stats", db), invoke("compare", db)
     assert stats.exit_code == 0 and compare.exit_code == 0, stats.output + compare.output
-    assert "[red]r[/]" in stats.output and f"runs in {db}" in " ".join(stats.output.split())
-    assert "[red]r[/]" in compare.output and "[heat]" in compare.output
+    assert "[red]r[bold]" in stats.output and f"runs in {db}" in " ".join(stats.output.split())
+    assert "[red]r[bold]" in compare.output and "[heat]" in compare.output
 
 
 # --- prag query: runs and rounds that do not exist ------------------------------------------

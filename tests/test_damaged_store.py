@@ -57,7 +57,16 @@ def written(path) -> tuple[str, bool]:
 
 DAMAGES = [
     pytest.param("update prag_meta set value = 'abc' where key = 'schema_version'", ["stats"],
-                 "prag_meta.schema_version is 'abc', not a whole number", "where key = 'schema_version'", id="schema_version"),
+                 "prag_meta.schema_version is 'abc', not a whole number", "into prag_meta values ('schema_version'",
+                 id="schema_version"),
+    # Issue 47: a version of -1, or none, was taken for an old schema, and `prag delete` then skipped a
+    # table of the newer one: sqlite3.IntegrityError (FOREIGN KEY constraint failed).
+    pytest.param("update prag_meta set value = '-1' where key = 'schema_version'", ["delete", "--run", "r1", "--yes"],
+                 "prag_meta.schema_version is '-1', not the newest migration applied",
+                 "into prag_meta values ('schema_version'", id="schema_version below the migrations"),
+    pytest.param("delete from prag_meta where key = 'schema_version'", ["delete", "--run", "r1", "--yes"],
+                 "prag_meta.schema_version is None, not the newest migration applied",
+                 "into prag_meta values ('schema_version'", id="schema_version missing"),
     pytest.param("update runs set config = '{not json'", ["run", "--resume", "r1", "--store"],
                  "runs.config of run r1 is '{not json', not JSON text", "", id="run config"),
     pytest.param("update runs set status = 'paused'", ["stats"],

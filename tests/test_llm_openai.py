@@ -249,31 +249,53 @@ def test_long_answers_come_back_cut_to_the_request(
 
 
 def test_a_server_slower_than_the_timeout(fake_openai: FakeOpenAI) -> None:
+    """--llm-timeout is the call's, retries included (issue 47: a dead server cost (retries + 1)
+    timeouts and the pauses between, 197 s at the defaults): a request that takes all of it
+    leaves no time for another."""
     fake_openai.answer(fake_openai.Answer(fake_openai.chat("open drawer 2"), delay=10))
     waits: list[tuple[float, int]] = []
     llm = make_llm(
         "openai:m",
         base_url=fake_openai.url,
         constraint="none",
-        timeout=1.5,
-        retries=1,
+        timeout=2.5,
+        retries=3,
         on_wait=lambda seconds, attempt: waits.append((seconds, attempt)),
     )
     start = time.monotonic()
     with pytest.raises(LLMError) as err:
         llm.complete(ACT)
     took = time.monotonic() - start
-    assert 3.0 <= took < 6  # two requests of 1.5 s and a 0.5 s pause
-    assert len(fake_openai.requests) == 2
+    assert 2.5 <= took < 4  # before: four requests of 2.5 s and three pauses, 13.5 s
+    assert len(fake_openai.requests) == 1
     message = str(err.value)
-    assert "did not answer within 1.5 s (2 times)" in message
+    assert "did not answer within 2.5 s (1 time), the time --llm-timeout gives a call, retries included" in message
     assert "--llm-timeout" in message and "--llm-retries" in message
     # Told while waiting, about once a second, with the attempt; then told it is over.
     assert waits[-1] == (0.0, 0)
     ticks = waits[:-1]
-    assert {attempt for _, attempt in ticks} == {1, 2}
+    assert {attempt for _, attempt in ticks} == {1}
     assert [s for s, _ in ticks] == sorted(s for s, _ in ticks) and ticks[-1][0] <= took
-    assert 2 <= len(ticks) <= took + 1
+    assert 1 <= len(ticks) <= took + 1
+
+
+def test_retries_share_the_timeout_of_the_call(fake_openai: FakeOpenAI) -> None:
+    """A retry gets what is left of the call's time, and none begins whose pause would end past it."""
+    fake_openai.answer(
+        fake_openai.Answer(b"{}", status=500),
+        fake_openai.Answer(fake_openai.chat("open drawer 2"), delay=10),
+    )
+    start = time.monotonic()
+    with pytest.raises(LLMError, match=r"did not answer within 2 s \(2 times\)"):
+        llm_for(fake_openai, timeout=2, retries=5).complete(ACT)
+    assert time.monotonic() - start < 3.5  # a 500, a 0.5 s pause, then the 1.5 s left
+    assert len(fake_openai.requests) == 2
+    fake_openai.answer(fake_openai.Answer(b"{}", status=503))
+    start = time.monotonic()
+    with pytest.raises(LLMError, match=r"answered 503 \((\d+) times\)") as err:
+        llm_for(fake_openai, timeout=2, retries=100).complete(ACT)
+    assert time.monotonic() - start < 3.5  # the pauses (0.5, 1, ...) end before the timeout does
+    assert 2 <= int(re.search(r"\((\d+) times\)", str(err.value)).group(1)) < 5
 
 
 def test_a_body_trickling_past_the_timeout_times_out(fake_openai: FakeOpenAI) -> None:
@@ -434,3 +456,16 @@ def test_a_model_list_of_400_mb_is_not_read(fake_openai: FakeOpenAI, length: boo
     assert llm.constraint == "none"
     assert fake_openai.sent < 64 << 20  # the server got no further than the socket's buffers
     assert llm.complete(ACT).text == "open drawer 2"
+
+
+@pytest.mark.parametrize("length", [True, False], ids=["declared", "undeclared"])
+def test_an_error_of_200_mb_is_not_read(fake_openai: FakeOpenAI, length: bool) -> None:
+    """Issue 47: a 500 with a body of 200 MB took 2.5 GB, read whole by the `openai` client
+    before prag saw it. Now it is cut at ERROR_BYTES under the client, and said as any 500."""
+    fake_openai.answer(fake_openai.Answer(b"boom " * (1 << 16), status=500, repeat=640, length=length))
+    with pytest.raises(LLMError, match=r"answered 500 \(1 time\)") as err:
+        llm_for(fake_openai, timeout=10, retries=0).complete(ACT)
+    assert len(str(err.value)) < 1000
+    assert fake_openai.sent < 64 << 20  # the server got no further than the socket's buffers
+    fake_openai.answer(fake_openai.Answer(fake_openai.chat("open drawer 2")))
+    assert llm_for(fake_openai).complete(ACT).text == "open drawer 2"  # a new request goes through

@@ -363,11 +363,13 @@ def test_a_server_that_stops_answering_shows_the_wait_then_leaves_the_run_interr
     spec = write_spec(tmp_path, "pair", ["throw_away_trash", "collect_toys"])
     db = tmp_path / "s.db"
     answer = fake_openai.chat("look")
-    # Two answers, then each request outlasts --llm-timeout 1: the retry shows, then the run stops.
-    fake_openai.answer(fake_openai.Answer(answer), fake_openai.Answer(answer), fake_openai.Answer(answer, delay=30))
+    # Two answers, then a 500 and a request that outlasts what is left of --llm-timeout 3 (the call's,
+    # retries included): the retry shows, then the run stops.
+    fake_openai.answer(fake_openai.Answer(answer), fake_openai.Answer(answer), fake_openai.Answer(b"{}", status=500),
+                       fake_openai.Answer(answer, delay=30))
     result = CliRunner().invoke(
         app,
-        ["run", spec, "--store", str(db), "--name", "gone", "--llm", "openai:m", "--llm-timeout", "1", "--llm-retries", "1",
+        ["run", spec, "--store", str(db), "--name", "gone", "--llm", "openai:m", "--llm-timeout", "3", "--llm-retries", "1",
          "--no-prior", "--no-answer-cache", *EVERY_STEP],
         env={**WIDE, "OPENAI_BASE_URL": fake_openai.url, "OPENAI_API_KEY": "k"},
     )

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
 
 import typer
 
 from prag.signals import exit_status, stop_on_signals, stopped_by
+from prag.text import shown
 
 app = typer.Typer(
     help="prag: a progressive retrieval planner for embodied everyday tasks.",
@@ -50,6 +52,23 @@ def _register(command: str | None = None) -> None:
         importlib.import_module(f"prag.cli.{name}")
 
 
+class _ShownFormatter(logging.Formatter):
+    """A log line with the control characters of what it quotes (a correction's transcript, a
+    path) made visible, as everything prag prints (prag.text.shown)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return shown(super().format(record), lines=True, markup=False)
+
+
+def _show_warnings() -> None:
+    """The library's warnings (a correction left out of a run, an index rebuilt) on stderr, as
+    Python would print them, but through `_ShownFormatter`."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(_ShownFormatter("%(message)s"))
+    handler.setLevel(logging.WARNING)
+    logging.getLogger("prag").addHandler(handler)
+
+
 def main() -> None:
     """The `prag` console script. SIGTERM and SIGHUP stop every command as Ctrl-C does
     (prag.signals); one while the commands load (they import torch and friends) exits as one in
@@ -57,6 +76,7 @@ def main() -> None:
     child process that reports its crash (prag.cli.supervisor)."""
     try:
         stop_on_signals()
+        _show_warnings()
         command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
         if command == "run":
             from prag.cli.supervisor import supervise

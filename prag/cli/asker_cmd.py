@@ -9,13 +9,14 @@ from rich.table import Table
 
 from prag.agent.agent import AgentConfig, parse_sources
 from prag.cli import app
-from prag.cli.common import LLMRetriesOpt, LLMTimeoutOpt, console, guarded, injected_llm
+from prag.cli.common import LLMRetriesOpt, LLMTimeoutOpt, console, guarded, injected_llm, label_option
 from prag.cli.layout import show
 from prag.envs.spec import load_spec
 from prag.llm import DEFAULT_RETRIES, DEFAULT_TIMEOUT, SPEC_HELP, make_llm
 from prag.retrieval.embed import DEFAULT_MODEL, Encoder
 from prag.store import Store
 from prag.store.ask_policies import DEFAULT_NAME
+from prag.text import shown
 
 if TYPE_CHECKING:
     from prag.run.asker import Summary
@@ -32,7 +33,7 @@ def train_asker_cmd(
     gamma: Annotated[float, typer.Option("--gamma", min=0.0, max=1.0, help="A win pays gamma ** steps.")] = 0.99,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Train on the first N tasks of the set only.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of PPO (network initialisation and sampling).")] = 0,
-    name: Annotated[str, typer.Option("--name", help="Name to store the policy under; an existing name gets a new version.")] = DEFAULT_NAME,
+    name: Annotated[str, typer.Option("--name", callback=label_option, help="Name to store the policy under; an existing name gets a new version.")] = DEFAULT_NAME,
     model: Annotated[str, typer.Option("--model", help="Sentence-embedding model: a name or a local path.")] = DEFAULT_MODEL,
     sources: Annotated[str, typer.Option("--sources", help="The agents' knowledge sources, as for `prag run --sources`.")] = ",".join(AgentConfig.sources),
     llm_timeout: LLMTimeoutOpt = DEFAULT_TIMEOUT,
@@ -50,8 +51,8 @@ def train_asker_cmd(
     spec = load_spec(spec_name)
     chosen = parse_sources(sources)
     with Store(store_path, create=False) as store:
-        console.print(f"training an ask policy on {spec.name} with {llm}: {timesteps} decisions, penalty {penalty}, "
-                      f"gamma {gamma}", markup=False, highlight=False)
+        console.print(shown(f"training an ask policy on {spec.name} with {llm}: {timesteps} decisions, "
+                            f"penalty {penalty}, gamma {gamma}"), highlight=False)
         record, trained = train_asker(
             store, spec, injected_llm(llm) or make_llm(llm, timeout=llm_timeout, retries=llm_retries), Encoder(model),
             timesteps=timesteps, penalty=penalty, gamma=gamma, limit=limit, seed=seed, name=name,
@@ -69,10 +70,10 @@ def train_asker_cmd(
     for label, summary in (("always", trained.before), ("learned", trained.after)):
         evaluation.add_row(label, *_figures(summary))
     show(console, evaluation)
-    console.print(
+    console.print(shown(
         f"stored ask policy {record.name} version {record.version} in {store_path} "
         f"({len(record.model) / 1024:.0f} KB, trained on {record.spec}: {len(record.tasks)} tasks, llm {record.llm}, "
-        f"seed {record.seed})", markup=False, highlight=False,
+        f"seed {record.seed})"), highlight=False,
     )
 
 

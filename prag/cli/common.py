@@ -9,18 +9,21 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, TypeVar
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from prag.errors import PragError, disk_full
 from prag.llm import LLM, check_spec
+from prag.llm.base import timeout_problem
+from prag.names import BadName, check_label, check_run_id
 from prag.signals import exit_status, stopped_by
+from prag.text import shown
 
 if TYPE_CHECKING:  # every command imports this module: the run's settings and the envs load where used
     from prag.envs.base import Task
     from prag.run.config import ExecutionConfig
 
-console = Console()
-err_console = Console(stderr=True)
+# No emoji codes: `:smile:` in a goal or a run id is shown as it is (prag.text.shown does the markup).
+console = Console(emoji=False)
+err_console = Console(stderr=True, emoji=False)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -48,20 +51,39 @@ def guarded(fn: F) -> F:
 
 
 def error(message: str) -> None:
-    """Print `Error: message` on stderr; the message is shown as it is (`[params]` stays)."""
-    err_console.print(f"[bold red]Error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    """Print `Error: message` on stderr; the message is shown as it is (`[params]` stays), its
+    lines as lines, and the control characters of what it quotes (a run id, a transcript) visible."""
+    err_console.print(f"[bold red]Error:[/] {shown(message, lines=True)}", highlight=False, soft_wrap=True)
 
 
 def interrupted(stop: KeyboardInterrupt, what: str | None = None) -> None:
     """Tell on stderr that a signal stopped the command (`interrupted`, or `interrupted by
     SIGTERM`), and what that left when it is known."""
     said = stopped_by(stop)
-    err_console.print(f"{said}: {escape(what)}" if what else said, highlight=False, soft_wrap=True)
+    err_console.print(f"{said}: {shown(what, lines=True)}" if what else said, highlight=False, soft_wrap=True)
+
+
+def run_id_option(value: str | None) -> str | None:
+    """A run's id given as an option (`prag run --name`), checked as it enters: it names a folder."""
+    return _checked(check_run_id, value)
+
+
+def label_option(value: str | None) -> str | None:
+    """Another name given as an option (`prag train-asker --name`), checked as it enters."""
+    return _checked(lambda name: check_label(name, "the name"), value)
+
+
+def _checked(check: Callable[[str], str], value: str | None) -> str | None:
+    try:
+        return value if value is None else check(value)
+    except BadName as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 def _seconds(value: float) -> float:
-    if not value > 0:
-        raise typer.BadParameter(f"give more than 0 seconds, not {value}")
+    problem = timeout_problem(value)
+    if problem is not None:
+        raise typer.BadParameter(problem)
     return value
 
 
@@ -71,10 +93,10 @@ StoreArg = Annotated[Path, typer.Argument(help="Path of the experience store (SQ
 # The options of every command that talks to an LLM server (a local model ignores them).
 LLMTimeoutOpt = Annotated[
     float,
-    typer.Option("--llm-timeout", callback=_seconds, help="Seconds one request to an LLM server may take."),
+    typer.Option("--llm-timeout", callback=_seconds, help="Seconds one call to an LLM server may take in all, its retries and their pauses included."),
 ]
 LLMRetriesOpt = Annotated[
-    int, typer.Option("--llm-retries", min=0, help="Further requests after one to an LLM server failed.")
+    int, typer.Option("--llm-retries", min=0, help="Further requests after one to an LLM server failed, while --llm-timeout allows.")
 ]
 
 
@@ -93,7 +115,8 @@ def check_llm(spec: str, execution: ExecutionConfig) -> None:
     """Refuse an `--llm` spec that cannot be built, before anything is created (no model is
     loaded); a test's stand-in LLM needs no check."""
     if test_llm is None:
-        check_spec(spec, timeout=execution.llm_timeout, retries=execution.llm_retries)
+        where = {"base_url": execution.llm_urls[0]} if execution.llm_urls else {}  # the key a server needs is its own
+        check_spec(spec, timeout=execution.llm_timeout, retries=execution.llm_retries, **where)
 
 
 def task_at(spec_name: str, tasks: list[Task], index: int) -> Task:

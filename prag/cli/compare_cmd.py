@@ -14,6 +14,7 @@ from prag.errors import PragError
 from prag.run.report import compare as compare_runs
 from prag.run.report import tables
 from prag.store import Store
+from prag.text import shown
 
 
 @app.command()
@@ -36,7 +37,7 @@ def compare(
         if as_json:
             console.print_json(json.dumps(results.to_dict()))
         else:
-            console.print(results.markdown(), markup=False, highlight=False, soft_wrap=True)
+            console.print(shown(results.markdown(), lines=True), highlight=False, soft_wrap=True)
         return
     with Store(store_path, create=False) as store:
         comparison = compare_runs(store, runs or [])
@@ -52,4 +53,4 @@ def compare(
         for table in tables(comparison):
             show(console, table)
     if plot is not None and not as_json:
-        console.print(f"plot written to {plot}", markup=False, highlight=False, soft_wrap=True)
+        console.print(shown(f"plot written to {plot}"), highlight=False, soft_wrap=True)

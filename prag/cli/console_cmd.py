@@ -22,7 +22,6 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from prag.agent.agent import AgentConfig, PragAgent, parse_readers, parse_sources
 from prag.agent.chain import source_names
@@ -56,6 +55,7 @@ from prag.run.runner import Phase, Runner, build_llm, check_playable, start_run
 from prag.store import Store
 from prag.store.records import StepRecord
 from prag.store.transcripts import Entry, statement
+from prag.text import shown
 
 LEARN, QUIT, GO = "learn", "quit", "go"
 ReadLine = Callable[[str], Optional[str]]  # shows a prompt, returns the line (None at end of input)
@@ -76,7 +76,7 @@ class ConsolePerson:
         self.read_line = read_line
 
     def confirm(self, action: str, observation: Observation) -> bool | str:
-        line = self.read_line(escape(f"The agent proposes: {action}. OK? [y/n, or type an instruction] "))
+        line = self.read_line(shown(f"The agent proposes: {action}. OK? [y/n, or type an instruction] "))
         answer = " ".join((line or "").split())
         if line is None or answer.lower() in YES:
             return True
@@ -84,11 +84,11 @@ class ConsolePerson:
 
     def confirm_reading(self, instruction: str, sentence: str | None) -> bool | str:
         if sentence is None:
-            line = self.read_line(escape(f"The agent cannot read {instruction!r} as a goal. Say it as one: "))
+            line = self.read_line(shown(f"The agent cannot read {instruction!r} as a goal. Say it as one: "))
             return " ".join((line or "").split()) or False
         # The reading is asked before the goal is shown as an utterance: name the words read, or
         # the person cannot tell whether the reading is right.
-        line = self.read_line(escape(f"I read {instruction!r} as: {sentence}. Right? [y/n, or type the goal in words] "))
+        line = self.read_line(shown(f"I read {instruction!r} as: {sentence}. Right? [y/n, or type the goal in words] "))
         answer = " ".join((line or "").split())
         if line is None or answer.lower() in YES:
             return True
@@ -142,7 +142,7 @@ class ConsoleSession:
         run = start_run(self.store, self.config, f"console-{self.spec.name}-{stamp}")
         runner = Runner(self.store, run, self.config, llm=self.llm, encoder=self.encoder, person=self.person)
         self.out.print(
-            f"[bold]{escape(self.spec.name)}[/] task {escape(self.task.task_id)}: press Enter for the agent's "
+            f"[bold]{shown(self.spec.name)}[/] task {shown(self.task.task_id)}: press Enter for the agent's "
             f"next action, type text to tell it something, `{LEARN}` to learn, `{QUIT}` to stop."
         )
         try:
@@ -167,9 +167,9 @@ class ConsoleSession:
             feedback=" ".join(self.feedback), llm=self.improver or runner.llm, keep_unverified=self._keep_unverified,
         )
         if outcome.learning is not None and outcome.learning.problem:
-            self.out.print(f"[bold]problem:[/] {escape(outcome.learning.problem)}")
-            self.out.print(f"[bold]advice:[/] {escape(outcome.learning.advice)}")
-        self.out.print(escape(outcome.message))
+            self.out.print(f"[bold]problem:[/] {shown(outcome.learning.problem)}")
+            self.out.print(f"[bold]advice:[/] {shown(outcome.learning.advice)}")
+        self.out.print(shown(outcome.message, lines=True))
         return outcome
 
     def _before_act(self, step: StepRecord, observation: Observation, agent: Agent) -> bool:
@@ -211,16 +211,16 @@ class ConsoleSession:
                 self._show(Entry.utterance(self.feedback[-1]))
 
     def _keep_unverified(self, replay: Replay) -> bool:
-        self.out.print(f"[yellow]the replay did not win:[/] {escape(replay.note)}")
+        self.out.print(f"[yellow]the replay did not win:[/] {shown(replay.note)}")
         answer = self.read_line("Store it anyway, as unverified (lower priority)? [y/N] ")
         return (answer or "").strip().lower() in {"y", "yes"}
 
     def _show(self, entry: Entry) -> None:
-        self.out.print(escape(">>> " + statement(entry)), highlight=False)
+        self.out.print(shown(">>> " + statement(entry)), highlight=False)
         if entry.is_utterance:
-            self.out.print(escape(repr({"type": "dialog", "text": entry.result})), highlight=False)
+            self.out.print(shown(repr({"type": "dialog", "text": entry.result})), highlight=False)
         elif entry.result:
-            self.out.print(escape(entry.result), highlight=False)
+            self.out.print(shown(entry.result, lines=True), highlight=False)
 
 
 @app.command("console")

@@ -8,7 +8,6 @@ from typing import Annotated, Any, Optional
 
 import click
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from prag.cli import app
@@ -23,7 +22,7 @@ from prag.retrieval.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
 from prag.store import Store
 from prag.store.corrections import Correction
 from prag.store.transcripts import from_episode, parse
-from prag.text import command
+from prag.text import command, shown
 
 EDIT_HEADER = "# Fix the transcript below and save; lines starting with # are ignored.\n"
 
@@ -55,8 +54,8 @@ def correct(
         episode = store.episode(episode_id)
         transcript = from_episode(episode)
         outcome_word = "won" if episode.won else "not won"
-        console.print(f"[bold]episode {episode_id}[/] ({escape(episode.task_id)}, {outcome_word} in {episode.n_actions} steps)")
-        console.print(escape(transcript.render()), highlight=False)
+        console.print(f"[bold]episode {episode_id}[/] ({shown(episode.task_id)}, {outcome_word} in {episode.n_actions} steps)")
+        console.print(shown(transcript.render(), lines=True), highlight=False)
         cache = EmbeddingCache(store, Encoder(model))
         decide = _decider(keep_unverified)
         if edit:
@@ -84,7 +83,7 @@ def _edit(
     again = kept.exists()
     start = kept.read_text(encoding="utf-8") if again else EDIT_HEADER + rendered
     if again:
-        console.print(f"going on with your last edit, kept in {escape(str(kept))}")
+        console.print(f"going on with your last edit, kept in {shown(str(kept))}")
     try:
         text = click.edit(start, extension=".txt")
     except UnicodeDecodeError as exc:
@@ -108,7 +107,7 @@ def _edit(
 
 def _decider(keep: bool | None) -> Callable[[Replay], bool]:
     def decide(replay: Replay) -> bool:
-        console.print(f"[yellow]the replay did not win:[/] {escape(replay.note)}")
+        console.print(f"[yellow]the replay did not win:[/] {shown(replay.note)}")
         if keep is not None:
             return keep
         return typer.confirm("Store it anyway, as unverified (lower priority)?", default=False)
@@ -119,13 +118,13 @@ def _decider(keep: bool | None) -> Callable[[Replay], bool]:
 def _report(outcome: Outcome) -> None:
     learning = outcome.learning
     if learning is not None:
-        console.print(f"[bold]problem:[/] {escape(learning.problem)}")
+        console.print(f"[bold]problem:[/] {shown(learning.problem)}")
         if learning.advice:
-            console.print(f"[bold]advice:[/] {escape(learning.advice)}")
+            console.print(f"[bold]advice:[/] {shown(learning.advice)}")
     if outcome.replay is not None and outcome.stored is not None:
         console.print("[bold]improved transcript:[/]")
-        console.print(escape(outcome.stored.transcript), highlight=False)
-    console.print(escape(outcome.message))
+        console.print(shown(outcome.stored.transcript, lines=True), highlight=False)
+    console.print(shown(outcome.message, lines=True))
 
 
 corrections_app = typer.Typer(help="Corrections by a person: add, list, show, delete.", no_args_is_help=True)
@@ -174,13 +173,13 @@ def list_cmd(
     if as_json:
         console.print_json(json.dumps([_summary(c) for c in found]))
         return
-    table = Table(title=f"corrections in {escape(str(store_path))}")
+    table = Table(title=f"corrections in {shown(str(store_path))}")
     for column in ("id", "origin", "verified", "domain", "task type", "goal", "episode", "model", "created"):
         table.add_column(column, overflow="fold")
     for c in found:
         table.add_row(
-            str(c.id), escape(c.origin), "yes" if c.verified else "no", escape(c.domain), escape(c.task_type),
-            escape(c.goal), str(c.source_episode or "-"), escape(c.improvement_model), escape(c.created_at),
+            str(c.id), shown(c.origin), "yes" if c.verified else "no", shown(c.domain), shown(c.task_type),
+            shown(c.goal), str(c.source_episode or "-"), shown(c.improvement_model), shown(c.created_at),
         )
     show(console, table)
 
@@ -212,9 +211,9 @@ def show_cmd(
         ("created", c.created_at),
     ]
     for key, value in fields:
-        console.print(f"[bold]{key}:[/] {escape(value)}", highlight=False)
+        console.print(f"[bold]{key}:[/] {shown(value)}", highlight=False)
     console.print("[bold]transcript:[/]")
-    console.print(escape(c.transcript), highlight=False)
+    console.print(shown(c.transcript, lines=True), highlight=False)
 
 
 @corrections_app.command("delete")
@@ -226,7 +225,7 @@ def delete_cmd(
     """Delete a correction for good (prior transcripts too: they are not loaded again)."""
     with Store(store_path, create=False) as store:
         gone = store.corrections.delete(correction_id)
-    console.print(f"deleted correction {gone.id} ({gone.origin}, {gone.goal})", markup=False, highlight=False)
+    console.print(f"deleted correction {gone.id} ({shown(gone.origin)}, {shown(gone.goal)})", highlight=False)
 
 
 def _summary(c: Correction) -> dict[str, Any]:

@@ -5,7 +5,6 @@ import sys
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from prag.cli import app
@@ -14,6 +13,7 @@ from prag.cli.layout import show
 from prag.envs.base import Environment, Observation
 from prag.envs.spec import list_specs, load_spec
 from prag.errors import PragError
+from prag.text import shown
 
 envs_app = typer.Typer(help="Task-set specs (envs/*.toml): list them, play a task by hand.", no_args_is_help=True)
 app.add_typer(envs_app, name="envs")
@@ -32,9 +32,9 @@ def list_cmd() -> None:
         try:
             spec = load_spec(str(path))
         except PragError as exc:  # one broken spec should not hide the others
-            table.add_row(escape(path.stem), "?", "?", f"[red]invalid: {escape(str(exc))}[/]")
+            table.add_row(shown(path.stem), "?", "?", f"[red]invalid: {shown(str(exc))}[/]")
             continue
-        table.add_row(escape(spec.name), escape(spec.env), str(spec.max_steps), escape(spec.description))
+        table.add_row(shown(spec.name), shown(spec.env), str(spec.max_steps), shown(spec.description))
     show(console, table)
 
 
@@ -54,8 +54,8 @@ def play(
     env = source.make(chosen)
     try:
         obs = env.reset()
-        console.print(f"[bold]{escape(spec.name)}[/] task {task}: {escape(chosen.task_id)} ({escape(chosen.task_type)})")
-        console.print(f"[bold]Goal:[/] {escape(obs.goal)}")
+        console.print(f"[bold]{shown(spec.name)}[/] task {task}: {shown(chosen.task_id)} ({shown(chosen.task_type)})")
+        console.print(f"[bold]Goal:[/] {shown(obs.goal)}")
         won, steps = _play(env, obs)
         console.print(
             f"[bold]{'won' if won else 'not won'}[/] after {steps} steps "
@@ -77,15 +77,15 @@ def _play(env: Environment, obs: Observation) -> tuple[bool, int]:
             return False, count
         obs = env.step(action)
         count += 1
-        console.print(f"[dim]> {escape(action)}[/]")
+        console.print(f"[dim]> {shown(action)}[/]")
 
 
 def _show(obs: Observation) -> None:
-    console.print(escape(obs.text))
-    console.print(f"[bold]Scene graph:[/]\n{escape(obs.scene_text)}")
+    console.print(shown(obs.text, lines=True))
+    console.print(f"[bold]Scene graph:[/]\n{shown(obs.scene_text, lines=True)}")
     if not (obs.won or obs.done):
         for number, action in enumerate(obs.admissible, start=1):
-            console.print(f"  {number:>3}. {escape(action)}")
+            console.print(f"  {number:>3}. {shown(action)}")
 
 
 def _ask(admissible: list[str]) -> str | None:

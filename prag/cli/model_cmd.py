@@ -16,6 +16,7 @@ from prag.envs.sam import ActionModel
 from prag.retrieval.index import Visibility
 from prag.store import Store
 from prag.store.action_models import ActionModelRecord
+from prag.text import shown
 
 
 @app.command()
@@ -36,15 +37,15 @@ def model(
             return
         if version is not None:
             record = store.action_models.get(domain.name, version)
-            typer.echo(domain_pddl(ActionModel.from_json(record.model)))
+            _print(domain_pddl(ActionModel.from_json(record.model)))
             return
         learned = WorldModels(store).model(Visibility(), domain)
-        typer.echo(domain_pddl(learned))
+        _print(domain_pddl(learned))
         if save:
             saved = store.action_models.save_if_new(
                 ActionModelRecord(domain.name, learned.to_json(), learned.episodes, learned.transitions))
             said = f"stored as {domain.name} v{saved.version}" if saved else "the newest stored version is the same: not stored"
-            typer.echo(f"; {said}")
+            _print(f"; {said}")
 
 
 def _list(records: list[ActionModelRecord]) -> None:
@@ -52,6 +53,11 @@ def _list(records: list[ActionModelRecord]) -> None:
     for record in records:
         usable = len(ActionModel.from_json(record.model).usable())
         where = "the whole store" if record.run_id is None else f"{record.run_id} round {record.round}"
-        table.add_row(record.family, str(record.version), where, str(record.episodes), str(record.transitions),
-                      str(usable), record.created_at)
+        table.add_row(shown(record.family), str(record.version), shown(where), str(record.episodes),
+                      str(record.transitions), str(usable), shown(record.created_at))
     console.print(table)
+
+
+def _print(pddl: str) -> None:
+    """PDDL as it is, but the control characters of names the store's episodes gave (prag.text.shown)."""
+    console.print(shown(pddl, lines=True), highlight=False, soft_wrap=True)

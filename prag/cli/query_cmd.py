@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from prag.cli import app
@@ -19,6 +18,7 @@ from prag.retrieval.corrections import CorrectionHit, CorrectionSource
 from prag.retrieval.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
 from prag.retrieval.index import ExperienceIndex, Hit, Visibility, check_mode
 from prag.store import EpisodeRecord, Store
+from prag.text import shown
 
 # What only `query --reading` needs is imported by it (the goal readers, the env registry, the LLM
 # backends): a goal's query answers sooner.
@@ -100,19 +100,19 @@ def query(
         show(console, _corrections_table(corrected, goal))
     if not hits:
         seen = "" if run is None else f" that round {visibility.before_round} of run {run} sees (its rounds < {visibility.before_round})"
-        err_console.print(f"no episodes{seen} in mode {chosen}", markup=False, highlight=False, soft_wrap=True)
+        err_console.print(shown(f"no episodes{seen} in mode {chosen}"), highlight=False, soft_wrap=True)
         return
-    table = Table(title=escape(f"top {k} episodes for {goal!r} (mode {chosen})"))
+    table = Table(title=shown(f"top {k} episodes for {goal!r} (mode {chosen})"))
     for column in ("episode", "run", "round", "task type", "goal", "read as", "won", "score", "goal sim", "scene sim", "best t"):
         table.add_column(column, overflow="fold", no_wrap=column in {"run", "task type", "score"})
     for hit, episode in zip(hits, episodes):
         table.add_row(
             str(hit.episode_id),
-            escape(episode.run_id),
+            shown(episode.run_id),
             str(episode.round),
-            escape(episode.task_type),
-            escape(episode.goal),
-            escape(_read_as(episode)),
+            shown(episode.task_type),
+            shown(episode.goal),
+            shown(_read_as(episode)),
             "yes" if episode.won else "no",
             f"{hit.score:.3f}",
             f"{hit.goal_score:.3f}",
@@ -136,14 +136,14 @@ def _where(store_path: Path, kind: str, run: str | None, before_round: int | Non
     scope = "" if run is None else f" that round {visibility.before_round} of run {run} sees"
     if not ranked:
         kinds = f"kinds seen: {', '.join(known)}" if known else "no thing was seen in or on a place"
-        err_console.print(f"no {kind} was seen in or on a place in the episodes{scope} ({kinds})",
-                          markup=False, highlight=False, soft_wrap=True)
+        err_console.print(shown(f"no {kind} was seen in or on a place in the episodes{scope} ({kinds})"),
+                          highlight=False, soft_wrap=True)
         return
-    table = Table(title=escape(f"where {kind} was found" + (f" (episodes{scope})" if run else "")))
+    table = Table(title=shown(f"where {kind} was found" + (f" (episodes{scope})" if run else "")))
     for column in ("place", "episodes"):
         table.add_column(column, no_wrap=True)
     for place, n in ranked:
-        table.add_row(escape(place), str(n))
+        table.add_row(shown(place), str(n))
     show(console, table)
 
 
@@ -192,21 +192,21 @@ def _reading(store_path: Path, words: str, asked: ReadingQuery, as_json: bool) -
         return
     if not readings:
         how = "" if asked.llm else "; add --llm local to let the LLM read them"
-        err_console.print(f"no reading of {words!r} from the template, verified readings or the words{how}",
-                          markup=False, highlight=False, soft_wrap=True)
+        err_console.print(shown(f"no reading of {words!r} from the template, verified readings or the words{how}"),
+                          highlight=False, soft_wrap=True)
     else:
-        table = Table(title=escape(f"how prag reads {words!r}, best first"))
+        table = Table(title=shown(f"how prag reads {words!r}, best first"))
         for column in ("goal", "reader", "confidence", "why"):
             table.add_column(column, overflow="fold")
         for r in readings:
-            table.add_row(escape(r.sentence), r.source, f"{r.confidence:.2f}", escape(r.why))
+            table.add_row(shown(r.sentence), r.source, f"{r.confidence:.2f}", shown(r.why))
         show(console, table)
     if stored:
-        table = Table(title=escape(f"episodes that read {words!r}"))
+        table = Table(title=shown(f"episodes that read {words!r}"))
         for column in ("episode", "run", "round", "read as", "reader", "verified"):
             table.add_column(column, overflow="fold")
         for row in stored:
-            table.add_row(str(row["episode_id"]), escape(row["run_id"]), str(row["round"]), escape(row["sentence"]),
+            table.add_row(str(row["episode_id"]), shown(row["run_id"]), str(row["round"]), shown(row["sentence"]),
                           row["reader"], "yes" if row["verified"] else "no")
         show(console, table)
 
@@ -254,13 +254,13 @@ def _correction_json(hit: CorrectionHit) -> dict:
 
 
 def _corrections_table(hits: list[CorrectionHit], goal: str) -> Table:
-    table = Table(title=escape(f"top {len(hits)} corrections by a person for {goal!r} (shown to the agent first)"))
+    table = Table(title=shown(f"top {len(hits)} corrections by a person for {goal!r} (shown to the agent first)"))
     for column in ("correction", "origin", "verified", "task type", "goal", "score", "instr. sim", "scene sim"):
         table.add_column(column, overflow="fold", no_wrap=column in {"task type", "score"})
     for hit in hits:
         c = hit.correction
         table.add_row(
-            str(c.id), escape(c.origin), "yes" if c.verified else "no", escape(c.task_type), escape(c.goal), f"{hit.score:.3f}",
+            str(c.id), shown(c.origin), "yes" if c.verified else "no", shown(c.task_type), shown(c.goal), f"{hit.score:.3f}",
             f"{hit.interaction_score:.3f}", f"{hit.scene_score:.3f}" if hit.best_step is not None else "-",
         )
     return table

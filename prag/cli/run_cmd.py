@@ -28,15 +28,17 @@ from prag.cli.common import (
     LLMTimeoutOpt,
     check_llm,
     console,
+    run_id_option,
     guarded,
     injected_llm,
     interrupted,
     sources_help,
 )
-from prag.cli.supervisor import interrupted_hint, report_run
+from prag.cli.supervisor import STALE, interrupted_hint, report_run
 from prag.envs.spec import load_spec
-from prag.errors import DamagedStore, PragError, disk_full
+from prag.errors import DamagedStore, PragError, disk_full, writing
 from prag.llm import SPEC_HELP
+from prag.names import RUN_ID_CHARS, run_folder
 from prag.run.config import (
     ExecutionConfig,
     ExperimentConfig,
@@ -50,7 +52,7 @@ from prag.sources import KnowledgeSource
 from prag.store import Store
 from prag.store.records import RunRecord
 from prag.store.stats import store_stats
-from prag.text import command
+from prag.text import command, shown
 
 DEFAULT_SPEC = "alfworld-medium"
 READERS_HELP = "Who reads the goal into a formal one, in order: template (the family's own sentences), experience (readings verified before), words (the kinds the words name, in English or Korean, and their cue words), llm (under a grammar of the family's goals), facts (where none of these read anything, as a family with no goal schema: the facts that hold once it is done, in the instruction's words, re-worded from a verified reading or read by the LLM under a grammar of facts), person (yes/no when in doubt; `prag console`)."
@@ -85,7 +87,7 @@ def run(
     seed: Annotated[int, typer.Option("--seed", help="Seed for the LLM's sampling.")] = DEFAULT.experiment.seed,
     train: Annotated[Optional[str], typer.Option("--train", help="Iterate on this spec, then evaluate SPEC with the store frozen.")] = None,
     include: Annotated[Optional[list[str]], typer.Option("--include", help="Earlier run whose episodes round 0 may retrieve (repeatable).")] = None,
-    name: Annotated[Optional[str], typer.Option("--name", help="Run id (default: spec-mode-time).")] = None,
+    name: Annotated[Optional[str], typer.Option("--name", callback=run_id_option, help=f"Run id (default: spec-mode-time): at most {RUN_ID_CHARS} characters, no / or \\; it names the run's folder under runs/.")] = None,
     think: Annotated[bool, typer.Option("--think/--no-think", help="A one-sentence thought before each action (ReAct-style).")] = DEFAULT.agent.think,
     constrain: Annotated[bool, typer.Option("--constrain/--no-constrain", help="Constrained decoding to the admissible actions.")] = DEFAULT.agent.constrained,
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Play only the first N tasks of the set.")] = None,
@@ -155,36 +157,36 @@ def _play(store: Store, store_path: Path, run_record: RunRecord, config: RunConf
     report_run(store_path, run_record.id)
     try:
         experiment, retrieval = config.experiment, config.retrieval
-        log = RunLog(Path("runs") / run_record.id)
+        log = RunLog(run_folder(Path("runs"), run_record.id))
         train = f" (train on {experiment.train})" if experiment.train else ""
-        console.print(
+        console.print(shown(
             f"run {run_record.id} into {store_path}: {experiment.spec}{train}, {experiment.rounds} rounds, "
             f"mode {retrieval.mode}, k {retrieval.k}, corrections {retrieval.corrections_k if retrieval.corrections else 'off'}"
-            f"{'' if retrieval.prior else ' (no prior)'}, ask {config.agent.ask}, llm {experiment.llm}{_where(config)}",
-            markup=False, highlight=False,
-        )
+            f"{'' if retrieval.prior else ' (no prior)'}, ask {config.agent.ask}, llm {experiment.llm}{_where(config)}"
+        ), highlight=False)
         with run_display(log) as display:
             Runner(store, run_record, config, display, llm=injected_llm(experiment.llm), on_wait=display.waiting).play()
     except KeyboardInterrupt as stop:
-        leave_interrupted(store, run_record)
-        interrupted(stop, f"finished episodes are stored; continue with `{resume}`")
+        marked = leave_interrupted(store, run_record)
+        interrupted(stop, f"finished episodes are stored; {'' if marked else STALE}continue with `{resume}`")
         raise typer.Exit(exit_status(stop)) from None
     except DamagedStore:
         raise  # prag writes nothing into a damaged store, not even the run's status
     except Exception as exc:
-        leave_interrupted(store, run_record)
+        marked = leave_interrupted(store, run_record)
         said = exc if isinstance(exc, PragError) else disk_full(exc)
         if said is not None:
-            raise PragError(f"{said}\n{interrupted_hint(resume)}") from None
+            raise PragError(f"{said}\n{interrupted_hint(resume, marked)}") from None
         raise
     summary = [r for r in store_stats(store).rounds if r.run_id == run_record.id]
-    (log.directory / "summary.json").write_text(
-        json.dumps([{"round": r.round, "episodes": r.episodes, "won": r.won, "success_rate": r.success_rate} for r in summary], indent=2)
-    )
+    with writing(log.directory / "summary.json"):
+        (log.directory / "summary.json").write_text(json.dumps(
+            [{"round": r.round, "episodes": r.episodes, "won": r.won, "success_rate": r.success_rate} for r in summary],
+            indent=2))
     for r in summary:
         console.print(f"round {r.round}: {r.won}/{r.episodes} won ({r.success_rate:.0%})", highlight=False)
-    console.print(f"log and summary in {log.directory}; compare rounds with `{command('prag', 'compare', store_path, run_record.id)}`",
-                  markup=False, highlight=False, soft_wrap=True)
+    console.print(shown(f"log and summary in {log.directory}; compare rounds with "
+                        f"`{command('prag', 'compare', store_path, run_record.id)}`"), highlight=False, soft_wrap=True)
 
 
 def _where(config: RunConfig) -> str:
@@ -200,11 +202,15 @@ def _where(config: RunConfig) -> str:
     return f"{servers}, {execution.workers} {' or '.join(kinds)}"
 
 
-def leave_interrupted(store: Store, run_record: RunRecord) -> None:
-    """Mark a run stopped before its end `interrupted` (its process lets it go). A store that
-    cannot take the status (damaged, gone) shows the run `running (stale)` instead."""
-    with contextlib.suppress(PragError):
+def leave_interrupted(store: Store, run_record: RunRecord) -> bool:
+    """Mark a run stopped before its end `interrupted` (its process lets it go); whether it could.
+    A store that cannot take the status (damaged, gone, its disk full) shows the run
+    `running (stale)` instead, which the messages then say."""
+    try:
         store.set_run_status(run_record.id, "interrupted")
+    except PragError:
+        return False
+    return True
 
 
 class RunDisplay:
@@ -262,7 +268,7 @@ class RunDisplay:
         self.noted = noted
 
     def _line(self, text: str) -> None:
-        self.out.print(text, markup=False, highlight=False, soft_wrap=True)
+        self.out.print(shown(text), highlight=False, soft_wrap=True)
 
 
 @contextlib.contextmanager

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from prag.cli import app
@@ -21,6 +20,7 @@ from prag.files import checked_file
 from prag.store import Store
 from prag.store.database import damaged
 from prag.store.stats import StoreStats, store_stats
+from prag.text import shown
 
 if TYPE_CHECKING:
     from prag.store.exchange import ImportResult
@@ -48,17 +48,17 @@ def stats(
 
 
 def _print_stats(figures: StoreStats, store_path: Path) -> None:
-    runs = Table(title=f"runs in {escape(str(store_path))}")
+    runs = Table(title=f"runs in {shown(str(store_path))}")
     for column in ("run", "spec", "llm", "mode", "k", "status"):
         runs.add_column(column)
     for run in figures.runs:
-        runs.add_row(*(escape(str(run[key])) for key in ("id", "spec", "llm", "mode", "k", "status")))
+        runs.add_row(*(shown(str(run[key])) for key in ("id", "spec", "llm", "mode", "k", "status")))
     show(console, runs)
     rounds = Table(title="success per round")
     for column in ("run", "round", "episodes", "won", "success", "steps"):
         rounds.add_column(column)
     for row in figures.rounds:
-        rounds.add_row(escape(row.run_id), str(row.round), str(row.episodes), str(row.won), f"{row.success_rate:.1%}", str(row.steps))
+        rounds.add_row(shown(row.run_id), str(row.round), str(row.episodes), str(row.won), f"{row.success_rate:.1%}", str(row.steps))
     show(console, rounds)
     summary = Table(show_header=False, title="store")
     summary.add_row("episodes", str(figures.episodes))
@@ -67,16 +67,16 @@ def _print_stats(figures: StoreStats, store_path: Path) -> None:
     summary.add_row("trajectory text per episode", f"{figures.bytes_per_episode / 1024:.1f} KB")
     for name, count in figures.vectors.items():
         cache = figures.cache.get(name, {"encoded": 0, "hits": 0})
-        summary.add_row(f"vectors ({escape(name)})", f"{count} stored, {cache['encoded']} encoded, {cache['hits']} cache hits")
+        summary.add_row(f"vectors ({shown(name)})", f"{count} stored, {cache['encoded']} encoded, {cache['hits']} cache hits")
     for name, answers in figures.answers.items():
         summary.add_row(
-            f"LLM answers ({escape(name)})",
+            f"LLM answers ({shown(name)})",
             f"{answers['rows']} stored, {answers['hits']} cache hits, {answers['misses']} misses, "
             f"{answers['saved_seconds']:.0f} s of model time saved",
         )
     summary.add_row("database size", f"{figures.db_bytes / 1024:.0f} KB")
     summary.add_row("schema version", str(figures.schema_version))
-    summary.add_row("integrity", escape(figures.integrity))
+    summary.add_row("integrity", shown(figures.integrity))
     show(console, summary)
     if figures.places:
         places = Table(title="where things are found (episodes that saw them there)")
@@ -84,7 +84,7 @@ def _print_stats(figures: StoreStats, store_path: Path) -> None:
             places.add_column(column, overflow="fold", no_wrap=column != "best places")
         for seen in figures.places:
             best = ", ".join(f"{place} {n}" for place, n in seen["places"])
-            places.add_row(escape(seen["kind"]), str(seen["episodes"]), escape(best))
+            places.add_row(shown(seen["kind"]), str(seen["episodes"]), shown(best))
         show(console, places)
 
 
@@ -139,7 +139,7 @@ def import_(
     if result.bad:
         err_console.print(f"skipped {len(result.bad)} bad lines:", highlight=False)
         for line in result.bad:
-            err_console.print(f"  {escape(line)}", highlight=False)
+            err_console.print(f"  {shown(line)}", highlight=False)
 
 
 def _imported(result: ImportResult) -> str:
@@ -174,14 +174,11 @@ def delete(
             what = f"run {store.run(run).id} with its {len(store.outcomes([run]))} episodes"
         if not yes:
             try:
-                agreed = typer.confirm(f"delete {what} from {store_path}?", default=False)
+                agreed = typer.confirm(f"delete {shown(what, markup=False)} from {store_path}?", default=False)
             except typer.Abort:  # no answer at all (end of input)
                 agreed = False
             if not agreed:
                 raise PragError(f"nothing deleted: answer y to delete {what}, or pass --yes")
         gone = store.delete_episode(episode) if episode is not None else store.delete_run(run or "")
-    console.print(
-        f"deleted {what}: {gone.episodes} episodes, {gone.steps} steps, "
-        f"{gone.vectors} vectors no other text uses",
-        markup=False, highlight=False,
-    )
+    console.print(shown(f"deleted {what}: {gone.episodes} episodes, {gone.steps} steps, "
+                        f"{gone.vectors} vectors no other text uses"), highlight=False)

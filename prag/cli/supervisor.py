@@ -80,8 +80,14 @@ def report_run(store_path: Path, run_id: str) -> None:
         os.write(_reports, (json.dumps({"store": str(store_path), "run": run_id}) + "\n").encode())
 
 
-def interrupted_hint(resume: str) -> str:
-    """What every error that stops a run says after its cause."""
+STALE = "the run could not be marked interrupted (its store took no write), so it shows as `running (stale)`; "
+
+
+def interrupted_hint(resume: str, marked: bool = True) -> str:
+    """What every error that stops a run says after its cause; `marked`: the run could be marked
+    interrupted (else it shows as `running (stale)`, and resumes all the same)."""
+    if not marked:
+        return f"{STALE[0].upper()}{STALE[1:]}its finished episodes are stored: once that is fixed, continue with `{resume}`"
     return f"The run is interrupted, its finished episodes stored: once that is fixed, continue with `{resume}`"
 
 

@@ -12,9 +12,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from prag.errors import PragError
+from prag.errors import PragError, SpecError
 
 Triple = tuple[str, str, str]
+
+# The most tasks a spec's counts may ask for. Real sets hold a few thousand (ALFWorld's train split
+# 3,553 games, ScienceWorld's variations about 7,200); a count past this is a slip, refused before
+# a task is built: a grid spec of 10**8 tasks grew to 24 GB before the OOM killer ended it.
+MAX_TASKS = 100_000
+
+
+def check_task_count(where: str, count: int, how: str) -> None:
+    """Refuse a spec whose counts ask for more than MAX_TASKS tasks (`how` says how they multiply)."""
+    if count > MAX_TASKS:
+        raise SpecError(f"{where}: {how} ask for {count:,} tasks, over the {MAX_TASKS:,} a task set may have: "
+                        "give smaller counts, or split the set into several specs")
 
 
 @dataclass(frozen=True)

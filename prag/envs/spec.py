@@ -22,6 +22,7 @@ from prag.envs import registry
 from prag.envs.wrappers import WrappedSource
 from prag.errors import SpecError
 from prag.files import checked_file, read_text
+from prag.names import SPEC_NAME_CHARS, name_problem
 from prag.paths import spec_dirs
 
 
@@ -129,6 +130,10 @@ def parse_spec(raw: dict[str, Any], path: Path) -> TaskSetSpec:
     name = raw.get("name", path.stem)
     if not isinstance(name, str):
         raise SpecError(f"{path}: 'name' must be a str, got {name!r}")
+    problem = name_problem(name, path=True, limit=SPEC_NAME_CHARS)  # it begins the default run id
+    if problem is not None:
+        raise SpecError(f"{path}: 'name' {name!r} cannot name a task set: {problem}; give a name of at most "
+                        f"{SPEC_NAME_CHARS} characters without / or \\ (it begins the ids of its runs)")
     return TaskSetSpec(
         name=name,
         env=env,

@@ -36,10 +36,10 @@ def make_llm(
 ) -> LLM:
     """The backend a `--llm` spec names; `options` go to its constructor.
 
-    For a server (openai:MODEL): `timeout` is the seconds one request may take, `retries` how
-    many times a request that timed out, found no server, got 408/409/429/5xx or a reply that is
-    not a chat completion is sent again (so a call gives up after about (retries + 1) * timeout
-    seconds), and `on_wait(seconds, attempt)` is told while a call waits (`prag.llm.retrying`;
+    For a server (openai:MODEL): `timeout` is the seconds one call may take in all, `retries` how
+    many times within that time a request that timed out, found no server, got 408/409/429/5xx or
+    a reply that is not a chat completion is sent again (so a call gives up after `timeout`
+    seconds at most), and `on_wait(seconds, attempt)` is told while a call waits (`prag.llm.retrying`;
     also settable later as the backend's `on_wait` attribute). A local model ignores the three.
     Other options: local: n_ctx, n_threads, seed, sequences, or base_url (the model served by
     prag to a run's workers, prag.llm.serve); openai: base_url, api_key, constraint.
@@ -65,15 +65,15 @@ def make_llm(
     raise LLMError(f"Unknown LLM {spec!r}: use {SPEC_HELP}.")
 
 
-def check_spec(spec: str, *, timeout: float = DEFAULT_TIMEOUT, retries: int = DEFAULT_RETRIES) -> None:
-    """Refuse a `--llm` spec (with its timeout and retries) that `make_llm` could not build,
-    without loading a model or asking a server: commands check their options with it before
-    they create anything."""
+def check_spec(spec: str, *, timeout: float = DEFAULT_TIMEOUT, retries: int = DEFAULT_RETRIES, **options: Any) -> None:
+    """Refuse a `--llm` spec (with its timeout, retries and `options`, a server's `base_url`) that
+    `make_llm` could not build, without loading a model or asking a server: commands check their
+    options with it before they create anything."""
     kind, _, arg = spec.partition(":")
     if kind == "local":
         _local_model(arg)
     else:
-        make_llm(spec, timeout=timeout, retries=retries)  # a server's client only: no request is made
+        make_llm(spec, timeout=timeout, retries=retries, **options)  # a server's client only: no request is made
 
 
 def local_model(spec: str) -> tuple[Path, str]:

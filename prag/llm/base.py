@@ -17,8 +17,17 @@ from typing import Protocol, runtime_checkable
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": ...}
 
-DEFAULT_TIMEOUT = 60.0  # seconds one request to a server may take
-DEFAULT_RETRIES = 2  # further requests after a timeout, a refused connection, 429/5xx or junk
+DEFAULT_TIMEOUT = 60.0  # seconds one call to a server may take in all, its retries and pauses included
+DEFAULT_RETRIES = 2  # further requests within that time after a refused connection, 429/5xx or junk
+# The longest timeout: a day. Past it a wait is a slip, and an infinite one overflows a thread's wait.
+MAX_TIMEOUT = 86_400.0
+
+
+def timeout_problem(seconds: float) -> str | None:
+    """What is wrong with a timeout of `seconds` (None: nothing), for every place that takes one."""
+    if not 0 < seconds <= MAX_TIMEOUT:  # NaN fails this too
+        return f"give more than 0 seconds and at most {MAX_TIMEOUT:g} (a day), not {seconds:g}"
+    return None
 # A generous ceiling on characters per generated token, so a server that ignores max_tokens
 # cannot hand back megabytes; real answers average about four.
 _CHARS_PER_TOKEN = 16

@@ -1,13 +1,15 @@
 """Any OpenAI-compatible chat server through the `openai` client: OpenAI, vLLM, llama.cpp, Ollama.
 
-Each request may take `timeout` seconds in all, from sending it to the reply's last byte: the
-HTTP client's own timeout bounds each read only, and a server that sends its status line, its
-headers or its body a byte at a time would hold a call for ever. After a timeout, a refused
-connection, 408/409/429, 5xx or a reply that is not a chat completion it is sent again, up to
-`retries` more times, with backoff (and Retry-After when the server gives one); then an
-`LLMError` says what the server answered and what to do. Replies are read as streams and bounded
-(`prag.llm.reply`): a server that ignores `max_tokens` cannot hand back more than an answer can
-be, nor a model list more than `MODELS_BYTES`.
+A call may take `timeout` seconds in all, from sending its first request to the last byte of the
+reply that answers it, retries and their pauses included: each request gets what is left of it.
+The HTTP client's own timeout bounds each read only, and a server that sends its status line, its
+headers or its body a byte at a time would hold a call for ever. After a refused connection,
+408/409/429, 5xx, a reply that is not a chat completion or a request that timed out, the request
+is sent again, up to `retries` more times while the time allows, with backoff (and Retry-After when
+the server gives one); then an `LLMError` says what the server answered and what to do. Replies
+are read as streams and bounded (`prag.llm.reply`): a server that ignores `max_tokens` cannot hand
+back more than an answer can be, nor a model list more than `MODELS_BYTES`, nor an error more
+than `ERROR_BYTES` (the `openai` client reads an error's body whole: it reads a cut one).
 
 Constrained choice is not part of the OpenAI API, so it is sent the way the server understands
 it: a GBNF `grammar` for llama.cpp servers, `structured_outputs.choice` / `guided_choice` for
@@ -35,6 +37,7 @@ from prag.errors import LLMError
 from prag.llm.base import (
     DEFAULT_RETRIES,
     DEFAULT_TIMEOUT,
+    timeout_problem,
     Completion,
     Message,
     answer_limit,
@@ -55,14 +58,26 @@ _OWNERS: dict[str, Constraint] = {"me": "grammar", "llamacpp": "grammar", "vllm"
 _TRANSIENT_STATUS = {408, 409, 429}
 # A model list is a few kB (llama.cpp's, vLLM's: one model; OpenAI's: some hundred).
 MODELS_BYTES = 1 << 20
+# What is read of an error's body (4xx, 5xx): its message is a line; 200 MB of it took 2.5 GB.
+ERROR_BYTES = 64 << 10
+
+
+class _Failed(Exception):
+    """A call that gave up: its last error and how many requests it made."""
+
+    def __init__(self, error: Exception, requests: int) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.requests = requests
 
 
 class OpenAILLM:
     """A model behind an OpenAI-compatible endpoint.
 
-    `timeout`: seconds one request may take; `retries`: how many times a failed request is sent
-    again; `on_wait(seconds, attempt)`: told while a call waits (see `prag.llm.retrying`); it may
-    be set after construction, e.g. once a progress bar exists.
+    `timeout`: seconds one call may take in all, its retries included; `retries`: how many times
+    a failed request is sent again within that time; `on_wait(seconds, attempt)`: told while a
+    call waits (see `prag.llm.retrying`); it may be set after construction, e.g. once a progress
+    bar exists. `base_url` is the server's (default: the first of OPENAI_BASE_URL's, else OpenAI's).
     """
 
     def __init__(
@@ -80,8 +95,9 @@ class OpenAILLM:
             raise LLMError("Name the model: --llm openai:MODEL (for example openai:gpt-4o-mini).")
         if constraint not in ("auto", "grammar", "vllm", "none"):
             raise LLMError(f"constraint must be auto, grammar, vllm or none, not {constraint!r}")
-        if not timeout > 0:
-            raise LLMError(f"The LLM timeout must be a positive number of seconds, not {timeout!r}.")
+        problem = timeout_problem(timeout) if isinstance(timeout, (int, float)) else "give a number of seconds"
+        if problem is not None:
+            raise LLMError(f"The LLM timeout is wrong: {problem}.")
         if not (isinstance(retries, int) and retries >= 0):
             raise LLMError(f"The LLM retries must be a whole number, 0 or more, not {retries!r}.")
         # OPENAI_BASE_URL may list several servers (prag.llm.balance): alone, a backend uses the first.
@@ -90,8 +106,8 @@ class OpenAILLM:
         if not key:
             if self.base_url == _DEFAULT_BASE_URL:
                 raise LLMError(
-                    "No API key for OpenAI: set OPENAI_API_KEY, or set OPENAI_BASE_URL to another "
-                    "OpenAI-compatible server."
+                    "No API key for OpenAI: set OPENAI_API_KEY, or name another OpenAI-compatible server "
+                    "with --llm-url (or OPENAI_BASE_URL)."
                 )
             key = "not-needed"  # local servers ignore it, but the client insists on one
         self.name = f"openai:{model}"
@@ -119,17 +135,17 @@ class OpenAILLM:
 
     def _new_client(self) -> openai.OpenAI:
         # Retries are ours (`retrying`): they also cover junk replies and report each attempt.
-        return openai.OpenAI(api_key=self._key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
+        http = openai.DefaultHttpxClient(timeout=self.timeout, event_hooks={"response": [_cut_error_body]})
+        return openai.OpenAI(api_key=self._key, base_url=self.base_url, timeout=self.timeout, max_retries=0,
+                             http_client=http)
 
     def _detect_constraint(self) -> Constraint:
         try:
             owners = self._retrying(self._model_owners)
-        except openai.APIStatusError as exc:
-            if _transient(exc):
-                raise self._error(exc) from None
-            return "none"  # a server without /models: send no constraint
-        except (openai.APIError, TimeoutError) as exc:
-            raise self._error(exc) from None
+        except _Failed as failed:
+            if isinstance(failed.error, openai.APIStatusError) and not _transient(failed.error):
+                return "none"  # a server without /models: send no constraint
+            raise self._error(failed.error, failed.requests) from None
         return next((_OWNERS[o] for o in owners if o in _OWNERS), "none")
 
     def _model_owners(self, client: openai.OpenAI) -> set[str]:
@@ -187,8 +203,8 @@ class OpenAILLM:
         start = time.perf_counter()
         try:
             reply = self._retrying(lambda client: self._ask(client, request, limit, constrained=bool(extra)))
-        except (openai.APIError, BadReply, TimeoutError) as exc:
-            raise self._error(exc) from None
+        except _Failed as failed:
+            raise self._error(failed.error, failed.requests) from None
         return Completion(
             text=reply.text,
             prompt_tokens=reply.prompt_tokens,
@@ -210,13 +226,28 @@ class OpenAILLM:
         return parse_reply(body, text_limit=limit, constrained=constrained)
 
     def _retrying(self, call: Callable[[openai.OpenAI], T]) -> T:
-        """`call(client)`, each request of it within the timeout, retried as the module says."""
-        return retrying(lambda: self._on_time(call), retries=self.retries, pause=_pause, on_wait=self.on_wait)
+        """`call(client)`, retried as the module says, all of it within the timeout; `_Failed`
+        with the last error of a server's (or a timeout) and the requests made."""
+        deadline = time.monotonic() + self.timeout
+        requests = 0
 
-    def _on_time(self, call: Callable[[openai.OpenAI], T]) -> T:
-        """`call(client)` (one request and its reply) within `timeout` seconds in all. It runs in
-        a helper thread: past the deadline it is left there, and its client's connections are
-        closed under it (a new client serves the next request), which ends it at its next read."""
+        def request() -> T:
+            nonlocal requests
+            requests += 1
+            return self._on_time(call, deadline)
+
+        try:
+            return retrying(request, retries=self.retries, pause=_pause, on_wait=self.on_wait, until=deadline)
+        except (openai.APIError, BadReply, TimeoutError) as exc:
+            raise _Failed(exc, requests) from None
+
+    def _on_time(self, call: Callable[[openai.OpenAI], T], deadline: float) -> T:
+        """`call(client)` (one request and its reply) by the `deadline` (a `time.monotonic()`). It
+        runs in a helper thread: past the deadline it is left there, and its client's connections
+        are closed under it (a new client serves the next request), which ends it at its next read."""
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"no time left of {self.timeout:g} s")
         client = self._client
         result: Future[T] = Future()
 
@@ -228,7 +259,7 @@ class OpenAILLM:
 
         threading.Thread(target=run, name="llm-request", daemon=True).start()
         try:
-            return result.result(timeout=self.timeout)
+            return result.result(timeout=left)
         except FutureTimeout:
             with self._client_lock:  # calls of parallel episodes may time out at once: one new client
                 if self._client is client:
@@ -236,25 +267,25 @@ class OpenAILLM:
             client.close()
             raise TimeoutError(f"no whole reply within {self.timeout:g} s") from None
 
-    def _error(self, exc: Exception) -> LLMError:
+    def _error(self, exc: Exception, requests: int) -> LLMError:
         """What went wrong, with where and what to do (retries are spent when it is transient)."""
         where = f"The LLM server at {self.base_url}"
-        tries = f"{self.retries + 1} time{'s' if self.retries else ''}"
-        more = "--llm-retries sets how many times prag asks again"
+        tries = f"{requests} time{'s' if requests != 1 else ''}"
+        more = "--llm-retries sets how many times prag asks again within --llm-timeout"
         if isinstance(exc, (openai.APITimeoutError, TimeoutError)):
             return LLMError(
-                f"{where} did not answer within {self.timeout:g} s ({tries}): check that it is up "
-                f"and not overloaded, or allow it longer with --llm-timeout; {more}."
+                f"{where} did not answer within {self.timeout:g} s ({tries}), the time --llm-timeout gives a call, "
+                f"retries included: check that it is up and not overloaded, or allow it longer with --llm-timeout; {more}."
             )
         if isinstance(exc, openai.APIConnectionError):
             return LLMError(
                 f"Cannot reach the LLM server at {self.base_url} ({exc.__cause__ or exc}; tried "
-                f"{tries}): start the server, or set OPENAI_BASE_URL to where it listens."
+                f"{tries}): start the server, or give the URL it listens at with --llm-url (or OPENAI_BASE_URL)."
             )
         if isinstance(exc, BadReply):
             return LLMError(
                 f"{where} sent no usable answer ({tries}); last it sent {exc}. Check that "
-                f"OPENAI_BASE_URL points at an OpenAI-compatible API (it usually ends in /v1) "
+                f"the URL (--llm-url or OPENAI_BASE_URL) points at an OpenAI-compatible API (it usually ends in /v1) "
                 f"and that the server works; {more}."
             )
         if isinstance(exc, openai.AuthenticationError):
@@ -262,7 +293,7 @@ class OpenAILLM:
         if isinstance(exc, openai.NotFoundError):
             return LLMError(
                 f"{where} answered 404 for model {self.model!r}: check the model name in "
-                f"--llm openai:MODEL and OPENAI_BASE_URL (it usually ends in /v1). {_detail(exc)}"
+                f"--llm openai:MODEL and the URL, --llm-url or OPENAI_BASE_URL (it usually ends in /v1). {_detail(exc)}"
             )
         status = getattr(exc, "status_code", "an error")
         if isinstance(exc, openai.APIStatusError) and _transient(exc):
@@ -271,6 +302,33 @@ class OpenAILLM:
                 f"{more}."
             )
         return LLMError(f"{where} answered {status}: {_detail(exc)}")
+
+
+def _cut_error_body(response: Any) -> None:
+    """The HTTP client's response hook: an error's body is read no further than ERROR_BYTES (the
+    `openai` client reads it whole, before any code of ours sees it)."""
+    if response.status_code >= 400:
+        response.stream = _cut(response.stream, ERROR_BYTES)
+
+
+def _cut(stream: Any, limit: int) -> Any:
+    """`stream` (the HTTP library's byte stream: httpx's or httpx2's) ending after `limit` bytes;
+    of that library's SyncByteStream, which the library checks it is."""
+    base = next(kind for kind in type(stream).__mro__ if kind.__name__ == "SyncByteStream")
+
+    class Cut(base):  # type: ignore[misc,valid-type]
+        def __iter__(self) -> Any:
+            left = limit
+            for chunk in stream:
+                yield chunk[:left]
+                left -= len(chunk)
+                if left <= 0:
+                    return
+
+        def close(self) -> None:
+            stream.close()
+
+    return Cut()
 
 
 def _pause(exc: Exception, retry: int) -> float | None:

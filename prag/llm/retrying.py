@@ -34,11 +34,13 @@ def retrying(
     retries: int,
     pause: Callable[[Exception, int], float | None],
     on_wait: WaitCallback | None = None,
+    until: float | None = None,
 ) -> T:
     """`call()`, tried again up to `retries` times while it fails transiently.
 
     `pause(error, retry)` is the seconds to wait before retry number `retry` after `error`, or
-    None when the error is final. The last error is raised as it is.
+    None when the error is final. `until` (a `time.monotonic()`) is the call's deadline: no retry
+    begins whose pause would end past it. The last error is raised as it is.
     """
     with _Ticker(on_wait) as ticker:
         for retry in range(1, retries + 1):
@@ -48,7 +50,10 @@ def retrying(
                 seconds = pause(exc, retry)
                 if seconds is None:
                     raise
-            time.sleep(min(seconds, _LONGEST_PAUSE))
+                seconds = min(seconds, _LONGEST_PAUSE)
+                if until is not None and time.monotonic() + seconds >= until:
+                    raise
+            time.sleep(seconds)
             ticker.attempt = retry + 1
         return call()
 

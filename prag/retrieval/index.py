@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar, cast
 import numpy as np
 
 from prag.errors import PragError
-from prag.retrieval.persist import IndexFiles, Unusable, index_folder, locked
+from prag.retrieval.persist import IndexFiles, Unusable, index_folder, lockable, locked
 from prag.store.visibility import Visibility
 
 if TYPE_CHECKING:
@@ -181,14 +181,15 @@ class ExperienceIndex:
 
     def _folder(self, store: Store, model: str) -> Path | None:
         """The folder of the index's files, or None to keep the index in memory (an in-memory store,
-        or a store whose folder cannot be written)."""
+        or a store whose folder cannot be written: a read-only directory or file system, where the
+        folder may exist from before, but its lock cannot be taken)."""
         if not self.persist or str(store.path) == ":memory:":
             return None
         folder = index_folder(store.path, model)
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            lockable(folder)
         except OSError as exc:
-            _log.warning("the retrieval index of %s is kept in memory: %s cannot be created (%s)", store.path, folder, exc)
+            _log.warning("the retrieval index of %s is kept in memory: its files in %s cannot be written (%s)", store.path, folder, exc)
             return None
         return folder
 

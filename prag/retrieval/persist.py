@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from prag.errors import PragError
+from prag.errors import PragError, writing
 
 FORMAT = "prag-retrieval-index"
 VERSION = 1
@@ -62,6 +62,13 @@ def index_folder(store_path: Path, model: str) -> Path:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-.")[-40:]
     digest = hashlib.sha256(model.encode()).hexdigest()[:8]
     return store_path.with_name(f"{store_path.name}.index") / f"{slug}-{digest}"
+
+
+def lockable(folder: Path) -> None:
+    """Make the folder and its lock file, or raise the OSError that says why they cannot be."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "lock", "a+b"):
+        pass
 
 
 @contextmanager
@@ -156,7 +163,7 @@ class IndexFiles:
                 raise ValueError(f"rows of {values.dtype}{values.shape} do not fit column {name} ({column})")
             end = column.rows * column.row_bytes
             path = self.path(name)
-            with open(path, "r+b" if path.exists() else "w+b") as handle:
+            with writing(path), open(path, "r+b" if path.exists() else "w+b") as handle:
                 handle.seek(end)
                 handle.write(values.tobytes())
                 handle.truncate()
@@ -175,7 +182,8 @@ class IndexFiles:
         meta = {"format": FORMAT, "version": VERSION, "generation": self.generation,
                 "columns": {name: asdict(column) for name, column in self.columns.items()}, "header": header}
         temporary = self.folder / f"meta.json.{os.getpid()}"
-        temporary.write_text(json.dumps(meta))
+        with writing(temporary):
+            temporary.write_text(json.dumps(meta))
         os.replace(temporary, self.folder / "meta.json")
         for path in self.folder.iterdir():
             if (m := re.match(r"g(\d+)\.", path.name)) and int(m.group(1)) != self.generation:

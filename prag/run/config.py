@@ -22,6 +22,7 @@ from prag.agent.mediator import POLICIES
 from prag.agent.places import parse_places
 from prag.errors import ConfigError, PragError
 from prag.llm import DEFAULT_RETRIES, DEFAULT_TIMEOUT
+from prag.llm.base import timeout_problem
 from prag.retrieval.embed import DEFAULT_MODEL
 from prag.retrieval.index import check_mode
 from prag.store.records import RunRecord
@@ -69,7 +70,7 @@ class ExecutionConfig:
     """How the run is carried out, not what it plays."""
 
     workers: int = 1  # episodes played in parallel within a round
-    llm_timeout: float = DEFAULT_TIMEOUT  # seconds one request to an LLM server may take
+    llm_timeout: float = DEFAULT_TIMEOUT  # seconds one call to an LLM server may take, retries included
     llm_retries: int = DEFAULT_RETRIES  # further requests after a failed one
     answer_cache: bool = True  # greedy answers served from the store's cache (prag.store.answers)
     # threads (in this process; processes for engines that are not thread-safe) | processes | ray
@@ -100,8 +101,9 @@ class RunConfig:
             raise PragError("--limit and --max-steps must be at least 1 (leave them out for the whole set and the spec's cap)")
         if self.retrieval.k < 0 or self.execution.workers < 1 or self.retrieval.corrections_k < 0:
             raise PragError("--k and --corrections-k must be 0 or more and --workers at least 1")
-        if self.execution.llm_timeout <= 0 or self.execution.llm_retries < 0:
-            raise PragError("--llm-timeout must be more than 0 seconds and --llm-retries 0 or more")
+        timeout = timeout_problem(self.execution.llm_timeout)
+        if timeout is not None or self.execution.llm_retries < 0:
+            raise PragError(f"--llm-timeout: {timeout}" if timeout else "--llm-retries must be 0 or more")
         execution = self.execution
         if execution.executor not in EXECUTORS:
             raise PragError(f"--executor {execution.executor!r}: use one of {', '.join(EXECUTORS)}")

@@ -2,7 +2,8 @@
 
 `compare(store, run_ids)` reads the agent episodes of the runs and computes their metrics
 (`prag.run.metrics`); the result renders as rich tables or as a JSON-ready dict. Text from the
-store (run ids, specs, task types, the path) goes into the tables escaped: `[x]` stays `[x]`.
+store (run ids, specs, task types, the names of sources and readers, the path) goes into the tables
+through `prag.text.shown`: `[x]` stays `[x]`, and ESC or a newline shows as `\x1b` or `\n`.
 """
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rich.markup import escape
 from rich.table import Table
 
 from prag.store.episode_extra import Effort
@@ -19,6 +19,7 @@ from prag.run.metrics import RoundMetrics, Transition, round_metrics, transition
 from prag.sources import StepSource
 from prag.store import Store
 from prag.store.records import RunRecord
+from prag.text import shown
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def _ratio(part: int, whole: int) -> str:
 
 
 def runs_table(comparison: Comparison) -> Table:
-    table = Table(title=f"runs compared from {escape(comparison.store)}")
+    table = Table(title=f"runs compared from {shown(comparison.store)}")
     for column in ("run", "mode", "k", "spec", "llm", "rounds played", "status"):
         table.add_column(column)
     for run in comparison.runs:
@@ -106,7 +107,7 @@ def runs_table(comparison: Comparison) -> Table:
         planned = run.rounds + 1 if train else run.rounds  # the test round follows the train rounds
         spec = f"{train} → {run.spec}" if train else run.spec
         table.add_row(
-            escape(run.id), run.mode, str(run.k), escape(spec), escape(run.llm), f"{played}/{planned}",
+            shown(run.id), shown(run.mode), str(run.k), shown(spec), shown(run.llm), f"{played}/{planned}",
             comparison.states[run.id],
         )
     return table
@@ -126,12 +127,12 @@ def rounds_table(comparison: Comparison) -> Table:
     for run in comparison.runs:
         rounds = comparison.rounds_of(run.id)
         if not rounds:
-            table.add_row(escape(run.id), run.mode, "-", "0", *["-"] * (len(columns) - 4), end_section=True)
+            table.add_row(shown(run.id), shown(run.mode), "-", "0", *["-"] * (len(columns) - 4), end_section=True)
         for n, r in enumerate(rounds):
             spl = _num(r.spl) if r.success.spl_episodes == r.episodes else f"{_num(r.spl)} ({r.success.spl_episodes})"
             table.add_row(
-                escape(run.id),
-                run.mode,
+                shown(run.id),
+                shown(run.mode),
                 comparison.round_label(run.id, r.round),
                 str(r.episodes),
                 _ratio(r.success.wins, r.episodes),
@@ -162,7 +163,7 @@ def side_by_side_table(comparison: Comparison) -> Table:
     table = Table(title="Total SR by round")
     table.add_column("round", justify="right")
     for run in comparison.runs:
-        table.add_column(f"{escape(run.id)} ({run.mode})", justify="right")
+        table.add_column(f"{shown(run.id)} ({shown(run.mode)})", justify="right")
     by_key = {(r.run_id, r.round): r for r in comparison.rounds}
     for round_ in sorted({r.round for r in comparison.rounds}):
         cells = []
@@ -193,7 +194,7 @@ def types_table(comparison: Comparison) -> Table:
                 cells.append(
                     f"{_ratio(figures.wins, figures.episodes)}\nSPL {_num(figures.spl)}{score}" if figures else "-"
                 )
-            table.add_row(escape(run.id), escape(name), *cells, end_section=n == len(names) - 1)
+            table.add_row(shown(run.id), shown(name), *cells, end_section=n == len(names) - 1)
     return table
 
 
@@ -202,12 +203,12 @@ def _round_rows(comparison: Comparison, title: str, columns: Sequence[str], cell
     table = Table(title=title)
     table.add_column("run")
     table.add_column("round", justify="right")
-    for column in columns:
-        table.add_column(column, justify="right")
+    for column in columns:  # names of step sources and readers, as the episodes recorded them
+        table.add_column(shown(column), justify="right")
     for run in comparison.runs:
         rounds = comparison.rounds_of(run.id)
         for n, r in enumerate(rounds):
-            table.add_row(escape(run.id), comparison.round_label(run.id, r.round), *cells(r),
+            table.add_row(shown(run.id), comparison.round_label(run.id, r.round), *cells(r),
                           end_section=n == len(rounds) - 1)
     return table
 
@@ -250,7 +251,7 @@ def transitions_table(comparison: Comparison) -> Table:
         table.add_column(column, justify="left" if column == "run" else "right")
     for t in comparison.transitions:
         table.add_row(
-            escape(t.run_id),
+            shown(t.run_id),
             str(t.from_round),
             comparison.round_label(t.run_id, t.to_round),
             _ratio(t.succeeded_then_won, t.succeeded),

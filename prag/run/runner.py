@@ -31,7 +31,7 @@ from prag.corrections.prior import load_prior
 from prag.envs import registry
 from prag.envs.base import Observation, Task
 from prag.envs.spec import load_spec
-from prag.errors import LLMError, PragError
+from prag.errors import LLMError, PragError, writing
 from prag.llm import LLM, WaitCallback, local_model
 from prag.llm.balance import LeastLoaded
 from prag.llm.local import default_threads
@@ -321,5 +321,5 @@ class RunLog:
         self.path = directory / "log.jsonl"
 
     def __call__(self, event: str, data: dict) -> None:
-        with self.path.open("a", encoding="utf-8") as handle:
+        with writing(self.path), self.path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps({"event": event, "time": time.time(), **data}, sort_keys=True) + "\n")

@@ -43,6 +43,15 @@ def read_only_reason(path: Path) -> str | None:
     return None
 
 
+def _no_room(path: Path) -> bool:
+    """Whether the disk holding the store has (all but) no room left: less than a few pages."""
+    try:
+        found = os.statvfs(path.parent if not path.exists() else path)
+    except OSError:
+        return False
+    return found.f_bavail * found.f_frsize < 64 << 10
+
+
 def _read_only_fs(path: Path) -> bool:
     try:
         return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
@@ -91,7 +100,9 @@ def trouble(path: Path, exc: BaseException) -> StoreError | None:
             f"that process finish (or stop it), then try again. To copy or move the store meanwhile, take {wal} "
             "with it: it holds what was written since SQLite last merged it into the store"
         )
-    if name == "SQLITE_FULL" or number in (errno.ENOSPC, errno.EDQUOT) or "disk is full" in text:
+    # A full disk may also show as an I/O error: the -shm file SQLite maps cannot grow on it.
+    full = name.startswith("SQLITE_IOERR") and _no_room(path)
+    if full or name == "SQLITE_FULL" or number in (errno.ENOSPC, errno.EDQUOT) or "disk is full" in text:
         return StoreError(
             f"the disk holding {path} is full ({clip(text, 80)}): what this command had under way was undone, and "
             f"nothing stored before was lost. Free some space there, or move {path} together with {wal} "

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prag.errors import DamagedStore, StoreError
+from prag.names import check_run_id
 from prag.store.access import connect, read_only, read_only_reason, trouble
 from prag.store.claims import Claim, run_state
 from prag.store.episode_extra import stored_extra
@@ -268,16 +269,24 @@ class Store:
 
     @property
     def schema_version(self) -> int:
-        """The schema the file is at (0 before the first migration)."""
+        """The schema the file is at (0 before the first migration): the newest migration applied,
+        as `prag_meta` records it. A record that says otherwise (missing, -1, a version not
+        applied) is damage: what prag does to a store (a deletion) depends on it."""
         if "prag_meta" not in self._tables():
             return 0
         row = self.conn.execute("select value from prag_meta where key = 'schema_version'").fetchone()
-        if row is None:
-            return 0
         applied = max(self._applied(), default=0)
-        return stored_int(self.path, "prag_meta.schema_version", row[0], fix=(
-            f"set it to the newest migration applied, {applied}: {command('sqlite3', self.path)} "
-            f"\"update prag_meta set value = '{applied}' where key = 'schema_version'\""))
+        what = "prag_meta.schema_version"
+        fix = (f"set it to the newest migration applied, {applied}: {command('sqlite3', self.path)} "
+               f"\"insert or replace into prag_meta values ('schema_version', '{applied}')\"")
+        if row is None:
+            if applied:
+                raise damaged_value(self.path, what, None, f"the newest migration applied, {applied}", fix)
+            return 0
+        version = stored_int(self.path, what, row[0], fix=fix)
+        if version != applied and version <= SCHEMA_VERSION:  # past it: a newer prag's, refused as such
+            raise damaged_value(self.path, what, row[0], f"the newest migration applied, {applied}", fix)
+        return version
 
     def integrity(self) -> str:
         """SQLite's quick check of the whole file: "ok", or what is wrong with it."""
@@ -367,8 +376,7 @@ class Store:
                 step(self.db)
                 conn.execute("insert into prag_migrations values (?, ?, ?)", [version, name, now()])
                 conn.execute(
-                    "insert or replace into prag_meta values ('schema_version', ?)",
-                    [str(max(version, self.schema_version))],
+                    "insert or replace into prag_meta values ('schema_version', ?)", [str(max(self._applied()))]
                 )
 
     def migrations(self) -> list[dict[str, Any]]:
@@ -396,7 +404,9 @@ class Store:
     # --- runs -------------------------------------------------------------------------------
 
     def add_run(self, run: RunRecord, *, claim: bool = True) -> None:
-        """Record a run; a `running` one is claimed by this process (`claim=False`: an imported run)."""
+        """Record a run; a `running` one is claimed by this process (`claim=False`: an imported run).
+        Its id must be a run id (prag.names: it names the run's folder)."""
+        check_run_id(run.id)
         if self.conn.execute("select 1 from runs where id = ?", [run.id]).fetchone():
             raise StoreError(f"a run named {run.id!r} is already in {self.path}: choose another name")
         row = run.to_dict()

@@ -30,7 +30,18 @@ from prag.store.action_models import ActionModelRecord
 from prag.store.ask_policies import AskPolicyRecord
 from prag.store.corrections import Correction, PriorLoad, correction_texts
 from prag.store.database import Store
-from prag.store.lines import BadLine, EpisodeKey, Line, encode, parse_line, read_json, utf8_line
+from prag.store.lines import (
+    LINE_BYTES,
+    BadLine,
+    EpisodeKey,
+    Line,
+    encode,
+    parse_line,
+    read_json,
+    read_lines,
+    said,
+    utf8_line,
+)
 from prag.store.records import EpisodeRecord, RunRecord, text_hash
 
 SHOWN_BAD_LINES = 20
@@ -106,15 +117,16 @@ def import_file(store: Store, path: str | Path, *, skip_bad: bool = False, name:
     checked = checked_file(path, JSONL)
     name = name or str(path)
     with open(checked, "rb") as handle:
-        first = next((line for line in handle if line.strip()), b"")
+        first = next((line for line in read_lines(handle) if line.strip()), b"")
     try:
-        utf8_line(first)
+        if len(first) <= LINE_BYTES + 1:  # a longer one was cut, maybe within a letter: the survey refuses it
+            utf8_line(first)
     except BadLine as exc:
         raise PragError(f"{name} is not {JSONL}: its first line is {exc}") from None
 
     def read() -> Iterator[bytes]:
         with open(checked, "rb") as handle:
-            yield from handle
+            yield from read_lines(handle)
 
     return _import(store, read, name, skip_bad)
 
@@ -179,7 +191,7 @@ def _survey(store: Store, read: Callable[[], Iterable[str | bytes]]) -> _Survey:
                 )
     for number, run_id in found.episode_runs.items():
         if run_id in found.bad_runs and run_id not in found.run_lines and number not in found.bad:
-            found.bad[number] = f"its run {run_id!r} is on bad line {found.bad_runs[run_id]}"
+            found.bad[number] = f"its run {said(run_id)} is on bad line {found.bad_runs[run_id]}"
     good_episodes = {key for key, number in found.episodes.items() if number not in found.bad}
     for number, key in found.sources.items():
         if number not in found.bad and key not in good_episodes and _stored_id(store, key) is None:

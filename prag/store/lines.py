@@ -15,8 +15,11 @@ adds the next version of its name or family): a correction names the episode it 
 episode's key (each task is played once per round of a run). Vectors are keyed by the sha256 of
 their text and must belong to the line's own texts.
 
-A line is checked whole before anything is written: JSON nested at most `MAX_DEPTH` deep (deeper
-JSON would exhaust Python's recursion in the checks, and no record nests so), every field's type (strictly, by pydantic:
+A line is checked whole before anything is written: at most `LINE_BYTES` long (read no further:
+`read_lines`), JSON nested at most `MAX_DEPTH` deep (deeper JSON would exhaust Python's recursion in
+the checks, and no record nests so), no text longer than `FIELD_CHARS` (but a network's or a learned
+model's, which the line's bound bounds), every name a name (`prag.names`: a run id that would lead
+out of `runs/`, a task id with ESC in it are bad lines), every field's type (strictly, by pydantic:
 `"won": "no"` or `"round": "1"` are errors, not conversions), no unknown fields, steps numbered
 0..n with the reset first, counts not negative, base64 that decodes to finite float32 vectors.
 Whether vector dimensions agree is a question of the whole file and the store, so `LineChecker`
@@ -29,29 +32,54 @@ import binascii
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 
 from prag.envs.sam import ActionModel
+from prag.names import name_problem
 from prag.store.action_models import ActionModelRecord
 from prag.store.ask_policies import AskPolicyRecord
 from prag.store.corrections import ORIGINS, Correction, PriorLoad, correction_texts, read_transcript
 from prag.store.records import STATUSES, EpisodeRecord, RunRecord, text_hash
 from prag.store.transcripts import TranscriptError
+from prag.text import clip
 
 KINDS = ("run", "episode", "correction", "prior_load", "ask_policy", "action_model")
 # The deepest a record nests is a step's triples in an episode's steps (4), or what a run's config
 # or an episode's `extra` holds: a few levels more.
 MAX_DEPTH = 32
+# The longest line of a real export was an episode of 100 ScienceWorld steps with its vectors, 0.8 MB;
+# its longest text a scene graph of 5 kB (and a transcript is at most 1 MiB: prag.store.transcripts).
+LINE_BYTES = 16 * 2**20
+FIELD_CHARS = 2**20
+# The texts the line's bound alone bounds: an ask policy's network (base64), a learned action model's JSON.
+_LONG_FIELDS = {"model"}
+# The names on a line (prag.names), by kind: run ids name a folder (runs/<run id>/), the others are
+# one line of text each.
+_RUN_IDS = {"run": ("id", "include_runs"), "episode": ("run_id",), "action_model": ("run_id",)}
+_NAMES = {
+    "run": ("spec", "llm", "mode"),
+    "episode": ("task_id", "task_type"),
+    "correction": ("origin", "domain", "spec", "task_id", "task_type", "name", "improvement_model"),
+    "prior_load": ("name",),
+    "ask_policy": ("name", "spec", "llm", "algorithm", "tasks"),
+    "action_model": ("family",),
+}
 SOURCES = ("agent", "correction")
 _HASH = re.compile(r"[0-9a-f]{64}")
 
 
 class BadLine(ValueError):
     """A line that does not fit the format; the message says what is wrong with it."""
+
+
+def said(value: Any) -> str:
+    """A value of a line as a message quotes it: its repr, cut (a field may hold a megabyte)."""
+    return clip(repr(value), 60)
 
 
 @with_config(ConfigDict(extra="forbid"))
@@ -103,8 +131,23 @@ _ADAPTERS: dict[type, TypeAdapter[Any]] = {
 }
 
 
+def read_lines(handle: IO[bytes], limit: int = LINE_BYTES) -> Iterator[bytes]:
+    """The lines of a file, none held longer than `limit` bytes and its line end: of a longer line
+    the first bytes past the bound stand for it (`read_json` refuses it) and the rest is skipped
+    unread, so that a line of 200 MB costs no more memory than one at the bound."""
+    while line := handle.readline(limit + 2):
+        if len(line) > limit + 1 and not line.endswith(b"\n"):
+            while (rest := handle.readline(2**20)) and not rest.endswith(b"\n"):
+                pass
+        yield line
+
+
 def read_json(text: str | bytes) -> Any:
-    """The line's JSON value, nested at most `MAX_DEPTH` deep; raises BadLine otherwise."""
+    """The line's JSON value, nested at most `MAX_DEPTH` deep, no text in it over `FIELD_CHARS`;
+    raises BadLine otherwise, and for a line over `LINE_BYTES` before reading it."""
+    if len(text) > LINE_BYTES + 1:  # its line end aside
+        raise BadLine(f"longer than {LINE_BYTES // 2**20} MiB, the most a line may be (no line of prag is near it): "
+                      "is it the right file?")
     if isinstance(text, bytes):
         text = utf8_line(text)
     try:
@@ -113,21 +156,31 @@ def read_json(text: str | bytes) -> Any:
         raise BadLine(f"not a JSON line ({exc.msg} at column {exc.colno})") from None
     except RecursionError:
         raise BadLine(f"JSON nested too deeply to be read (a line of prag nests at most {MAX_DEPTH} levels)") from None
-    if _depth(data) > MAX_DEPTH:
-        raise BadLine(f"JSON nested more than {MAX_DEPTH} levels deep, deeper than any line of prag")
+    _check_shape(data)
     return data
 
 
-def _depth(value: Any) -> int:
-    """How deep lists and objects nest in `value` (walked without recursion: it may nest deeply)."""
-    deepest, stack = 0, [(value, 1)]
+def _check_shape(value: Any) -> None:
+    """Refuse JSON nested past `MAX_DEPTH`, or with a text (or key) over `FIELD_CHARS` characters
+    where a long one has no business. Walked without recursion: it may nest deeply."""
+    stack: list[tuple[Any, int, str]] = [(value, 0, "")]
     while stack:
-        item, level = stack.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is not None:
-            deepest = max(deepest, level)
-            stack.extend((child, level + 1) for child in children)
-    return deepest
+        item, level, where = stack.pop()
+        if isinstance(item, str):
+            if len(item) > FIELD_CHARS and where.rpartition(".")[2] not in _LONG_FIELDS:
+                raise BadLine(f"{clip(where.lstrip('.'), 80) or 'line'}: a text of {len(item):,} characters, over the "
+                              f"{FIELD_CHARS:,} a field may have")
+            continue
+        children = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else None
+        if children is None:
+            continue
+        if level == MAX_DEPTH:
+            raise BadLine(f"JSON nested more than {MAX_DEPTH} levels deep, deeper than any line of prag")
+        for key, child in children:
+            if isinstance(key, str) and len(key) > FIELD_CHARS:
+                raise BadLine(f"{clip(where.lstrip('.'), 80) or 'line'}: a key of {len(key):,} characters, over the "
+                              f"{FIELD_CHARS:,} a field may have")
+            stack.append((child, level + 1, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}"))
 
 
 def parse_line(text: str | bytes) -> Line:
@@ -137,9 +190,12 @@ def parse_line(text: str | bytes) -> Line:
         raise BadLine(f"a line must be a JSON object, not {type(data).__name__}")
     kind = data.pop("kind", None)
     if kind not in KINDS:
-        raise BadLine(f"unknown kind {kind!r}: expected one of {', '.join(KINDS)}")
+        raise BadLine(f"unknown kind {said(kind)}: expected one of {', '.join(KINDS)}")
     embeddings = data.pop("embeddings", {}) if kind in ("episode", "correction") else {}
     source = data.pop("source_episode", None) if kind == "correction" else None
+    _check_names(kind, data)
+    if isinstance(source, dict):
+        _check_names("episode", source, "source_episode.")
     if kind == "run":
         run = _typed(RunRecord, data)
         _check_run(run)
@@ -160,6 +216,21 @@ def parse_line(text: str | bytes) -> Line:
     if kind == "action_model":
         return Line(kind, _action_model(data))
     return Line(kind, _typed(PriorLoad, data))
+
+
+def _check_names(kind: str, data: dict[str, Any], prefix: str = "") -> None:
+    """Refuse a line whose names break their rules (prag.names); a field of another type is
+    left to the type checks."""
+    for fields, path in ((_RUN_IDS.get(kind, ()), True), (_NAMES.get(kind, ()), False)):
+        for name in fields:
+            value = data.get(name)
+            for n, given in enumerate(value if isinstance(value, list) else [value]):
+                if not isinstance(given, str):
+                    continue
+                problem = name_problem(given, path=path)
+                if problem is not None:
+                    where = f"{prefix}{name}" + (f"[{n}]" if isinstance(value, list) else "")
+                    raise BadLine(f"{where}: {problem}" + (" (a run id names its folder under runs/)" if path else ""))
 
 
 def _ask_policy(data: dict[str, Any]) -> AskPolicyRecord:
@@ -206,19 +277,17 @@ def _problem(prefix: str, error: Any) -> str:
 
 
 def _check_run(run: RunRecord) -> None:
-    if not run.id.strip():
-        raise BadLine("id: empty")
     if run.k < 0 or run.rounds < 0:
         raise BadLine(f"k and rounds must not be negative (k {run.k}, rounds {run.rounds})")
     if run.status not in STATUSES:
-        raise BadLine(f"status: {run.status!r} is not one of {', '.join(STATUSES)}")
+        raise BadLine(f"status: {said(run.status)} is not one of {', '.join(STATUSES)}")
 
 
 def _check_episode(episode: EpisodeRecord, stated_actions: Any) -> None:
     if episode.round < 0:
         raise BadLine(f"round: {episode.round} is negative")
     if episode.source not in SOURCES:
-        raise BadLine(f"source: {episode.source!r} is not one of {', '.join(SOURCES)}")
+        raise BadLine(f"source: {said(episode.source)} is not one of {', '.join(SOURCES)}")
     if not episode.steps:
         raise BadLine("steps: none (an episode has at least its reset step, t = 0)")
     for n, step in enumerate(episode.steps):
@@ -227,7 +296,7 @@ def _check_episode(episode: EpisodeRecord, stated_actions: Any) -> None:
         if (step.action is None) != (n == 0):
             raise BadLine(f"steps[{n}].action: " + ("the reset step has no action" if n == 0 else "missing"))
     if stated_actions is not None and stated_actions != episode.n_actions:
-        raise BadLine(f"n_actions: {stated_actions!r}, but the steps hold {episode.n_actions} actions")
+        raise BadLine(f"n_actions: {said(stated_actions)}, but the steps hold {episode.n_actions} actions")
     counts = ("seed", "llm_calls", "prompt_tokens", "cached_tokens", "completion_tokens", "reasks")
     for name in counts + ("seconds", "llm_seconds"):
         value = getattr(episode, name)
@@ -239,7 +308,7 @@ def _check_episode(episode: EpisodeRecord, stated_actions: Any) -> None:
 
 def _check_correction(correction: Correction) -> None:
     if correction.origin not in ORIGINS:
-        raise BadLine(f"origin: {correction.origin!r} is not one of {', '.join(ORIGINS)}")
+        raise BadLine(f"origin: {said(correction.origin)} is not one of {', '.join(ORIGINS)}")
     if not correction.instructions or not correction.transcript.strip():
         raise BadLine("a correction needs a transcript and at least one instruction (the goal)")
     if correction.origin == "prior" and not correction.name:

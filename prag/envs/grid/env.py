@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from prag.envs.base import (
+    check_task_count,
     Environment,
     KnowsItsPlan,
     Observation,
@@ -128,6 +129,7 @@ def from_params(params: dict[str, Any], spec_dir: Path) -> GridTaskSource:
     if bad:
         raise SpecError(f"grid: unknown tasks {bad}; known: {', '.join(TASKS)}")
     per_task = _int(params, "per_task", 3, minimum=1)
+    check_task_count("grid", len(names) * per_task, f"'tasks' ({len(names)}) × 'per_task' ({per_task})")
     seed = _int(params, "seed", 0, minimum=0)
     size = _int(params, "size", DEFAULT_ROOM_SIZE, minimum=ROOM_SIZES.start)
     if size not in ROOM_SIZES:

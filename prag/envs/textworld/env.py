@@ -23,6 +23,7 @@ import textworld
 from textworld.logic import Proposition, Variable
 
 from prag.envs.base import (
+    check_task_count,
     KnowsItsPlan,
     Observation,
     Task,
@@ -198,6 +199,7 @@ def _seeds(params: dict[str, Any]) -> list[int]:
         seeds = params["seeds"]
         if not isinstance(seeds, list) or not seeds or not all(map(is_seed, seeds)):
             raise SpecError(f"[params]: 'seeds' must be a non-empty list of integers 0 to 2**32-1, got {seeds!r}")
+        check_task_count("[params]", len(seeds), "'seeds'")
         if len(set(seeds)) != len(seeds):
             raise SpecError(f"[params]: 'seeds' has repeats: {seeds}")
         return list(seeds)
@@ -206,6 +208,7 @@ def _seeds(params: dict[str, Any]) -> list[int]:
     count, first = params["num_tasks"], params.get("seed", 0)
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
         raise SpecError(f"[params]: 'num_tasks' must be a positive integer, got {count!r}")
+    check_task_count("[params]", count, f"'num_tasks' {count}")
     if not is_seed(first) or not is_seed(first + count - 1):
         raise SpecError(f"[params]: 'seed' must be an integer from 0 with seed + num_tasks below 2**32, got {first!r}")
     return list(range(first, first + count))

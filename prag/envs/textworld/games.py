@@ -81,9 +81,10 @@ SETTINGS: dict[str, dict[str, Setting]] = {
     },
     "custom": {
         "world_size": (int, 5, _between(1, 100), "number of rooms, 1 to 100"),
-        "nb_objects": (int, 10, _between(0), "least number of objects, 0 or more"),
-        "quest_length": (int, 5, _between(1), "actions the quest needs, 1 or more"),
-        "quest_breadth": (int, 1, _between(1), "subquests of the quest, 1 or more"),
+        # Bounded so that a spec cannot ask TextWorld's generator for a world no memory holds.
+        "nb_objects": (int, 10, _between(0, 1000), "least number of objects, 0 to 1000"),
+        "quest_length": (int, 5, _between(1, 100), "actions the quest needs, 1 to 100"),
+        "quest_breadth": (int, 1, _between(1, 20), "subquests of the quest, 1 to 20"),
     },
 }
 

@@ -223,12 +223,11 @@ class ProgressPlans:
                     queue.append(end)
         if room not in came:
             return None
-        hop = room
-        while (back := came[hop]) is not None and back[0] != here:
-            hop = back[0]
-        move = came[hop][1] if came[hop] is not None else None
-        if move in observation.admissible:
-            return move
+        hop, step = room, came[room]
+        while step is not None and step[0] != here:
+            hop, step = step[0], came[step[0]]
+        if step is not None and step[1] in observation.admissible:
+            return step[1]
         doors = [way for way, relation, to in observation.scene_triples if relation == domain.leads_to and to == hop]
         opening = [domain.open_action.format(door) for door in doors]
         return next((action for action in opening if action in observation.admissible), None)

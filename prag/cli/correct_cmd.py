@@ -158,7 +158,7 @@ def add_cmd(
             transcript = given if given is not None else reference_transcript(spec, task_id)
             outcome = add_given(store, cache, spec, task_id, transcript, "edit" if given is not None else "reference",
                                 keep_unverified)
-            console.print(outcome.message, markup=False, highlight=False)
+            console.print(shown(outcome.message, lines=True), highlight=False)
 
 
 @corrections_app.command("list")

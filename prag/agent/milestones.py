@@ -126,7 +126,8 @@ class Lesson:
     avoid: tuple[LiftedAction, ...] = ()
     score: float = 0.0
     ways: tuple[Way, ...] = ()  # the moves that led from room to room
-    rank: int = 1  # 0: a person's correction (or the stand-in for one), merged first; 1: the agent's episode
+    rank: int = 1  # merged in this order: 0 a person's correction (or the stand-in for one), 1 an episode of
+    # this very task, 2 one of another task of its template
 
 
 # --- reading an episode ------------------------------------------------------------------------
@@ -186,7 +187,7 @@ def term(name: str, phrases: set[str], domain: Domain) -> Term:
     return Term(name, kind, named)
 
 
-def lesson(episode: EpisodeRecord, domain: Domain, rank: int = 1) -> Lesson:
+def lesson(episode: EpisodeRecord, domain: Domain, rank: int = 2) -> Lesson:
     """The sub-goals and the actions to avoid that an episode's score (or its win) shows: those
     that lowered the score, not one that failed the task outright (that one is this very task's
     to rule out: the thing it aimed at may be the right one in another variation)."""

@@ -129,7 +129,9 @@ class ProgressPlans:
         lessons: list[Lesson] = []
         origins: list[int | None] = []
         task = ThisTask.of(p.goal.sentence, p.first, s.domain)
-        for episode, rank in [*((e, 0) for e in corrected), *((e.episode, 1) for e in pool)]:
+        # Corrections first, then this very task's own episodes (a cooking game's recipe is its
+        # own: another game's rewarded ingredients are not this one's), then the template's others.
+        for episode, rank in [*((e, 0) for e in corrected), *((e.episode, 1 if task.played_in(e.episode) else 2) for e in pool)]:
             rewording = episode_rewording(episode, p.goal.sentence)
             if rewording is None:
                 continue
@@ -179,10 +181,20 @@ class ProgressPlans:
         p = self.planning
         binder = self.binders[milestone.origin]
         here = observation.location
-        bound = binder.holds(milestone.context, facts_of(StepRecord.of(0, None, observation), p.settings.domain)[0]) or {}
+        held = binder.holds(milestone.context, facts_of(StepRecord.of(0, None, observation), p.settings.domain)[0])
+        bound = held or {}
         route = [*milestone.route, *([(None, milestone.action)] if milestone.action is not None else [])]
         along = self.along.get(id(milestone), 0)
-        for offset, (room, action) in enumerate(route[along:along + LOOKAHEAD]):
+        if route and held is not None:
+            # What held with the sub-goal holds now: the step that reached it first, without what the
+            # exploration that found it did on the way (it ate a pepper the recipe needed).
+            last = len(route) - 1
+            window = [last, *range(along, min(along + LOOKAHEAD, last))]
+        else:
+            window = list(range(along, min(along + LOOKAHEAD, len(route))))
+        for index in window:
+            room, action = route[index]
+            offset = index - along
             command = binder.command(action, bound, observation.admissible)
             if command is None and walk and room is not None and room != here and milestone.origin in self.same_task:
                 step = self._toward(room, observation) if (id(milestone), along + offset) not in self.passed else None

@@ -40,6 +40,8 @@ ENGINES: dict[str, tuple[str, ...]] = {
 SCORES: dict[str, str] = {
     "sciworld": "ScienceWorld's score at the episode's end, 0-100 with partial credit; a failed task "
                 "(-100, e.g. a wrong `focus on`) counts 0; task mean score = the mean over task types",
+    "textworld": "the game's points at the episode's end (tw-cooking: one a recipe step; a won game "
+                 "has them all); task mean score = the mean over task types",
 }
 
 

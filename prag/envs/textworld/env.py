@@ -164,6 +164,9 @@ class TextworldEnv(KnowsItsPlan):
             infos={"score": state["score"], "max_score": state["max_score"], "lost": lost,
                    "location": location, "steps": self._steps},
             location=location,
+            # The game's points (tw-cooking gives one a recipe step): what the progress source
+            # learns sub-goals from, where the goal text names no schema's goal (goals = "learned").
+            score=float(state["score"]),
         )
 
 

@@ -41,7 +41,10 @@ def test_only_this_tasks_lost_episodes_count() -> None:
 
 
 def agent(budget: int, seed: int) -> PragAgent:
-    llm = ScriptedLLM(["open door to kitchen"], supports_choices=True)  # records the choices it is offered
+    # Records the choices it is offered; reads the goal as no facts (a goal of one sentence is read:
+    # prag.agent.fact_reader), then answers the step.
+    llm = ScriptedLLM(lambda messages: "none" if "Instruction:" in messages[-1]["content"] else "open door to kitchen",
+                      supports_choices=True)
     made = PragAgent(llm, None, Visibility(), AgentConfig(think=False, llm_budget=budget), domain=SCIWORLD, seed=seed)
     made.reset(hallway())
     return made

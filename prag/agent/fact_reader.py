@@ -85,7 +85,9 @@ def facts_prompt(context: Context, examples: Sequence[tuple[str, str]]) -> list[
 @dataclass
 class FactsReader:
     """The instruction read into facts (see the module's doc): a verified reading re-worded, else
-    the LLM under a grammar of facts; only where no earlier reader read anything."""
+    the LLM under a grammar of facts; only where no earlier reader read anything, and only a goal
+    of one sentence (a task text of several, "Your task is to boil water. First, focus on the
+    substance. ...", is instructions, read as such: prag.agent.instructed)."""
 
     llm: LLM
     recall: Recall
@@ -94,7 +96,7 @@ class FactsReader:
     name: str = "facts"
 
     def offer(self, context: Context, so_far: Sequence[Reading]) -> list[Reading]:
-        if so_far:
+        if so_far or len(re.split(r"(?<=[.!?])\s+", context.instruction.strip())) > 1:
             return []
         verified = [hit for hit in self.recall(context.instruction) if read_facts(hit.sentence) is not None]
         for hit in verified:

@@ -1,17 +1,28 @@
 """The progress source: sub-goals learned from reward (prag.agent.milestones), reached again.
 
-At an episode's first step the stored episodes retrieved for it (those of this very task and of
-other variations of its template: their goals differ only in the things they name) are read for
-what their scores rewarded; their sub-goals are merged in the order they were reached. Each step
-the source marks the sub-goals this episode has reached (their core facts hold now, re-bound to
-its things; a sub-goal that is an action, once the score rose while it was the next), and, where
-no earlier source has a step that can be taken, offers the next step of the route that reached
-the next one before, re-bound: the first of its actions, from where the route was left, that can
-be taken now. Where none can, it goes back to where the sub-goal's things were seen; else the
-LLM (or the exploration past its budget) is left the step, with the sub-goal in the prompt.
+At an episode's first step the verified corrections and stored episodes retrieved for it (those of
+this very task, and of other variations of its template: their goals differ only in the things
+they name) are read for what their scores rewarded; their sub-goals are merged in the order they
+were reached (corrections first, then this very task's episodes, then the others). Each step the
+source marks the sub-goals this episode reached (their core facts hold now, re-bound to its
+things; a sub-goal that is an action, once the score rose while it was the next) and the actions
+to avoid here; then, where no earlier source has a step that can be taken, it offers a step toward
+the sub-goal it pursued last, else the first one a step can be taken toward, trying in order:
 
-An irrevocable action (a `focus on`) is offered only on what the goal names, as everywhere, and
-never one that failed this very task before.
+1. its route, re-bound: where what held with it holds now, the step that reached it first; else
+   the first of the route's steps, from where the route was left, that can be taken now;
+2. the route's last step again, while a change that takes time is awaited (`_wait`);
+3. means-ends search to its facts on the action model learned from the store;
+4. in an episode of this very task, the way to the room the route's step was taken in; for a
+   sub-goal of being somewhere, the way there (the map of the rooms the episodes walked);
+5. carrying its thing to its place (the family's `readies` and `put`);
+6. the way back to where its things were seen; a closed thing here opened, or find-X, for its
+   things not yet seen.
+
+Where none has a step, the LLM (or the exploration past its budget) takes it, with the sub-goal in
+the prompt. A sub-goal that many steps toward raised no score is given up until the score rises.
+An irrevocable step on what the goal does not name, or one answering an undecided conditional
+branch, is held back as the LLM's are; one that failed this very task is never offered.
 """
 from __future__ import annotations
 
@@ -166,13 +177,9 @@ class ProgressPlans:
             if index in self.reached:
                 continue
             binder = self.binders[milestone.origin]
-            if milestone.core and binder.holds(milestone.core, state) is not None:
-                self._reach(index)
-            elif not milestone.core and rose and milestone is self.next:
-                self._reach(index)
-
-    def _reach(self, index: int) -> None:
-        self.reached.add(index)
+            if milestone.core and binder.holds(milestone.core, state) is not None or (
+                    not milestone.core and rose and milestone is self.next):
+                self.reached.add(index)
 
     def _route(self, milestone: Milestone, observation: Observation, walk: bool) -> Plan | None:
         """The next step toward the sub-goal: the first action of its route, from where the route

@@ -56,7 +56,7 @@ NEW_STORE_REFUSALS = [
     (["{good}", "--round0-from", "earlier"], "--round0-from names a run of an existing store"),
     (["{good}", "--ask", "learned"], "--ask learned needs a trained policy of an existing store"),
     (["{good}", "--sources", "search,person"], "no person answers in `prag run`"),
-    (["{good}", "--sources", "search,oracle"], "name some of experience, search, llm, person"),
+    (["{good}", "--sources", "search,oracle"], "name some of experience, search, progress, llm, person"),
     (["{good}", "--places", "rules,oracle"], "oracle is no source of where things are; name some of memory, llm, rules"),
 ]
 

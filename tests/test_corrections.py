@@ -213,6 +213,15 @@ def test_processes_starting_on_one_new_store_load_each_prior_transcript_once(tmp
         assert len(store.corrections.prior_loads()) == 5
 
 
+def schema_2_row(kept: Correction) -> dict:
+    """A correction's row as a store of schema 2 held it (no `steps`: migration 11 added it)."""
+    row = kept.to_dict()
+    for later in ("id", "steps"):
+        row.pop(later)
+    return {**row, "instructions": json.dumps(kept.instructions), "scenes": json.dumps(kept.scenes),
+            "verified": int(kept.verified), "created_at": "2026-01-01T00:00:00"}
+
+
 def test_migration_3_keeps_the_first_row_of_a_prior_transcript_loaded_twice(tmp_path, monkeypatch):
     path = tmp_path / "old.db"
     prior = dict(origin="prior", name="grid-prior/water", domain="grid", goal="water the plants",
@@ -221,9 +230,9 @@ def test_migration_3_keeps_the_first_row_of_a_prior_transcript_loaded_twice(tmp_
         patch.setattr(store_module, "MIGRATIONS", store_module.MIGRATIONS[:2])
         patch.setattr(store_module, "SCHEMA_VERSION", 2)
         with Store(path) as old:  # what two racing runs left in a store of schema 2
-            first = old.corrections.add(correction(**prior))
-            old.corrections.add(correction(**prior))
-            mine = old.corrections.add(correction())
+            first = old.insert("corrections", schema_2_row(correction(**prior)))
+            old.insert("corrections", schema_2_row(correction(**prior)))
+            mine = old.insert("corrections", schema_2_row(correction()))
     with Store(path) as new:
         assert [c.id for c in new.corrections.list()] == [first, mine]
         with pytest.raises(CorrectionError, match="'grid-prior/water' is in .* already"):

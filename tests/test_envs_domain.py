@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from prag.agent.hints import hints_for
-from prag.envs.domain import ALFWORLD, GRID, TEXTWORLD, Domain
+from prag.envs.domain import ALFWORLD, ALL_HINTS, GRID, TEXTWORLD, Domain
 from prag.envs.registry import FAMILIES, domain
 from prag.errors import PragError, SpecError
 
@@ -73,6 +73,6 @@ def test_what_is_held_and_where_things_are_read_from_each_familys_triples():
 
 def test_each_domain_names_hints_the_agent_has():
     for dom in (ALFWORLD, GRID, TEXTWORLD):
-        assert len(hints_for(dom)) == len(dom.hints) == 6
+        assert len(hints_for(dom)) == len(dom.hints) == len(ALL_HINTS)
     with pytest.raises(PragError, match="unknown hints \\['telepathy'\\]"):
         hints_for(Domain("odd", "", (), "go (?P<to>.+)", r"\w+", {}, hints=("loops", "telepathy")))

@@ -246,7 +246,7 @@ def test_a_stored_correction_that_cannot_be_read_is_left_out_of_runs_with_a_warn
         unreadable = Correction(origin="edit", domain=domain("grid").name, goal=goal, instructions=[goal],
                                 transcript=">>> act(" + "-" * 200_000 + "1)\n", verified=True)
         cache.vectors(correction_texts(unreadable))
-        row = {**unreadable.to_dict(), "instructions": json.dumps([goal]), "scenes": "[]", "verified": 1}
+        row = {**unreadable.to_dict(), "instructions": json.dumps([goal]), "scenes": "[]", "steps": "[]", "verified": 1}
         row.pop("id")
         bad_id = store.insert("corrections", row)  # as written before transcripts were read on the way in
         config = RunConfig(ExperimentConfig(spec=spec, rounds=1), RetrievalConfig(k=0, prior=False))

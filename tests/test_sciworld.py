@@ -147,6 +147,7 @@ def test_rounds_replay_the_progress_stored_and_never_repeat_a_fatal_step(tmp_pat
     """Round 0 makes some progress (four LLM calls a game, then random steps) and loses. Later
     rounds replay, with no LLM call, the stored steps up to the last that raised the score, so
     each round's four calls go further, until a round wins what round 0 lost."""
+    engine.close()  # the variation's world as a fresh JVM draws it (test order changes it otherwise)
     spec = tmp_path / "things.toml"
     # Seed 4 draws a variation whose gold path the admissible actions name as the simulator's gold
     # does (elsewhere it may say "open door to hallway" where the actions say "open door").

@@ -161,9 +161,13 @@ def test_an_objective_the_template_cannot_read_is_left_to_the_later_readers() ->
     later = Asked()
     assert read([TemplateReader(), later], Context(words, TEXTWORLD, [])) == []
     assert later.asked == [words]
-    agent = no_llm_agent()
+    # The one LLM call is the facts reader's (prag.agent.fact_reader), which reads no facts in it.
+    reader = ScriptedLLM(lambda messages: "none" if "Instruction:" in messages[-1]["content"] else refuse(messages))
+    agent = PragAgent(reader, None, Visibility(), AgentConfig(ask="hard-coded", sources=("experience", "search", "llm")),
+                      domain=TEXTWORLD)
     agent.reset(replace(seen("-= Attic =-", ["go east"]), goal=words))
     assert agent.goal.subgoals is None and agent.goal.sentence == words and agent.finish().report.subgoals == []
+    assert len(reader.calls) == 1
 
 
 COOKBOOK = """You open the copy of "Cooking: A Modern Approach (3rd Ed.)" and start reading:

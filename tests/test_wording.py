@@ -123,7 +123,10 @@ def test_the_results_card_names_the_wording_the_spec_chose():
 
     from prag.run.card import _goal_wording
 
-    assert _goal_wording(SimpleNamespace(params={})) == "template"
-    assert _goal_wording(SimpleNamespace(params={"goals": "turk"})) == "turk"
+    assert _goal_wording(SimpleNamespace(params={}), "alfworld") == "template"
+    assert _goal_wording(SimpleNamespace(params={"goals": "turk"}), "alfworld") == "turk"
     commands = {"file": "$HOME/data/refined_valid_seen_commands.json", "field": "korean_command"}
-    assert _goal_wording(SimpleNamespace(params={"goals": commands})) == "korean_command of refined_valid_seen_commands.json"
+    assert _goal_wording(SimpleNamespace(params={"goals": commands}), "alfworld") == "korean_command of refined_valid_seen_commands.json"
+    learned = SimpleNamespace(params={}, goals="learned")
+    assert _goal_wording(learned, "alfworld") == "template; the family's goal templates and schema withheld (goals = learned)"
+    assert _goal_wording(SimpleNamespace(params={"goals": "turk"}), "sciworld") == "the family's own task text"

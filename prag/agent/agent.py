@@ -50,6 +50,7 @@ from prag.agent.prompt import PromptLimits
 from prag.agent.settings import AgentSettings
 from prag.agent.readers import (
     READERS,
+    REWARD,
     ExperienceReader,
     GoalReader,
     LLMReader,
@@ -76,7 +77,6 @@ from prag.store.records import StepRecord
 
 ACTION_MODELS = ("given", "learned")  # what means-ends search plans with (`--action-model`)
 EXPLORE = ("novel", "uniform")  # what draws a step past the LLM budget (`--explore`)
-REWARD = "reward"  # the reader of a goal a win showed the meaning of (`PragAgent._reading`)
 
 
 

@@ -41,6 +41,8 @@ from prag.retrieval.readings import ReadingHit
 from prag.store.episode_extra import Effort, GoalReading, Hypothesis
 
 READERS = ("template", "experience", "words", "llm", "facts", "person")
+REWARD = "reward"  # the reader of a goal a win showed the meaning of (prag.agent.milestones.won_reading)
+IN_FACTS = ("facts", REWARD)  # readings in open vocabulary: a family's own sentences reuse none of them
 ACT_ON = 0.9  # a reading this confident ends the chain: the template, a near-identical wording, a person
 ARTICLES = ("a", "an", "the", "some")
 EXAMPLES = 3  # verified readings shown to the LLM reader
@@ -163,6 +165,8 @@ class ExperienceReader:
         schema = context.schema
         named = schema is not None and bool(schema.mentions(context.instruction))
         for hit in self.recall(context.instruction):
+            if hit.reader in IN_FACTS:
+                continue  # the facts reader's to re-word, for a goal of one sentence alone
             goal = _fitting(context, hit.sentence)
             if goal is None and schema is not None:
                 continue  # a receptacle this room does not have, or a reading shown wrong here

@@ -25,6 +25,7 @@ class ReadingHit:
     sentence: str
     similarity: float
     episodes: int  # how many visible episodes verified it
+    reader: str = ""  # the reader that read it first (prag.agent.readers.READERS, or "reward")
 
 
 class ReadingMemory:
@@ -53,6 +54,6 @@ def nearest(instruction: str, verified: Sequence[StoredReading], cache: Embeddin
     wordings = list(dict.fromkeys(r.wording for r in verified))
     vectors = cache.vectors([instruction, *wordings])
     similarity = dict(zip(wordings, (vectors[1:] @ vectors[0]).tolist()))
-    hits = [ReadingHit(r.wording, r.sentence, float(similarity[r.wording]), r.episodes) for r in verified]
+    hits = [ReadingHit(r.wording, r.sentence, float(similarity[r.wording]), r.episodes, r.reader) for r in verified]
     hits.sort(key=lambda h: (-round(h.similarity, 6), -h.episodes, h.wording, h.sentence))
     return hits[:k]

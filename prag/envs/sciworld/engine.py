@@ -42,11 +42,13 @@ def simulator() -> Any:
                 ) from None
             # The step cap is prag's (a wrapper); the simulator's own is set past any spec's.
             _simulator = ScienceWorldEnv("", envStepLimit=100_000)
-            atexit.register(_close)
+            atexit.register(close)
         return _simulator
 
 
-def _close() -> None:
+def close() -> None:
+    """Close the process's simulator; the next game starts another. A variation's world is not the
+    same in every JVM: some (find-non-living-thing's) depend on what the JVM loaded before."""
     global _simulator
     if _simulator is not None:
         try:

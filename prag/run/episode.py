@@ -14,7 +14,6 @@ from prag.envs.base import Environment, Observation, Task, TaskSource
 from prag.envs.spec import TaskSetSpec
 from prag.llm import LLM, WaitCallback, make_llm
 from prag.llm.balance import server_urls
-from prag.retrieval.index import Visibility
 from prag.run.agents import Players, build_agent
 from prag.run.config import ExecutionConfig, RunConfig
 from prag.errors import PragError
@@ -99,7 +98,7 @@ def play_task(
 ) -> EpisodeRecord:
     """One episode of `task` in `phase` by a P-RAG agent, as the store records it: played in the
     runner's threads and in Ray workers alike."""
-    visibility = Visibility(run_id, phase.round, config.retrieval.include_runs)
+    visibility = config.retrieval.visibility(run_id, phase.round)
     agent = build_agent(config, players, visibility, phase.spec.domain())
     env = phase.source.make(task)
     start = time.perf_counter()

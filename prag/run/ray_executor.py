@@ -109,7 +109,7 @@ class RoundSnapshot:
 def _learned(runner: RoundHost, phase: Phase) -> dict[str, ActionModel]:
     """The round's learned action model by domain, where its agents plan with one."""
     domain = phase.spec.domain()
-    visibility = Visibility(runner.run.id, phase.round, runner.config.retrieval.include_runs)
+    visibility = runner.config.retrieval.visibility(runner.run.id, phase.round)
     learned = runner.readers.world_models.for_agent(runner.config.agent, visibility, domain)
     return {} if learned is None else {domain.name: learned}
 
@@ -391,7 +391,7 @@ class RayRounds:
         config = runner.config
         learned = config.agent.ask == "learned"
         asker = runner.store.ask_policies.get(*asker_key(config.agent.asker)) if learned else None
-        visible = Visibility(runner.run.id, phase.round, config.retrieval.include_runs)
+        visible = config.retrieval.visibility(runner.run.id, phase.round)
         places = runner.store.places
         return RoundSnapshot(
             phase.round, shippable(runner.readers.experiences.index, self._one_machine()),
@@ -412,7 +412,7 @@ class RayRounds:
         ray = _ray()
         runner = self.runner
         index = runner.readers.experiences.index
-        visible = Visibility(runner.run.id, phase.round, runner.config.retrieval.include_runs)
+        visible = runner.config.retrieval.visibility(runner.run.id, phase.round)
         new = [int(i) for i in index.ids[index.visible_mask(visible)] if int(i) not in self.shipped]
         if new:
             self.record_refs.append(ray.put(packed_records(runner.store, new)))

@@ -36,14 +36,30 @@ _CHOICE_DECORATION = 16
 
 
 @dataclass(frozen=True)
+class Cost:
+    """What LLM calls cost: how many, the tokens they read and wrote, the seconds they took.
+
+    One answer's (`Completion.cost`: one call), an episode's (`prag.agent.protocol.Usage`, stored
+    as the episode's columns: `EpisodeRecord.cost`) and a round's (prag.run.metrics) alike."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0  # of the prompt tokens, those reused from the backend's prefix cache (0 when unknown)
+    completion_tokens: int = 0
+    seconds: float = 0.0  # spent waiting for the answers
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(self.calls + other.calls, self.prompt_tokens + other.prompt_tokens,
+                    self.cached_tokens + other.cached_tokens, self.completion_tokens + other.completion_tokens,
+                    self.seconds + other.seconds)
+
+
+@dataclass(frozen=True)
 class Completion:
     """One answer and what it cost."""
 
     text: str
-    prompt_tokens: int
-    cached_tokens: int  # prompt tokens reused from the backend's prefix cache (0 when unknown)
-    completion_tokens: int
-    seconds: float
+    cost: Cost
 
 
 @runtime_checkable

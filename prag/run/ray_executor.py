@@ -46,7 +46,7 @@ from prag.envs.domain import Domain
 from prag.envs.sam import ActionModel
 from prag.envs.spec import TaskSetSpec
 from prag.errors import PragError
-from prag.llm import LLM
+from prag.llm import LLM, Completion
 from prag.retrieval.corrections import CorrectionSource
 from prag.retrieval.embed import EmbeddingCache, Encoder
 from prag.retrieval.episodes import Experience, ExperienceSource
@@ -56,7 +56,7 @@ from prag.run.config import RunConfig
 from prag.run.agents import Players
 from prag.run.episode import EpisodeDone, Phase, asker_key, build_llm, play_task
 from prag.store import Store
-from prag.store.answers import AnswerEvent, AnswerSnapshot, CachedAnswer, CachedLLM
+from prag.store.answers import AnswerEvent, AnswerSnapshot, CachedLLM
 from prag.store.ask_policies import AskPolicyRecord
 from prag.store.readings import StoredReading
 from prag.store.records import EpisodeRecord
@@ -81,7 +81,7 @@ class RoundSnapshot:
     round: int
     index: ExperienceIndex  # every stored episode; visibility picks the round's
     corrections: dict[str, CorrectionSource]  # by domain, without their store and cache
-    answers: dict[str, CachedAnswer] | None  # the answer cache by key; None when it is off
+    answers: dict[str, Completion] | None  # the answer cache by key; None when it is off
     asker: AskPolicyRecord | None  # the learned ask policy's record (--ask learned)
     places: dict[str, list[tuple[str, int]]]  # the semantic memory: places by kind, as the round sees them
     readings: list[StoredReading]  # the goal readings verified before the round (prag.retrieval.readings)
@@ -239,7 +239,7 @@ class EpisodeWorker:
         self.records = ShippedRecords()
         self.resolved: set[str] = set()  # the objects (by id) already read
         self.snapshot: RoundSnapshot | None = None
-        self.known_answers: dict[str, CachedAnswer] | None = None
+        self.known_answers: dict[str, Completion] | None = None
         model = config.retrieval.embedding_model
         self.vectors = WorkerVectors(_ENCODERS.setdefault(model, Encoder(model)))  # loads on first query
 

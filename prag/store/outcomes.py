@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from prag.llm.base import Cost
 from prag.sources import StepSource
 from prag.store.episode_extra import Effort
 from prag.store.values import damaged_value, stored_float, stored_int, stored_json
@@ -50,7 +51,7 @@ class ReadingOutcome:
     first: ReadGoal | None  # the first hypothesis held; None when none was
 
 
-@dataclass  # not frozen: a frozen one sets its 21 fields through object.__setattr__, 0.04 s on 10k
+@dataclass  # not frozen: a frozen one sets its 17 fields through object.__setattr__, 0.04 s on 10k
 class Outcome:
     """One agent episode as the figures read it (the fields named as `EpisodeRecord`'s)."""
 
@@ -63,13 +64,9 @@ class Outcome:
     n_actions: int
     shortest_path: int | None
     score: float | None
-    llm_calls: int
-    prompt_tokens: int
-    cached_tokens: int
-    completion_tokens: int
+    cost: Cost  # of its LLM calls
     reasks: int
     seconds: float
-    llm_seconds: float
     sources: dict[str, int]  # actions by the step source that chose them (prag.sources)
     effort: Effort
     reading: ReadingOutcome | None  # None: the episode kept no reading
@@ -82,8 +79,7 @@ class Outcome:
         extra, reading = episode.extra, episode.extra.reading
         return cls(
             episode.id, episode.run_id, episode.round, episode.task_id, episode.task_type, episode.won,
-            episode.n_actions, episode.shortest_path, episode.score, episode.llm_calls, episode.prompt_tokens,
-            episode.cached_tokens, episode.completion_tokens, episode.reasks, episode.seconds, episode.llm_seconds,
+            episode.n_actions, episode.shortest_path, episode.score, episode.cost, episode.reasks, episode.seconds,
             sources=_sources([decision.source for decision in extra.decisions], episode.n_actions),
             effort=extra.effort,
             reading=None if reading is None else ReadingOutcome(
@@ -132,13 +128,11 @@ def _outcome(path: Path, row: tuple[Any, ...]) -> Outcome:
         n_actions=n_actions,
         shortest_path=shortest_path,
         score=None if score is None else _number(path, of, "score", score),
-        llm_calls=_count(path, of, "llm_calls", llm_calls),
-        prompt_tokens=_count(path, of, "prompt_tokens", prompt_tokens),
-        cached_tokens=_count(path, of, "cached_tokens", cached_tokens),
-        completion_tokens=_count(path, of, "completion_tokens", completion_tokens),
+        cost=Cost(_count(path, of, "llm_calls", llm_calls), _count(path, of, "prompt_tokens", prompt_tokens),
+                  _count(path, of, "cached_tokens", cached_tokens), _count(path, of, "completion_tokens", completion_tokens),
+                  _number(path, of, "llm_seconds", llm_seconds, empty=0.0)),
         reasks=_count(path, of, "reasks", reasks),
         seconds=_number(path, of, "seconds", seconds, empty=0.0),
-        llm_seconds=_number(path, of, "llm_seconds", llm_seconds, empty=0.0),
         sources=_sources(_decision_sources(path, of, extra.get("decisions")), n_actions),
         effort=Effort(_count(path, of, "extra.effort.instructions", effort.get("instructions")),
                       _count(path, of, "extra.effort.words", effort.get("words")),

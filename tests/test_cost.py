@@ -16,7 +16,7 @@ from prag.store import Store
 
 def test_costs_add_field_by_field() -> None:
     assert Cost(1, 100, 60, 4, 0.5) + Cost(2, 300, 200, 9, 1.25) == Cost(3, 400, 260, 13, 1.75)
-    assert sum([Cost(1, 10, 0, 1, 0.25)] * 3, Cost()) == Cost(3, 30, 0, 3, 0.75)
+    assert Cost.total([Cost(1, 10, 0, 1, 0.25)] * 3) == Cost(3, 30, 0, 3, 0.75) and Cost.total([]) == Cost()
 
 
 class Recorded(ScriptedLLM):
@@ -45,9 +45,9 @@ def test_the_answers_costs_are_the_episodes_as_stored_read_for_the_figures_and_s
         Runner(store, run, config, llm=llm, encoder=minilm()).play()
         episodes = list(store.episodes(run.id))
         outcomes = store.outcomes([run.id])
-    answered = sum((answer.cost for answer in llm.answered), Cost())
+    answered = Cost.total(answer.cost for answer in llm.answered)
     assert answered.calls == len(llm.answered) > 0 and 0 < answered.cached_tokens < answered.prompt_tokens
-    assert sum((episode.cost for episode in episodes), Cost()) == answered
+    assert Cost.total(episode.cost for episode in episodes) == answered
     assert [outcome.cost for outcome in outcomes] == [episode.cost for episode in episodes]
     (figures,) = round_metrics(outcomes)
     assert figures.cost == answered

@@ -69,7 +69,7 @@ def test_the_figures_read_the_fields_of_an_extra_as_declared_and_of_each_decisio
     figures, extra = get_type_hints(ExtraFigures), get_type_hints(EpisodeExtra)
     assert {name: figures[name] for name in figures if name != "decisions"} == {
         name: extra[name] for name in figures if name != "decisions"}
-    assert figures["decisions"] == list[get_type_hints(Choice)["source"]]
+    assert figures["decisions"] == dict[get_type_hints(Choice)["source"], int]  # steps by source
 
 
 def test_an_episode_from_before_anything_was_reported_reads_as_reporting_nothing(tmp_path):

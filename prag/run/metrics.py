@@ -296,7 +296,7 @@ def _round_metrics(run_id: str, round_: int, group: list[Outcome]) -> RoundMetri
         task_sr=sum(t.success.success_rate for t in by_type) / len(by_type),
         by_type=by_type,
         steps=sum(e.n_actions for e in group),
-        cost=sum((e.cost for e in group), Cost()),
+        cost=Cost.total(e.cost for e in group),
         reasks=sum(e.reasks for e in group),
         seconds=sum(e.seconds for e in group),
         sources=tuple(sorted(steps_by_source(group).items(), key=lambda item: (-item[1], item[0]))),

@@ -15,7 +15,9 @@ their 755k decisions; so read, 0.3, as much as picking the values by hand did.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict, dataclass, field
+from operator import itemgetter
 from typing import Any, TypeVar
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError, field_validator, with_config
@@ -23,6 +25,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError, field_validator, 
 from prag.store.values import Where, damaged_value, stored_json
 
 FORBID = ConfigDict(extra="forbid")
+_SOURCE = itemgetter("source")  # of a decision stored as an object
 
 
 @with_config(FORBID)
@@ -122,6 +125,12 @@ class AgentReport:
         return _as_objects(decisions)
 
 
+def _source(decision: Any) -> str | None:
+    """Who chose a stored decision's step; None where it does not say."""
+    source = decision.get("source") if isinstance(decision, dict) else None
+    return source if isinstance(source, str) else None
+
+
 def _as_objects(decisions: Any) -> Any:
     """Stored decisions as objects: those older prag stored as [source, asked, same_plan] too."""
     if not isinstance(decisions, list):
@@ -151,9 +160,9 @@ class EpisodeExtra(AgentReport):
 @dataclass
 class ExtraFigures:
     """What the figures of a run read of an episode's extra (prag.store.outcomes): these fields of
-    `EpisodeExtra`, declared as there, but the decisions, of which only who chose each step."""
+    `EpisodeExtra`, declared as there, but the decisions, counted by who chose each step."""
 
-    decisions: list[str] = field(default_factory=list)  # each decision's source (`Choice.source`)
+    decisions: dict[str, int] = field(default_factory=dict)  # steps by their decision's source (`Choice.source`)
     effort: Effort = field(default_factory=Effort)
     reading: GoalReading | None = None
     goal_sentence: str | None = None
@@ -161,18 +170,21 @@ class ExtraFigures:
 
     @field_validator("decisions", mode="before")
     @classmethod
-    def _sources(cls, decisions: Any) -> Any:
-        if not isinstance(decisions, list):
-            return decisions
-        try:
-            return [decision["source"] for decision in decisions]  # decisions as prag writes them, at once
-        except (TypeError, KeyError):
-            return [d.get("source") if isinstance(d, dict) else d for d in _as_objects(decisions)]
+    def _counted(cls, decisions: Any) -> Counter[Any]:
+        """Steps by who chose them, of decisions stored as objects or as older prag's lists."""
+        if isinstance(decisions, list):
+            try:
+                counted = Counter(map(_SOURCE, decisions))  # decisions as prag writes them, at once
+            except (TypeError, KeyError):
+                counted = Counter(_source(decision) for decision in _as_objects(decisions))
+            if all(type(source) is str for source in counted):
+                return counted
+        raise ValueError("decisions, each naming its source")
 
     @classmethod
     def of(cls, extra: EpisodeExtra) -> ExtraFigures:
         """What the figures read of an extra in memory."""
-        return cls([decision.source for decision in extra.decisions], extra.effort, extra.reading,
+        return cls(dict(Counter(decision.source for decision in extra.decisions)), extra.effort, extra.reading,
                    extra.goal_sentence, extra.env)
 
 

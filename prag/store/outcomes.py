@@ -4,13 +4,12 @@ goal's reading (its reader, the readings dropped, the first and the last formal 
 person's effort, and the family's own goal sentence where the goal was told in other words.
 
 `Store.outcomes` reads these columns alone, and of each extra what the figures read of it
-(`read`; prag.store.episode_extra.stored_figures); `Outcome.of` takes the same from an episode
-already in memory. Reading the episodes whole instead (`EpisodeRecord`s, every field of their
-extra checked by pydantic into records) took 0.39 CPU seconds on the 10k episodes of
-benchmarks/cli_latency.py and 1.19 on 10k episodes of a real run, whose extras hold a decision per
-action and every hypothesis of the goal's reading; read so, 0.15 and 0.47 (medians of 6, on a
-loaded core). Picking the values with SQLite's JSON functions was slower (0.23-0.30 and
-0.59-0.69): SQLite parsed each extra three times, twice for `json_each`.
+(`read`; prag.store.episode_extra.stored_figures, which says what that costs); `Outcome.of` takes
+the same from an episode already in memory. Reading the episodes whole instead (`EpisodeRecord`s)
+took 0.39 CPU seconds on the 10k episodes of benchmarks/cli_latency.py and 1.19 on 10k episodes
+of a real run; read so, 0.15 and 0.47 (medians of 6, on a loaded core). Picking the values with
+SQLite's JSON functions was slower (0.23-0.30 and 0.59-0.69): SQLite parsed each extra three
+times, twice for `json_each`.
 
 The values read are checked as they are read (prag.store.values): a count that is not a whole
 number, a name that is not text, is a damaged store. What the figures do not read (an episode's

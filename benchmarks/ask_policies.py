@@ -38,7 +38,7 @@ def rows(store_path: str, run_ids: list[str]) -> list[dict[str, object]]:
             "total_sr": r.total_sr,
             "m11": transition.kept_share if transition else None,
             "calls_per_episode": r.calls_per_episode,
-            "calls_per_success": r.llm_calls / won if won else None,
+            "calls_per_success": r.cost.calls / won if won else None,
             "seconds_per_step": r.seconds_per_step,
             "round_minutes": r.seconds / 60,
         })

@@ -3,7 +3,7 @@
     ALFWORLD_DATA=/tmp/alfdata/alfworld python benchmarks/engine_memory.py --games 24
 
 Plays every 5th game of valid_seen by its shortest plan, closing each, and prints the process's
-RSS every 4 games: what a process keeps per game played (docs/engine_speed.md).
+RSS every 4 games: what a process keeps per game played (docs/records/engine_speed.md).
 """
 from __future__ import annotations
 

@@ -118,7 +118,7 @@ def play_pass(cases_: list[Case], readers, memory: ReadingMemory, store: Store, 
     tally: Counter = Counter()
     wrong = []
     for n, case in enumerate(cases_):
-        before = usage.calls
+        before = usage.cost.calls
         hypotheses = read(readers(Visibility(run_id, round_)), Context(case.instruction, ALFWORLD, case.room))
         best = hypotheses[0] if hypotheses else None
         right = best is not None and best.goal is not None and best.goal.sentence == case.truth
@@ -129,7 +129,7 @@ def play_pass(cases_: list[Case], readers, memory: ReadingMemory, store: Store, 
         tally["right"] += right
         tally["settled"] += right or (best is not None and best.goal is not None and settled(best.goal, case.truth))
         tally[f"by {best.source if best else 'none'}"] += 1
-        tally["llm calls"] += usage.calls - before
+        tally["llm calls"] += usage.cost.calls - before
         if right:
             verify(store, run_id, round_, case, best.sentence if best.source != "template" else case.truth, n)
         else:

@@ -9,8 +9,8 @@ containers, terminals, air and doors left out) and the model is asked, with one 
 choice over the room's things and "none", "Which one of them is a(n) {kind}?". Prints the answer,
 the seconds, the things the simulator holds alive (its `propLife`: the truth for "living thing")
 and the room's things. With --thing-by-thing, asks instead "Is a {thing} a(n) {kind}?" (yes/no)
-of each thing. This is the evidence for docs/sciworld.md's "A kind the task names": a focus on the
-wrong thing fails the task, so a kind is read from the words, not asked.
+of each thing. This is the evidence for "A kind the task names" in docs/records/sciworld-learning.md:
+a focus on the wrong thing fails the task, so a kind is read from the words, not asked.
 """
 from __future__ import annotations
 

@@ -36,7 +36,7 @@ from prag.store import Store
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = "alfworld-valid-seen-turk"
 # Games whose crowd words name another thing or place than the game's goal, or that prag misreads
-# (docs/goals_in_words.md, "The crowd annotations judged wrong"): feedback is what can win them.
+# (docs/records/goals_in_words.md, "The crowd annotations judged wrong"): feedback is what can win them.
 # Each with what the scripted person types when the agent's reading is wrong.
 GAMES = {
     "pick_and_place_simple-Candle-None-Toilet-429": "put a candle on the toilet",

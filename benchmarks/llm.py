@@ -63,9 +63,9 @@ def measure(size: str, n_ctx: int) -> dict[str, float | str | int]:
     rss_loaded, _ = _rss_mib()
 
     llm.complete(_prompt("warmup", "Next action?"), max_tokens=1)  # pages the weights in
-    cold = llm.complete(_prompt("cold", "Next action?"), max_tokens=1)
-    warm = llm.complete(_prompt("cold", "Next action? (again)"), max_tokens=1)
-    long_warm = llm.complete(_prompt("cold", "Describe the room in detail."), max_tokens=64)
+    cold = llm.complete(_prompt("cold", "Next action?"), max_tokens=1).cost
+    warm = llm.complete(_prompt("cold", "Next action? (again)"), max_tokens=1).cost
+    long_warm = llm.complete(_prompt("cold", "Describe the room in detail."), max_tokens=64).cost
     decode_s = long_warm.seconds - warm.seconds
     rss, peak = _rss_mib()
     return {

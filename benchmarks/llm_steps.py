@@ -25,7 +25,7 @@ from prag.cli.run_cmd import DEFAULT
 from prag.envs import registry
 from prag.envs.spec import load_spec
 from prag.llm import make_llm
-from prag.llm.base import Completion, Message
+from prag.llm.base import Completion, Cost, Message
 from prag.run.config import ExperimentConfig, RunConfig
 from prag.run.runner import Runner, start_run
 from prag.store import Store
@@ -35,9 +35,7 @@ from prag.store import Store
 class Call:
     kind: str  # "step" or "question"
     first: bool  # the episode's first call
-    seconds: float
-    prompt_tokens: int
-    cached_tokens: int
+    cost: Cost
 
 
 @dataclass
@@ -64,8 +62,7 @@ class Timed:
         first = step and (self.goal is None or not _same_episode(self.goal, goal))
         if step:
             self.goal = goal
-        self.calls.append(Call("step" if step else "question", first, done.seconds, done.prompt_tokens,
-                               done.cached_tokens))
+        self.calls.append(Call("step" if step else "question", first, done.cost))
         return done
 
 
@@ -86,12 +83,12 @@ def report(calls: list[Call]) -> None:
     for label, group in groups.items():
         if not group:
             continue
-        seconds = sorted(c.seconds for c in group)
+        seconds = sorted(c.cost.seconds for c in group)
         p90 = seconds[min(len(seconds) - 1, int(0.9 * len(seconds)))]
-        prompt = sum(c.prompt_tokens for c in group)
-        cached = sum(c.cached_tokens for c in group) / prompt if prompt else 0.0
+        prompt = sum(c.cost.prompt_tokens for c in group)
+        cached = sum(c.cost.cached_tokens for c in group) / prompt if prompt else 0.0
         print(f"| {label} | {len(group)} | {seconds[0]:.2f} | {statistics.median(seconds):.2f} | {p90:.2f} "
-              f"| {seconds[-1]:.2f} | {statistics.median(c.prompt_tokens for c in group):.0f} | {cached:.0%} |")
+              f"| {seconds[-1]:.2f} | {statistics.median(c.cost.prompt_tokens for c in group):.0f} | {cached:.0%} |")
 
 
 def main() -> None:

@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from prag.llm import Completion, Message
+from prag.llm import Completion, Cost, Message
 from prag.retrieval.embed import EmbeddingCache
 from prag.retrieval.index import ExperienceIndex, Visibility
 from prag.run.config import (
@@ -73,8 +73,7 @@ class SleepingLLM:
         time.sleep(self.delay)
         listed = messages[-1]["content"].split("Admissible actions: ")[1].split("\n")[0]
         verb, _, rests = listed.split("; ")[0].partition(": ")  # folded as `verb: a, b; verb2: ...`
-        return Completion(text=f"{verb} {rests.split(', ')[0]}" if rests else verb, prompt_tokens=0,
-                          cached_tokens=0, completion_tokens=0, seconds=self.delay)
+        return Completion(f"{verb} {rests.split(', ')[0]}" if rests else verb, Cost(calls=1, seconds=self.delay))
 
 
 @dataclass

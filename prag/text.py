@@ -12,12 +12,19 @@ from rich.markup import escape
 # paragraph separators, lone surrogates.
 _HIDDEN = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 _NOT_PLAIN = re.compile(r"[^ -~]")  # what is not printable ASCII: only these are looked up
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
 
 
 def clip(text: str, limit: int) -> str:
     """The text on one line, cut to `limit` characters with an ellipsis."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def without_article(phrase: str) -> str:
+    """The phrase without a leading "the", "a" or "an", written in lower case as goals are read
+    ("the red box": "red box")."""
+    return _ARTICLE.sub("", phrase)
 
 
 def command(*words: object) -> str:

@@ -220,7 +220,7 @@ def test_round_r_learns_from_rounds_before_it_and_the_runs_it_includes(tmp_path:
 def test_an_episode_stored_as_a_correction_teaches_no_model_as_retrieval_never_sees_it(
     tmp_path: Path, training: list[EpisodeRecord]
 ) -> None:
-    # The model learns from the episodes the round's retrieval may see (docs/action_models.md):
+    # The model learns from the episodes the round's retrieval may see (docs/records/action_models.md):
     # the agent's plays. Before the rule was one, it learned from every source.
     with Store(tmp_path / "s.db") as store:
         store.add_run(run("test"))

@@ -161,7 +161,7 @@ def test_finish_reports_what_the_store_keeps():
     assert (decision.action, decision.thought) == ("go to table 1", "I go to the table.")
     agent.observe(decision.action, here)
     trace = agent.finish()
-    assert trace.goal == GOAL and trace.usage.calls == 2 and trace.retrieved == []
+    assert trace.goal == GOAL and trace.usage.cost.calls == 2 and trace.retrieved == []
     assert trace.report == AgentReport(
         thoughts=["I go to the table."],
         utterances=[(0, "try the table")],

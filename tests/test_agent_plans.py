@@ -40,7 +40,7 @@ def play(env: Environment, agent: PragAgent) -> tuple[EpisodeRecord, list]:
             break
     trace = agent.finish()
     record = EpisodeRecord(run_id="r", round=0, task_id=env.task.task_id, task_type=env.task.task_type,
-                           goal=trace.goal, won=observation.won, steps=steps, llm_calls=trace.usage.calls)
+                           goal=trace.goal, won=observation.won, steps=steps, llm_calls=trace.usage.cost.calls)
     return record, trace.report.decisions
 
 

@@ -43,8 +43,8 @@ def test_a_hit_never_calls_the_model_and_costs_nothing(tmp_path):
         stats = store.answers.stats()
     assert len(model.calls) == 1
     assert again.text == first.text == "answer 1"
-    assert (again.prompt_tokens, again.completion_tokens) == (first.prompt_tokens, first.completion_tokens)
-    assert again.cached_tokens == again.prompt_tokens and again.seconds == 0
+    assert (again.cost.prompt_tokens, again.cost.completion_tokens) == (first.cost.prompt_tokens, first.cost.completion_tokens)
+    assert again.cost.cached_tokens == again.cost.prompt_tokens and again.cost.seconds == 0
     assert stats == {"scripted": {"rows": 1, "hits": 1, "misses": 1, "saved_seconds": 0.0}}
 
 

@@ -61,6 +61,6 @@ def test_the_local_model_picks_an_admissible_action_among_hundreds() -> None:
     choices = [f"move {a} to {b}" for a in things for b in things if a != b] + [f"open {t}" for t in things]
     prompt = [{"role": "user", "content": "Reply with exactly this action and nothing else: open door to kitchen"}]
     answer = llm.complete(prompt, choices=choices)
-    assert answer.text == "open door to kitchen" and answer.completion_tokens >= 3
+    assert answer.text == "open door to kitchen" and answer.cost.completion_tokens >= 3
     shorter = [{"role": "user", "content": "Reply with exactly this action and nothing else: open door"}]
     assert llm.complete(shorter, choices=choices).text == "open door"

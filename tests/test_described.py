@@ -81,7 +81,7 @@ def test_rooms_are_asked_until_one_names_a_thing_and_a_chosen_thing_is_not_offer
     described = DescribedThings(llm, usage)
     observed = observed_house()
     assert described.choose("the animal with the longest life span", "animal", LONGEST, observed) == "elephant"
-    assert len(llm.calls) == 1 and usage.calls == 1  # the goal's room first, and it named one
+    assert len(llm.calls) == 1 and usage.cost.calls == 1  # the goal's room first, and it named one
     assert llm.calls[0]["choices"] == ["crocodile", "elephant", "none"]
     assert described.choose("the animal with the longest life span", "animal", LONGEST, observed) is None  # each room once
     assert len(llm.calls) == 3  # the kitchen and the hallway, asked now, name none

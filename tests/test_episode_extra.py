@@ -7,6 +7,7 @@ import json
 import sqlite3
 from contextlib import closing
 from pathlib import Path
+from typing import get_type_hints
 
 import pytest
 from support import placed_episode, run
@@ -16,7 +17,7 @@ from prag.errors import DamagedStore
 from prag.run.metrics import steps_by_source
 from prag.run.runner import asked_every_step
 from prag.store import Store
-from prag.store.episode_extra import Choice, Effort, GoalReading, Hypothesis
+from prag.store.episode_extra import Choice, Effort, EpisodeExtra, ExtraFigures, GoalReading, Hypothesis
 from prag.store.outcomes import Outcome
 
 # An agent episode as prag wrote it before the fields were declared (decisions by position).
@@ -62,6 +63,15 @@ def test_an_episode_stored_by_older_prag_reads_with_its_decisions_named(tmp_path
     assert outcomes == [Outcome.of(episode)]
 
 
+def test_the_figures_read_the_fields_of_an_extra_as_declared_and_of_each_decision_its_source():
+    """`prag compare` reads a few fields of each extra (ExtraFigures): declared as EpisodeExtra
+    declares them, so the two readers cannot drift apart."""
+    figures, extra = get_type_hints(ExtraFigures), get_type_hints(EpisodeExtra)
+    assert {name: figures[name] for name in figures if name != "decisions"} == {
+        name: extra[name] for name in figures if name != "decisions"}
+    assert figures["decisions"] == dict[get_type_hints(Choice)["source"], int]  # steps by source
+
+
 def test_an_episode_from_before_anything_was_reported_reads_as_reporting_nothing(tmp_path):
     with Store(stored(tmp_path, {"spec": "alfworld-mini"})) as store:
         (episode,) = store.episodes("r1")
@@ -77,7 +87,7 @@ def test_an_episode_from_before_anything_was_reported_reads_as_reporting_nothing
     ({**OLD, "steps_past_llm_budget": "many"}, "steps_past_llm_budget"),
 ])
 def test_a_key_not_declared_or_missing_is_a_damaged_store_naming_it(tmp_path, extra, names):
-    with Store(stored(tmp_path, extra)) as store, pytest.raises(DamagedStore, match=rf"episodes.extra .*{names}"):
+    with Store(stored(tmp_path, extra)) as store, pytest.raises(DamagedStore, match=rf"episodes\.extra\.{names} of episode 1 is "):
         list(store.episodes("r1"))
 
 

@@ -54,7 +54,7 @@ def test_the_llm_reads_under_a_grammar_of_facts_and_may_read_none() -> None:
     (reading,) = reader.offer(context("put a cup in box"), [])
     assert reading.sentence == "cup in box" and reading.goal is None and reading.confidence < ACT_ON
     assert reader.offer(context("say hello"), []) == []  # none: played with no goal read
-    assert reader.usage.calls == 2
+    assert reader.usage.cost.calls == 2
 
 
 def test_a_verified_reading_of_the_same_template_is_re_worded_with_no_model() -> None:
@@ -62,7 +62,7 @@ def test_a_verified_reading_of_the_same_template_is_re_worded_with_no_model() ->
     reader = FactsReader(ScriptedLLM([]), lambda instruction, k=None: verified, Usage())
     (reading,) = reader.offer(context("put a clean mug in cabinet"), [])
     assert reading.sentence == "mug is clean; mug in cabinet" and reading.confidence >= ACT_ON
-    assert reader.usage.calls == 0
+    assert reader.usage.cost.calls == 0
 
 
 @pytest.fixture

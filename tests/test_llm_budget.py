@@ -30,7 +30,7 @@ def test_past_the_budget_steps_are_drawn_at_random_without_a_call(game):
                       domain=ALFWORLD)
     play_until_won(env, agent, 10)
     trace = agent.finish()
-    assert len(llm.calls) == 3 and trace.usage.calls == 3
+    assert len(llm.calls) == 3 and trace.usage.cost.calls == 3
     assert trace.report.steps_past_llm_budget == 7
     assert [d.source for d in trace.report.decisions][3:] == ["random"] * 7
 

@@ -48,9 +48,9 @@ def test_short_chat_answers_and_counts_tokens(llm: LocalLLM) -> None:
     messages = [{"role": "user", "content": "What is the capital of France? Answer with one word."}]
     out = llm.complete(messages, max_tokens=8)
     assert "paris" in out.text.lower()
-    assert out.prompt_tokens == len(llm.prompt_tokens(messages))
-    assert 1 <= out.completion_tokens <= 8
-    assert out.seconds > 0
+    assert out.cost.prompt_tokens == len(llm.prompt_tokens(messages))
+    assert 1 <= out.cost.completion_tokens <= 8
+    assert out.cost.seconds > 0
 
 
 def test_same_leading_messages_reuse_the_prefix(llm: LocalLLM) -> None:
@@ -63,18 +63,18 @@ def test_same_leading_messages_reuse_the_prefix(llm: LocalLLM) -> None:
     )
     cold_evaluated = _evaluated(llm) - before
     prefix = len(llm.prompt_tokens([system]))
-    assert cold.prompt_tokens > 500
-    assert cold.cached_tokens < 10  # only the chat template's first tokens are shared
+    assert cold.cost.prompt_tokens > 500
+    assert cold.cost.cached_tokens < 10  # only the chat template's first tokens are shared
 
     before = _evaluated(llm)
     warm = llm.complete(
         [system, {"role": "user", "content": "Which room has shelf 12?"}], max_tokens=4
     )
     warm_evaluated = _evaluated(llm) - before
-    assert warm.cached_tokens >= prefix - 5
+    assert warm.cost.cached_tokens >= prefix - 5
     # What llama.cpp decoded is what we said it would: the uncached prompt plus the new tokens.
-    assert warm_evaluated == warm.prompt_tokens - warm.cached_tokens + warm.completion_tokens - 1
-    assert cold_evaluated == cold.prompt_tokens - cold.cached_tokens + cold.completion_tokens - 1
+    assert warm_evaluated == warm.cost.prompt_tokens - warm.cost.cached_tokens + warm.cost.completion_tokens - 1
+    assert cold_evaluated == cold.cost.prompt_tokens - cold.cost.cached_tokens + cold.cost.completion_tokens - 1
     # Faster in work done, not in wall time (the machine is shared; benchmarks/llm.py times it).
     assert warm_evaluated * 10 < cold_evaluated
 
@@ -93,7 +93,7 @@ def test_a_growing_conversation_keeps_its_prefix(llm: LocalLLM) -> None:
         },
     ]
     second = llm.complete(messages, max_tokens=6)
-    assert second.cached_tokens >= first.prompt_tokens - 1
+    assert second.cost.cached_tokens >= first.cost.prompt_tokens - 1
 
 
 def test_choices_constrain_the_answer(llm: LocalLLM) -> None:
@@ -137,7 +137,7 @@ BATCH_DECODE = textwrap.dedent(
     rooms = "\\n".join(f"Room {i}: a cabinet {i}, a drawer {i + 1} and a shelf {i + 2}." for i in range(60))
     out = llm.complete([{"role": "system", "content": rooms},
                         {"role": "user", "content": "What is the capital of France? Answer with one word."}], max_tokens=8)
-    print(out.prompt_tokens, out.text.strip(), flush=True)
+    print(out.cost.prompt_tokens, out.text.strip(), flush=True)
     """
 )
 
@@ -191,7 +191,7 @@ def test_parked_conversations_come_back_with_their_cache_and_the_same_answers(ll
     again = shared.complete([first, question], max_tokens=6)
     # Only what follows the parked household is decoded again (llama.cpp's own count), not its 400 tokens.
     assert _evaluated(shared) - before < 40
-    assert again.cached_tokens > again.prompt_tokens - 30
+    assert again.cost.cached_tokens > again.cost.prompt_tokens - 30
     fresh = LocalLLM(path, n_ctx=4096).complete([first, question], max_tokens=6)
     assert again.text == fresh.text
 

@@ -101,8 +101,8 @@ def test_completes_through_a_real_server(server: str) -> None:
         max_tokens=8,
     )
     assert "paris" in out.text.lower()
-    assert out.prompt_tokens > 10
-    assert 1 <= out.completion_tokens <= 8
+    assert out.cost.prompt_tokens > 10
+    assert 1 <= out.cost.completion_tokens <= 8
 
 
 def test_choices_through_the_server_grammar(server: str) -> None:
@@ -212,7 +212,7 @@ def test_junk_then_an_answer_is_the_answer(fake_openai: FakeOpenAI) -> None:
     )
     out = llm_for(fake_openai, retries=2).complete(ACT)
     assert len(fake_openai.requests) == 3
-    assert (out.text, out.prompt_tokens, out.cached_tokens, out.completion_tokens) == (
+    assert (out.text, out.cost.prompt_tokens, out.cost.cached_tokens, out.cost.completion_tokens) == (
         "open drawer 2",
         30,
         16,

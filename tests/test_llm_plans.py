@@ -251,7 +251,7 @@ def test_the_local_model_answers_a_plan_the_agent_can_follow(grid):
     assert decision.valid and decision.action in observation.admissible  # the grammar's first line
     assert agent.actor.follower is not None and agent.actor.source == "llm"
     assert len(agent.actor.follower.plan.steps) <= 2
-    assert agent.llm_step.usage.calls == 1 and agent.llm_step.usage.reasks == 0
+    assert agent.llm_step.usage.cost.calls == 1 and agent.llm_step.usage.reasks == 0
 
 
 def test_thousands_of_choices_make_a_word_trie_that_admits_exactly_them(accepts):

@@ -52,7 +52,7 @@ def test_it_answers_as_the_local_model_under_its_name(server: ModelServer) -> No
     path, name = _model()
     in_process = LocalLLM(path, name=name, n_ctx=2048).complete(messages, max_tokens=8)
     assert served.text == in_process.text and "paris" in served.text.lower()
-    assert (served.prompt_tokens, served.completion_tokens) == (in_process.prompt_tokens, in_process.completion_tokens)
+    assert (served.cost.prompt_tokens, served.cost.completion_tokens) == (in_process.cost.prompt_tokens, in_process.cost.completion_tokens)
 
 
 def test_choices_are_constrained_by_the_servers_grammar(server: ModelServer) -> None:
@@ -69,10 +69,10 @@ def test_two_interleaved_conversations_each_keep_their_prefix(server: ModelServe
     for system in (first, second):
         llm.complete([system, {"role": "user", "content": "Which room has drawer 5?"}], max_tokens=4)
     again = llm.complete([first, {"role": "user", "content": "Which room has shelf 9?"}], max_tokens=4)
-    assert again.prompt_tokens > 300
+    assert again.cost.prompt_tokens > 300
     # Only the question after the household is evaluated again: the first conversation's cache was
     # parked while the second used the context, and brought back.
-    assert again.cached_tokens > again.prompt_tokens - 30
+    assert again.cost.cached_tokens > again.cost.prompt_tokens - 30
 
 
 def test_a_request_it_cannot_read_is_a_400_with_a_message(server: ModelServer) -> None:

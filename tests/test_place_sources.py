@@ -91,7 +91,7 @@ def test_the_llm_alone_searches_the_kinds_it_names_first_then_as_listed():
     guess, llm = guesser("countertop, drawer")
     assert search_order(["apple"], room(), Places(ALFWORLD, ("llm",), guess=guess)) == [
         "countertop 1", "drawer 1", "cabinet 1", "fridge 1", "garbagecan 1"]
-    assert asked_for(llm) == ["apple"] and guess.usage.calls == 1  # counted as the episode's LLM call
+    assert asked_for(llm) == ["apple"] and guess.usage.cost.calls == 1  # counted as the episode's LLM call
     shown = llm.calls[0]["messages"][-1]["content"]
     assert "Places in this room: cabinet, countertop, drawer, fridge, garbagecan." in shown
 
@@ -210,12 +210,12 @@ def test_the_agent_asks_the_llm_where_the_thing_is_once_and_goes_there_first(hid
 
     llm = ScriptedLLM(answer)
     won, agent = play(game, llm, ("llm",), memory_of({}))
-    assert won and len(llm.calls) == 1 and agent.llm_step.usage.calls == 1
+    assert won and len(llm.calls) == 1 and agent.llm_step.usage.cost.calls == 1
     assert agent.state.observed.actions[0].startswith(f"go to {kind} ")
     # The memory knows where such things are: the LLM is never called.
     silent = ScriptedLLM([])
     won, agent = play(game, silent, ("memory", "llm"), lambda asked: [(kind, 2)])
-    assert won and silent.calls == [] and agent.llm_step.usage.calls == 0
+    assert won and silent.calls == [] and agent.llm_step.usage.cost.calls == 0
 
 
 # --- the option -------------------------------------------------------------------------------------

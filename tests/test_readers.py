@@ -120,7 +120,7 @@ def test_the_llm_reads_words_under_a_grammar_of_the_rooms_kinds():
         "put a clean bowl in cabinet", "llm", "pick_clean_then_place_in_recep")
     grammar = llm.calls[0]["grammar"]
     assert "recep ::=" in grammar and '"countertop"' in grammar and '"sofa"' not in grammar  # this room's places
-    assert usage.calls == 1
+    assert usage.cost.calls == 1
 
 
 def test_words_of_a_lamp_leave_the_llm_only_the_look_form_until_a_look_is_shown_wrong():

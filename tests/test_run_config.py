@@ -22,6 +22,7 @@ from prag.run.config import (
 from prag.run.runner import start_run
 from prag.store import Store
 from prag.store.records import RunRecord
+from prag.store.visibility import Visibility
 
 # Every setting away from its default, in every section.
 ODD = RunConfig(
@@ -117,3 +118,9 @@ def test_a_round_0_played_with_other_agent_settings_cannot_be_reused(tmp_path):
 def test_settings_no_run_can_use_are_refused_naming_the_option(config, option):
     with pytest.raises(PragError, match=option):
         config.check()
+
+
+def test_a_round_sees_the_runs_earlier_rounds_and_the_runs_it_includes() -> None:
+    """What every reader of a round is given (retrieval, places, readings, the action model)."""
+    assert ODD.retrieval.visibility("r", 2) == Visibility("r", 2, ("x", "y"))
+    assert RetrievalConfig().visibility("r", 0) == Visibility("r", 0, ())

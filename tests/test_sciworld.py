@@ -18,7 +18,7 @@ from prag.envs.sciworld.domain import SCIWORLD
 from prag.envs.sciworld.env import SciworldEnv, from_params, task_names, variations
 from prag.envs.spec import load_spec
 from prag.errors import PragError, SpecError
-from prag.llm.base import Completion, Message
+from prag.llm.base import Completion, Cost, Message
 from prag.retrieval.episodes import Experience
 from prag.run.config import ExecutionConfig, ExperimentConfig, RetrievalConfig, RunConfig
 from prag.run.metrics import round_metrics
@@ -140,7 +140,7 @@ class GoldStepLLM:
                 done += 1
         answer = self.gold[done] if done < len(self.gold) and (not choices or self.gold[done] in choices) else (choices or ["look around"])[0]
         self.answered.append(answer)
-        return Completion(answer, 0, 0, 0, 0.0)
+        return Completion(answer, Cost(calls=1))
 
 
 def test_rounds_replay_the_progress_stored_and_never_repeat_a_fatal_step(tmp_path) -> None:

@@ -168,7 +168,7 @@ def test_outcomes_are_the_agents_episodes_of_the_runs(tmp_path):
         with store.transaction() as conn:  # a row of an early version: its counts NULL
             conn.execute("update episodes set llm_calls = null, seconds = null, task_type = null where task_id = 't1'")
         (got,) = store.outcomes(["a"])
-        assert (got.task_id, got.n_actions, got.llm_calls, got.seconds, got.task_type) == ("t1", 2, 0, 0.0, "")
+        assert (got.task_id, got.n_actions, got.cost.calls, got.seconds, got.task_type) == ("t1", 2, 0, 0.0, "")
         assert [e.task_id for e in store.outcomes(["a", "b"])] == ["t1", "t2"]
 
 

@@ -113,7 +113,7 @@ def test_exploring_by_the_map_wins_a_game_with_doors_whose_objective_names_only_
         steps, won, trace = play_episode(env, agent)
     finally:
         env.close()
-    assert won and trace.usage.calls == 0
+    assert won and trace.usage.cost.calls == 0
     assert trace.report.subgoals == [SubGoal("take teaspoon", 11, "taken")]
     # The bathroom is a dead end: back by the map; doors opened on the way; the study's box opened
     # and left; back to the corridor for the gate; the chest opened; the teaspoon taken.

@@ -87,7 +87,7 @@ def test_the_sub_goals_win_a_real_game_with_no_llm_call(params: dict, seed: int)
         steps, won, trace = play_episode(env, no_llm_agent())
     finally:
         env.close()
-    assert won and trace.usage.calls == 0
+    assert won and trace.usage.cost.calls == 0
     assert [s.action for s in steps[1:]] == [g.command for g in trace.report.subgoals]
     assert [g.met_at for g in trace.report.subgoals] == list(range(1, len(steps)))
     assert trace.report.reading.task == SUBGOALS and trace.report.reading.fits
@@ -116,7 +116,7 @@ def test_a_move_behind_a_closed_door_opens_the_door_the_room_says_leads_that_way
         steps, won, trace = play_episode(WithoutStep(env, "And then, open the gate inside the garage."), no_llm_agent())  # type: ignore[arg-type]
     finally:
         env.close()
-    assert won and trace.usage.calls == 0
+    assert won and trace.usage.cost.calls == 0
     assert [s.action for s in steps[1:]] == ["go west", "open gate", "go south", "go south", "go south", "take chocolate bar"]
     assert "open gate" not in [g.command for g in trace.report.subgoals]
 

@@ -39,6 +39,7 @@ from prag.agent.protocol import Usage
 from prag.envs.base import Triple
 from prag.envs.domain import Domain
 from prag.llm import LLM, Message
+from prag.text import without_article
 
 _IF = re.compile(r"if (?P<condition>.+?), (?P<then>.+)")
 _COMPARISON = re.compile(r"(?P<subject>.+?) is (?P<side>above|below) (?P<bound>-?\d+(?:\.\d+)?) (?P<units>(?P<unit>\w+).*)")
@@ -46,7 +47,6 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 # "the thermometer measures a temperature of 28 degrees celsius": one word for the quantity.
 _READING = re.compile(r"(?P<quantity>\w+) of (?P<value>-?\d+(?:\.\d+)?) (?P<unit>\w+)")
-_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
 _IT = re.compile(r"\bit\b")
 UNKNOWN = "unknown"
 NONE = "none"
@@ -85,7 +85,7 @@ class Comparison:
 
     def thing(self, quantity: str) -> str:
         """The subject without its article and the quantity's word: "unknown substance b"."""
-        return _ARTICLE.sub("", " ".join(word for word in self.subject.split() if word != quantity))
+        return without_article(" ".join(word for word in self.subject.split() if word != quantity))
 
 
 @dataclass(frozen=True)

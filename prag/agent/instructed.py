@@ -41,9 +41,9 @@ from prag.envs.base import Observation, Triple
 from prag.envs.domain import Domain
 from prag.retrieval.episodes import Experience
 from prag.store.records import EpisodeRecord
+from prag.text import without_article
 
 _LEAD = re.compile(r"^\w+,\s*")  # "first, ", "next, ", "then, "
-_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
 _INDEFINITE = re.compile(r"^an?\s+")
 # "... find a(n) living thing": an indefinite noun phrase ending the clause ("grow a peach plant
 # from seed" ends in no noun phrase: the plant is grown from it).
@@ -119,7 +119,7 @@ def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[Target, ...], st
             if match is not None:
                 if _INDEFINITE.match(match["x"]):
                     indefinite.add(len(named))
-                named.append(_ARTICLE.sub("", match["x"]))
+                named.append(without_article(match["x"]))
     # The goal's first clause, whose last words name what the task is about ("your task is to
     # boil gallium", "... to measure the temperature of unknown substance b").
     first = re.split(r"[.,;!?]", " ".join(goal.lower().split()), maxsplit=1)[0].strip()
@@ -236,7 +236,7 @@ class Instructed:
         purple box") as the next instruction, where it says an irrevocable step; whether it does."""
         match = re.fullmatch(self.domain.irrevocable, sentence) if self.domain.irrevocable is not None else None
         if match is not None:
-            self.left.append(Target(_ARTICLE.sub("", match["x"]), chosen=True))
+            self.left.append(Target(without_article(match["x"]), chosen=True))
         return match is not None
 
     def mean(self, thing: str) -> None:

@@ -19,7 +19,7 @@ actions).
 Why not ask the model: zero-shot, the 1.5B model read "First, focus on the substance" as an order
 to focus on whatever was in view (6 of the first 7 test variations of ScienceWorld ended at step 1),
 and asked whether the thing was what the task meant, it said yes 6 times of 6; its yes-over-no
-logit margin was no higher on the right thing than on the wrong one (docs/sciworld.md).
+logit margin was no higher on the right thing than on the wrong one (docs/records/sciworld-learning.md).
 """
 from __future__ import annotations
 

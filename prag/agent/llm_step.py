@@ -90,7 +90,7 @@ class LLMStep:
         plans after this one (none unless `plan_length` > 1). Actions the person `rejected` at
         this step are not offered. Past the LLM budget, an admissible action drawn at random."""
         budget = self.config.llm_budget
-        if budget is not None and self.usage.calls >= budget:
+        if budget is not None and self.usage.cost.calls >= budget:
             self.past_budget += 1
             held_back = rejected | self.state.fatal | self.state.avoided | self._deferred(observation, observation.admissible)
             choices = [a for a in observation.admissible if a not in held_back] or list(observation.admissible)

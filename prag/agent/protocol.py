@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from prag.envs.base import Observation
-from prag.llm.base import Completion
+from prag.llm.base import Completion, Cost
 from prag.sources import StepSource
 from prag.store.episode_extra import AgentReport
 
@@ -29,24 +29,16 @@ class Decision:
 
 @dataclass
 class Usage:
-    """What the episode cost in LLM calls and tokens."""
+    """What the episode cost in LLM calls, and the answers asked again, invalid or banned."""
 
-    calls: int = 0
-    prompt_tokens: int = 0
-    cached_tokens: int = 0
-    completion_tokens: int = 0
-    llm_seconds: float = 0.0
+    cost: Cost = Cost()
     reasks: int = 0
     invalid_actions: int = 0
     banned_actions: int = 0
 
     def add(self, completion: Completion) -> None:
         """Count one LLM call."""
-        self.calls += 1
-        self.prompt_tokens += completion.prompt_tokens
-        self.cached_tokens += completion.cached_tokens
-        self.completion_tokens += completion.completion_tokens
-        self.llm_seconds += completion.seconds
+        self.cost += completion.cost
 
 
 @dataclass

@@ -48,7 +48,7 @@ ARTICLES = ("a", "an", "the", "some")
 EXAMPLES = 3  # verified readings shown to the LLM reader
 # ... whose wording is at least this near (MiniLM cosine): by default any not opposed to it. A floor of
 # 0.8 (paraphrases only) read 9 fewer of valid_seen's 140 crowd wordings right after training on
-# valid_train (71 against 80; docs/goals_in_words.md). A floor stays settable to measure it again.
+# valid_train (71 against 80; docs/records/goals_in_words.md). A floor stays settable to measure it again.
 EXAMPLE_SIMILARITY = 0.0
 LLM_CONFIDENCE = 0.6
 LLM_READINGS = 2  # the LLM reader's readings per call: its best, then the next it could mean

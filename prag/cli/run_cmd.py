@@ -62,7 +62,7 @@ DEFAULT_STORE = Path("stores/default.db")
 # them can go on. Measured in the README: alfworld-medium won 12/12 in each of three rounds in
 # 7 minutes, where the LLM asked every step won 2/12 of the smaller alfworld-mini rooms in round 0.
 # The library's AgentConfig keeps P-RAG's defaults (ask always, experience and the LLM).
-# LLM calls a game may spend on steps unless --llm-budget says otherwise (docs/first_hour.md):
+# LLM calls a game may spend on steps unless --llm-budget says otherwise (docs/records/first_hour.md):
 # where experience and search leave every step to the LLM, the 1.5B model seldom wins, and each
 # step costs seconds to minutes on a small machine; the games it wins take far fewer calls.
 DEFAULT_LLM_BUDGET = 6

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from prag.errors import LLMError
-from prag.llm.base import DEFAULT_RETRIES, DEFAULT_TIMEOUT, LLM, Completion, Message
+from prag.llm.base import DEFAULT_RETRIES, DEFAULT_TIMEOUT, LLM, Completion, Cost, Message
 from prag.llm.retrying import WaitCallback
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "LLM",
     "SPEC_HELP",
     "Completion",
+    "Cost",
     "Message",
     "WaitCallback",
     "check_spec",

@@ -32,6 +32,7 @@ import numpy as np
 from prag.errors import LLMError
 from prag.llm.base import (
     Completion,
+    Cost,
     Message,
     answer_limit,
     choice_grammar,
@@ -201,13 +202,9 @@ class LocalLLM:
                 text = choice.get("text") or ""
                 completion_tokens = (result.get("usage") or {}).get("completion_tokens", 0)
             seconds = time.perf_counter() - start
-        return Completion(
-            text=text[:limit],
-            prompt_tokens=len(tokens),
-            cached_tokens=cached,
-            completion_tokens=completion_tokens,
-            seconds=seconds,
-        )
+        return Completion(text[:limit], Cost(
+            calls=1, prompt_tokens=len(tokens), cached_tokens=cached, completion_tokens=completion_tokens, seconds=seconds,
+        ))
 
     def _pick(self, tokens: list[int], cached: int, choices: list[str]) -> Chosen:
         """Evaluate the prompt past its `cached` prefix, then pick one of `choices` greedily."""

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import replace
 from typing import Any, Literal, TypeVar
 
 import openai
@@ -45,7 +46,7 @@ from prag.llm.base import (
     choice_token_budget,
 )
 from prag.llm.balance import server_urls
-from prag.llm.reply import BadReply, Reply, body_limit, parse_reply, read_body
+from prag.llm.reply import BadReply, body_limit, parse_reply, read_body
 from prag.llm.retrying import WaitCallback, backoff, retrying
 from prag.text import clip
 
@@ -205,15 +206,9 @@ class OpenAILLM:
             reply = self._retrying(lambda client: self._ask(client, request, limit, constrained=bool(extra)))
         except _Failed as failed:
             raise self._error(failed.error, failed.requests) from None
-        return Completion(
-            text=reply.text,
-            prompt_tokens=reply.prompt_tokens,
-            cached_tokens=reply.cached_tokens,
-            completion_tokens=reply.completion_tokens,
-            seconds=time.perf_counter() - start,
-        )
+        return Completion(reply.text, replace(reply.cost, seconds=time.perf_counter() - start))
 
-    def _ask(self, client: openai.OpenAI, request: dict[str, Any], limit: int, *, constrained: bool) -> Reply:
+    def _ask(self, client: openai.OpenAI, request: dict[str, Any], limit: int, *, constrained: bool) -> Completion:
         """One request, its reply read within the byte bound, then checked."""
         create = client.chat.completions.with_streaming_response.create
         with create(**request) as response:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
+from prag.llm.base import Completion, Cost
 from prag.text import clip
 
 # Room for the JSON around the answer (ids, usage, logprobs) besides the answer itself, each
@@ -29,16 +29,6 @@ class BadReply(Exception):
         self.problem = problem
         self.sample = _sample(body)
         super().__init__(f"{problem}: {self.sample!r}" if self.sample else problem)
-
-
-@dataclass(frozen=True)
-class Reply:
-    """The answer's text, cut to the bound, and the token counts the server gave (0 if none)."""
-
-    text: str
-    prompt_tokens: int
-    cached_tokens: int
-    completion_tokens: int
 
 
 def body_limit(text_limit: int) -> int:
@@ -58,8 +48,10 @@ def read_body(chunks: Iterable[bytes], *, declared: str | None, limit: int) -> b
     return bytes(body)
 
 
-def parse_reply(body: bytes, *, text_limit: int, constrained: bool) -> Reply:
-    """The chat completion in `body`, or `BadReply` saying what the server sent instead.
+def parse_reply(body: bytes, *, text_limit: int, constrained: bool) -> Completion:
+    """The chat completion in `body`: its text cut to the bound, and the token counts the server
+    gave (0 if none; the seconds are the caller's to count). `BadReply` says what the server sent
+    instead of one.
 
     An empty answer is accepted only as a model's own: unconstrained and stopped by a stop
     sequence or the length (a first token "\\n" with stop=["\\n"] is a real empty answer).
@@ -84,12 +76,12 @@ def parse_reply(body: bytes, *, text_limit: int, constrained: bool) -> Reply:
     given = data.get("usage")
     usage = given if isinstance(given, dict) else {}
     details = usage.get("prompt_tokens_details")
-    return Reply(
-        text=text[:text_limit],
+    return Completion(text[:text_limit], Cost(
+        calls=1,
         prompt_tokens=_count(usage.get("prompt_tokens")),
         cached_tokens=_count(details.get("cached_tokens") if isinstance(details, dict) else None),
         completion_tokens=_count(usage.get("completion_tokens")),
-    )
+    ))
 
 
 def _count(value: Any) -> int:

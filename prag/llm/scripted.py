@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prag.errors import LLMError
-from prag.llm.base import Completion, Message
+from prag.llm.base import Completion, Cost, Message
 
 
 @dataclass
@@ -56,13 +56,12 @@ class ScriptedLLM:
                 break
             cached += 1
         self._previous = words
-        return Completion(
-            text=text,
+        return Completion(text, Cost(
+            calls=1,
             prompt_tokens=len(words),
             cached_tokens=min(cached, max(len(words) - 1, 0)),
             completion_tokens=len(text.split()),
-            seconds=0.0,
-        )
+        ))
 
 
 @dataclass
@@ -81,4 +80,4 @@ class RandomChoiceLLM:
 
     def complete(self, messages: list[Message], *, choices: list[str] | None = None, **_: Any) -> Completion:
         self.calls += 1
-        return Completion(self._random.choice(choices) if choices else "look", 0, 0, 0, 0.0)
+        return Completion(self._random.choice(choices) if choices else "look", Cost(calls=1))

@@ -99,7 +99,8 @@ def _complete(llm: LocalLLM, request: dict[str, Any]) -> dict[str, Any]:
         seed=int(request.get("seed") or 0),
         grammar=request.get("grammar") or None,
     )
-    finish = "length" if completion.completion_tokens >= int(request.get("max_tokens") or 64) else "stop"
+    cost = completion.cost
+    finish = "length" if cost.completion_tokens >= int(request.get("max_tokens") or 64) else "stop"
     return {
         "id": f"chatcmpl-{time.monotonic_ns()}",
         "object": "chat.completion",
@@ -108,10 +109,10 @@ def _complete(llm: LocalLLM, request: dict[str, Any]) -> dict[str, Any]:
         "choices": [{"index": 0, "message": {"role": "assistant", "content": completion.text},
                      "finish_reason": finish}],
         "usage": {
-            "prompt_tokens": completion.prompt_tokens,
-            "completion_tokens": completion.completion_tokens,
-            "total_tokens": completion.prompt_tokens + completion.completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": completion.cached_tokens},
+            "prompt_tokens": cost.prompt_tokens,
+            "completion_tokens": cost.completion_tokens,
+            "total_tokens": cost.prompt_tokens + cost.completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": cost.cached_tokens},
         },
     }
 

@@ -133,10 +133,9 @@ class Card:
         ]
         for r in self.rounds:
             spl = "-" if r.spl is None else f"{r.spl:.3f}" + ("" if r.success.spl_episodes == r.episodes else f" ({r.success.spl_episodes})")
-            tokens = (r.prompt_tokens + r.completion_tokens) / r.episodes
             lines.append(
                 f"| {r.round} | {r.episodes} | {r.total_sr:.1%} ({r.success.wins}/{r.episodes}) | {r.steps / r.episodes:.1f} "
-                f"| {spl} | {r.calls_per_episode:.2f} | {tokens:.0f} | {r.seconds_per_episode:.2f} |"
+                f"| {spl} | {r.calls_per_episode:.2f} | {r.tokens_per_episode:.0f} | {r.seconds_per_episode:.2f} |"
                 + (f" {_score(r.mean_score)} | {_score(r.task_mean_score)} | {r.calls_per_step or 0:.2f} |" if scored else "")
             )
         types = sorted({t.task_type for r in self.rounds for t in r.by_type})
@@ -290,7 +289,7 @@ def _round_dict(r: RoundMetrics) -> dict[str, Any]:
     return {
         **r.to_dict(),
         "steps_per_game": r.steps / r.episodes,
-        "tokens_per_game": (r.prompt_tokens + r.completion_tokens) / r.episodes,
+        "tokens_per_game": r.tokens_per_episode,
         "by_type": {t.task_type: {"episodes": t.success.episodes, "wins": t.success.wins, "sr": t.success.success_rate,
                                   "mean_score": t.success.score}
                     for t in r.by_type},

@@ -26,6 +26,7 @@ from prag.llm.base import timeout_problem
 from prag.retrieval.embed import DEFAULT_MODEL
 from prag.retrieval.index import check_mode
 from prag.store.records import RunRecord
+from prag.store.visibility import Visibility
 
 CONFIG_VERSION = 2
 EXECUTORS = ("threads", "processes", "ray")
@@ -63,6 +64,11 @@ class RetrievalConfig:
     # another task type's transcript and changed with the scene, re-costing the prompt each time.
     corrections_k: int = 1
     prior: bool = True  # the shipped human-written transcripts, as the first corrections
+
+    def visibility(self, run_id: str, round_: int) -> Visibility:
+        """What round `round_` of run `run_id` sees of the store (the progressive rule): the run's
+        earlier rounds and the runs it includes. Its retrieval, places, readings and action model alike."""
+        return Visibility(run_id, round_, self.include_runs)
 
 
 @dataclass(frozen=True)

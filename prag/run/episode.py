@@ -14,7 +14,6 @@ from prag.envs.base import Environment, Observation, Task, TaskSource
 from prag.envs.spec import TaskSetSpec
 from prag.llm import LLM, WaitCallback, make_llm
 from prag.llm.balance import server_urls
-from prag.retrieval.index import Visibility
 from prag.run.agents import Players, build_agent
 from prag.run.config import ExecutionConfig, RunConfig
 from prag.errors import PragError
@@ -99,7 +98,7 @@ def play_task(
 ) -> EpisodeRecord:
     """One episode of `task` in `phase` by a P-RAG agent, as the store records it: played in the
     runner's threads and in Ray workers alike."""
-    visibility = Visibility(run_id, phase.round, config.retrieval.include_runs)
+    visibility = config.retrieval.visibility(run_id, phase.round)
     agent = build_agent(config, players, visibility, phase.spec.domain())
     env = phase.source.make(task)
     start = time.perf_counter()
@@ -107,7 +106,7 @@ def play_task(
         steps, won, trace = play_episode(env, agent, before_act)
     finally:
         env.close()
-    usage = trace.usage
+    usage, cost = trace.usage, trace.usage.cost
     return EpisodeRecord(
         run_id=run_id,
         round=phase.round,
@@ -118,13 +117,13 @@ def play_task(
         steps=steps,
         shortest_path=env.shortest_path_length,
         seed=task.seed,
-        llm_calls=usage.calls,
-        prompt_tokens=usage.prompt_tokens,
-        cached_tokens=usage.cached_tokens,
-        completion_tokens=usage.completion_tokens,
+        llm_calls=cost.calls,
+        prompt_tokens=cost.prompt_tokens,
+        cached_tokens=cost.cached_tokens,
+        completion_tokens=cost.completion_tokens,
         reasks=usage.reasks,
         seconds=time.perf_counter() - start,
-        llm_seconds=usage.llm_seconds,
+        llm_seconds=cost.seconds,
         extra=EpisodeExtra(
             **vars(trace.report), spec=phase.spec.name, env=phase.spec.env, retrieved=trace.retrieved,
             # The family's own sentence only where the agent was told the goal in other words.

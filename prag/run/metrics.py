@@ -24,7 +24,7 @@ Definitions, for the N episodes of one round of one run:
   (the mean over its 30 tasks). None where no episode has a score.
 - Cost: LLM calls and tokens per episode; the reused share = cached / prompt tokens (prefix-cache
   hits); re-asks per step = re-asks / actions taken; wall time per episode, and per step split into
-  the LLM part and the rest (environment, retrieval, embedding: `seconds - llm_seconds`).
+  the LLM part and the rest (environment, retrieval, embedding: `seconds - cost.seconds`).
 - Steps by source: how many actions each step source chose (the first field of each of the
   episode's `decisions`, one of `prag.sources.StepSource`); the actions of an episode stored before
   decisions were recorded were all the LLM's (`Outcome.sources`).
@@ -43,6 +43,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 from prag.errors import PragError
+from prag.llm.base import Cost
 from prag.store.episode_extra import Effort
 from prag.store.outcomes import Outcome, ReadGoal
 
@@ -81,13 +82,9 @@ class RoundMetrics:
     task_sr: float
     by_type: tuple[TypeMetrics, ...]  # sorted by task type
     steps: int
-    llm_calls: int
-    prompt_tokens: int
-    cached_tokens: int
-    completion_tokens: int
+    cost: Cost  # of the LLM calls
     reasks: int
     seconds: float
-    llm_seconds: float
     sources: tuple[tuple[str, int], ...] = ()  # (who chose, actions), most first
     effort: Effort = field(default_factory=Effort)  # what a person's instructions and yes/no cost
     readings: tuple[tuple[str, int], ...] = ()  # (goal reader, episodes played under its reading), most first
@@ -119,15 +116,19 @@ class RoundMetrics:
 
     @property
     def calls_per_step(self) -> float | None:
-        return self.llm_calls / self.steps if self.steps else None
+        return self.cost.calls / self.steps if self.steps else None
 
     @property
     def calls_per_episode(self) -> float:
-        return self.llm_calls / self.episodes
+        return self.cost.calls / self.episodes
+
+    @property
+    def tokens_per_episode(self) -> float:
+        return (self.cost.prompt_tokens + self.cost.completion_tokens) / self.episodes
 
     @property
     def reuse_share(self) -> float | None:
-        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else None
+        return self.cost.cached_tokens / self.cost.prompt_tokens if self.cost.prompt_tokens else None
 
     @property
     def reasks_per_step(self) -> float | None:
@@ -143,11 +144,11 @@ class RoundMetrics:
 
     @property
     def llm_seconds_per_step(self) -> float | None:
-        return self.llm_seconds / self.steps if self.steps else None
+        return self.cost.seconds / self.steps if self.steps else None
 
     @property
     def other_seconds_per_step(self) -> float | None:
-        return (self.seconds - self.llm_seconds) / self.steps if self.steps else None
+        return (self.seconds - self.cost.seconds) / self.steps if self.steps else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -164,9 +165,9 @@ class RoundMetrics:
             "steps": self.steps,
             "llm_calls_per_step": self.calls_per_step,
             "llm_calls_per_episode": self.calls_per_episode,
-            "prompt_tokens_per_episode": self.prompt_tokens / self.episodes,
-            "cached_tokens_per_episode": self.cached_tokens / self.episodes,
-            "completion_tokens_per_episode": self.completion_tokens / self.episodes,
+            "prompt_tokens_per_episode": self.cost.prompt_tokens / self.episodes,
+            "cached_tokens_per_episode": self.cost.cached_tokens / self.episodes,
+            "completion_tokens_per_episode": self.cost.completion_tokens / self.episodes,
             "reuse_share": self.reuse_share,
             "reasks_per_step": self.reasks_per_step,
             "seconds_per_episode": self.seconds_per_episode,
@@ -295,13 +296,9 @@ def _round_metrics(run_id: str, round_: int, group: list[Outcome]) -> RoundMetri
         task_sr=sum(t.success.success_rate for t in by_type) / len(by_type),
         by_type=by_type,
         steps=sum(e.n_actions for e in group),
-        llm_calls=sum(e.llm_calls for e in group),
-        prompt_tokens=sum(e.prompt_tokens for e in group),
-        cached_tokens=sum(e.cached_tokens for e in group),
-        completion_tokens=sum(e.completion_tokens for e in group),
+        cost=Cost.total(e.cost for e in group),
         reasks=sum(e.reasks for e in group),
         seconds=sum(e.seconds for e in group),
-        llm_seconds=sum(e.llm_seconds for e in group),
         sources=tuple(sorted(steps_by_source(group).items(), key=lambda item: (-item[1], item[0]))),
         effort=person_effort(group),
         readings=tuple(sorted(readers.items(), key=lambda item: (-item[1], item[0]))),

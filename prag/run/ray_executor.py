@@ -46,7 +46,7 @@ from prag.envs.domain import Domain
 from prag.envs.sam import ActionModel
 from prag.envs.spec import TaskSetSpec
 from prag.errors import PragError
-from prag.llm import LLM
+from prag.llm import LLM, Completion
 from prag.retrieval.corrections import CorrectionSource
 from prag.retrieval.embed import EmbeddingCache, Encoder
 from prag.retrieval.episodes import Experience, ExperienceSource
@@ -56,7 +56,7 @@ from prag.run.config import RunConfig
 from prag.run.agents import Players
 from prag.run.episode import EpisodeDone, Phase, asker_key, build_llm, play_task
 from prag.store import Store
-from prag.store.answers import AnswerEvent, AnswerSnapshot, CachedAnswer, CachedLLM
+from prag.store.answers import AnswerEvent, AnswerSnapshot, CachedLLM
 from prag.store.ask_policies import AskPolicyRecord
 from prag.store.readings import StoredReading
 from prag.store.records import EpisodeRecord
@@ -81,7 +81,7 @@ class RoundSnapshot:
     round: int
     index: ExperienceIndex  # every stored episode; visibility picks the round's
     corrections: dict[str, CorrectionSource]  # by domain, without their store and cache
-    answers: dict[str, CachedAnswer] | None  # the answer cache by key; None when it is off
+    answers: dict[str, Completion] | None  # the answer cache by key; None when it is off
     asker: AskPolicyRecord | None  # the learned ask policy's record (--ask learned)
     places: dict[str, list[tuple[str, int]]]  # the semantic memory: places by kind, as the round sees them
     readings: list[StoredReading]  # the goal readings verified before the round (prag.retrieval.readings)
@@ -109,7 +109,7 @@ class RoundSnapshot:
 def _learned(runner: RoundHost, phase: Phase) -> dict[str, ActionModel]:
     """The round's learned action model by domain, where its agents plan with one."""
     domain = phase.spec.domain()
-    visibility = Visibility(runner.run.id, phase.round, runner.config.retrieval.include_runs)
+    visibility = runner.config.retrieval.visibility(runner.run.id, phase.round)
     learned = runner.readers.world_models.for_agent(runner.config.agent, visibility, domain)
     return {} if learned is None else {domain.name: learned}
 
@@ -239,7 +239,7 @@ class EpisodeWorker:
         self.records = ShippedRecords()
         self.resolved: set[str] = set()  # the objects (by id) already read
         self.snapshot: RoundSnapshot | None = None
-        self.known_answers: dict[str, CachedAnswer] | None = None
+        self.known_answers: dict[str, Completion] | None = None
         model = config.retrieval.embedding_model
         self.vectors = WorkerVectors(_ENCODERS.setdefault(model, Encoder(model)))  # loads on first query
 
@@ -391,7 +391,7 @@ class RayRounds:
         config = runner.config
         learned = config.agent.ask == "learned"
         asker = runner.store.ask_policies.get(*asker_key(config.agent.asker)) if learned else None
-        visible = Visibility(runner.run.id, phase.round, config.retrieval.include_runs)
+        visible = config.retrieval.visibility(runner.run.id, phase.round)
         places = runner.store.places
         return RoundSnapshot(
             phase.round, shippable(runner.readers.experiences.index, self._one_machine()),
@@ -412,7 +412,7 @@ class RayRounds:
         ray = _ray()
         runner = self.runner
         index = runner.readers.experiences.index
-        visible = Visibility(runner.run.id, phase.round, runner.config.retrieval.include_runs)
+        visible = runner.config.retrieval.visibility(runner.run.id, phase.round)
         new = [int(i) for i in index.ids[index.visible_mask(visible)] if int(i) not in self.shipped]
         if new:
             self.record_refs.append(ray.put(packed_records(runner.store, new)))

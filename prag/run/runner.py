@@ -37,7 +37,6 @@ from prag.llm.balance import LeastLoaded
 from prag.llm.local import default_threads
 from prag.llm.model_server import ModelServer
 from prag.retrieval.embed import EmbeddingCache, Encoder
-from prag.retrieval.index import Visibility
 from prag.run.agents import StoreReaders
 from prag.run.config import RunConfig, recorded_config, round0_settings
 from prag.run.episode import (  # noqa: F401  (re-exported: the runner's public names)
@@ -167,7 +166,7 @@ class Runner:
         """Learn the round's action model before it begins, where its agents plan with one, and
         keep it in the store when it learned something new (workers read it from there)."""
         domain = phase.spec.domain()
-        visibility = Visibility(self.run.id, phase.round, self.config.retrieval.include_runs)
+        visibility = self.config.retrieval.visibility(self.run.id, phase.round)
         learned = self.readers.world_models.for_agent(self.config.agent, visibility, domain)
         if learned is not None and learned.transitions:
             self.store.action_models.save_if_new(ActionModelRecord(

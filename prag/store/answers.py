@@ -20,10 +20,10 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
-from prag.llm.base import LLM, Completion, Message
+from prag.llm.base import LLM, Completion, Cost, Message
 from prag.store.records import now
 from prag.store.values import damaged_value, stored_float, stored_int
 
@@ -63,24 +63,15 @@ def answer_key(
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-@dataclass(frozen=True)
-class CachedAnswer:
-    """A stored answer and what it cost the model when it was first computed."""
-
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    seconds: float
-
-
 class Answers:
     """The answer cache of a store (`store.answers`): answers by key, hits and misses per model."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def get(self, key: str) -> CachedAnswer | None:
-        """The stored answer for `key`, if any (counts nothing)."""
+    def get(self, key: str) -> Completion | None:
+        """The stored answer for `key`, if any, with what it cost the model when it was first
+        computed (its cached tokens are not kept: 0). Counts nothing."""
         with self.store.lock:
             row = self.store.conn.execute(
                 "select text, prompt_tokens, completion_tokens, seconds from answers where key = ?", [key]
@@ -96,17 +87,17 @@ class Answers:
                     "insert or ignore into answers "
                     "(key, model, text, prompt_tokens, completion_tokens, seconds, created_at) "
                     "values (?, ?, ?, ?, ?, ?, ?)",
-                    [key, model, completion.text, completion.prompt_tokens,
-                     completion.completion_tokens, completion.seconds, now()],
+                    [key, model, completion.text, completion.cost.prompt_tokens,
+                     completion.cost.completion_tokens, completion.cost.seconds, now()],
                 )
             _count(conn, model, hits=0, misses=1, saved_seconds=0.0)
 
-    def count_hit(self, model: str, answer: CachedAnswer) -> None:
+    def count_hit(self, model: str, answer: Completion) -> None:
         """Count an answer served from the store, and the model time it saved."""
         with self.store.transaction() as conn:
-            _count(conn, model, hits=1, misses=0, saved_seconds=answer.seconds)
+            _count(conn, model, hits=1, misses=0, saved_seconds=answer.cost.seconds)
 
-    def snapshot(self) -> dict[str, CachedAnswer]:
+    def snapshot(self) -> dict[str, Completion]:
         """Every stored answer by key (counts nothing): what a round's Ray workers answer from."""
         with self.store.lock:
             rows = self.store.conn.execute(
@@ -114,13 +105,16 @@ class Answers:
             ).fetchall()
         return {key: self._answer(key, *rest) for key, *rest in rows}
 
-    def _answer(self, key: str, text: object, prompt_tokens: object, completion_tokens: object, seconds: object) -> CachedAnswer:
+    def _answer(self, key: str, text: object, prompt_tokens: object, completion_tokens: object, seconds: object) -> Completion:
         path, of = self.store.path, f"of the cached answer {key}"
         if not isinstance(text, str):
             raise damaged_value(path, f"answers.text {of}", text, "text")
-        return CachedAnswer(text, stored_int(path, f"answers.prompt_tokens {of}", prompt_tokens),
-                            stored_int(path, f"answers.completion_tokens {of}", completion_tokens),
-                            stored_float(path, f"answers.seconds {of}", seconds))
+        return Completion(text, Cost(
+            calls=1,
+            prompt_tokens=stored_int(path, f"answers.prompt_tokens {of}", prompt_tokens),
+            completion_tokens=stored_int(path, f"answers.completion_tokens {of}", completion_tokens),
+            seconds=stored_float(path, f"answers.seconds {of}", seconds),
+        ))
 
     def stats(self) -> dict[str, dict[str, float]]:
         """Per model: answers stored, hits, misses and the model seconds the hits saved."""
@@ -152,11 +146,11 @@ def _count(conn: sqlite3.Connection, model: str, *, hits: int, misses: int, save
 class AnswerBook(Protocol):
     """Where `CachedLLM` looks answers up and counts them: the store's `Answers`, or an `AnswerSnapshot`."""
 
-    def get(self, key: str) -> CachedAnswer | None: ...
+    def get(self, key: str) -> Completion | None: ...
 
     def put(self, key: str, model: str, completion: Completion) -> None: ...
 
-    def count_hit(self, model: str, answer: CachedAnswer) -> None: ...
+    def count_hit(self, model: str, answer: Completion) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -165,7 +159,7 @@ class AnswerEvent:
     (`key`, `completion`). `apply` does to the store what the look-up would have done there."""
 
     model: str
-    hit: CachedAnswer | None = None
+    hit: Completion | None = None
     key: str = ""
     completion: Completion | None = None
 
@@ -181,20 +175,19 @@ class AnswerSnapshot:
     (shared by the process's episodes, so one episode's new answers serve the next) and the
     `events` of one episode's look-ups, for the store's writer to apply."""
 
-    def __init__(self, known: dict[str, CachedAnswer]) -> None:
+    def __init__(self, known: dict[str, Completion]) -> None:
         self.known = known
         self.events: list[AnswerEvent] = []
 
-    def get(self, key: str) -> CachedAnswer | None:
+    def get(self, key: str) -> Completion | None:
         return self.known.get(key)
 
     def put(self, key: str, model: str, completion: Completion) -> None:
         if len(completion.text) <= MAX_ANSWER_CHARS:  # what `Answers.put` keeps
-            self.known.setdefault(key, CachedAnswer(completion.text, completion.prompt_tokens,
-                                                    completion.completion_tokens, completion.seconds))
+            self.known.setdefault(key, completion)
         self.events.append(AnswerEvent(model, key=key, completion=completion))
 
-    def count_hit(self, model: str, answer: CachedAnswer) -> None:
+    def count_hit(self, model: str, answer: Completion) -> None:
         self.events.append(AnswerEvent(model, hit=answer))
 
 
@@ -246,13 +239,8 @@ class CachedLLM:
             self.answers.put(key, self.name, completion)
             return completion
         self.answers.count_hit(self.name, hit)
-        return Completion(
-            text=hit.text,
-            prompt_tokens=hit.prompt_tokens,
-            cached_tokens=hit.prompt_tokens,
-            completion_tokens=hit.completion_tokens,
-            seconds=0.0,
-        )
+        # Served with no model time, its whole prompt as if cached.
+        return Completion(hit.text, replace(hit.cost, cached_tokens=hit.cost.prompt_tokens, seconds=0.0))
 
 
 def cached(llm: LLM, store: Store) -> LLM:

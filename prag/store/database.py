@@ -603,7 +603,7 @@ class Store:
         row["won"] = bool(stored_int(self.path, f"episodes.won {of}", row["won"]))
         if row["score"] is not None:
             row["score"] = stored_float(self.path, f"episodes.score {of}", row["score"])
-        row["extra"] = stored_extra(self.path, f"episodes.extra {of}", row["extra"])
+        row["extra"] = stored_extra(self.path, row["id"], row["extra"])
         return EpisodeRecord(steps=records, n_actions=n_actions, **row)
 
     def _step(self, row: dict[str, Any], of: str) -> StepRecord:

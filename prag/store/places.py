@@ -108,7 +108,7 @@ def backfill(conn: sqlite3.Connection) -> None:
                for run_id, config in conn.execute("select id, config from runs")}
     episodes = conn.execute("select id, run_id, round, source, extra from episodes order by id").fetchall()
     for episode_id, run_id, round_, source, extra in episodes:
-        family = family_of(stored_extra(conn, f"episodes.extra of episode {episode_id}", extra), configs.get(run_id, {}))
+        family = family_of(stored_extra(conn, episode_id, extra), configs.get(run_id, {}))
         if not registry.known(family or ""):
             continue
         steps = conn.execute("select graph, scene from steps where episode_id = ? order by t", [episode_id])

@@ -61,7 +61,7 @@ def backfill(conn: sqlite3.Connection) -> None:
     for episode_id, run_id, round_, source, won, extra in conn.execute(
         "select id, run_id, round, source, won, extra from episodes order by id"
     ).fetchall():
-        row = row_of(stored_extra(conn, f"episodes.extra of episode {episode_id}", extra), bool(won))
+        row = row_of(stored_extra(conn, episode_id, extra), bool(won))
         if row is not None:
             conn.execute(
                 "insert into readings (episode_id, run_id, round, source, wording, sentence, reader, verified) "

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import ConfigDict, with_config
 
 from prag.envs.base import Observation, Triple, canonical
+from prag.llm.base import Cost
 from prag.store.episode_extra import EpisodeExtra
 
 
@@ -73,12 +74,13 @@ class EpisodeRecord:
     shortest_path: int | None = None
     seed: int = 0
     source: str = "agent"  # "agent" or "correction"
+    # Its LLM cost (`cost`), kept as these fields: stores and exported lines name them so.
     llm_calls: int = 0
     prompt_tokens: int = 0
     cached_tokens: int = 0
     completion_tokens: int = 0
     reasks: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # the whole episode's
     llm_seconds: float = 0.0
     extra: EpisodeExtra = field(default_factory=EpisodeExtra)
     id: int | None = None  # set by the store
@@ -92,6 +94,11 @@ class EpisodeRecord:
             self.n_actions = sum(1 for step in self.steps if step.action is not None)
             if self.score is None and self.steps[-1].score is not None:
                 self.score = max(self.steps[-1].score, 0.0)
+
+    @property
+    def cost(self) -> Cost:
+        """What the episode's LLM calls cost."""
+        return Cost(self.llm_calls, self.prompt_tokens, self.cached_tokens, self.completion_tokens, self.llm_seconds)
 
     @property
     def read_as(self) -> str:

@@ -1,6 +1,6 @@
 """textworld's pure conversions of fixed strings, done once instead of again at every step or reset.
 
-Profiled on real ALFWorld games (docs/engine_speed.md), most of an episode's CPU time went to work
+Profiled on real ALFWorld games (docs/records/engine_speed.md), most of an episode's CPU time went to work
 whose result depends only on a string: textworld's PDDL engine writes each step's feedback by
 deriving text from its grammar, and `derive` parses the template (and each rule's condition) with
 tatsu every time; and it translates the game's PDDL to SAS four times per game (with and without

@@ -75,6 +75,7 @@ class LLMStep:
         self.usage = usage
         self.hints = hints_for(self.domain)
         self.retrieved: list[Experience] = []
+        self._retrieved_at: tuple[object, ...] | None = None  # what the examples were last retrieved at
         self.corrected: list[CorrectionHit] = []  # shown in the prompt
         self.correction_pool: list[CorrectionHit] = []  # searched for a plan: more than the prompt shows
         self._corrections_for = 0  # how many instructions the shown corrections were retrieved for
@@ -101,7 +102,7 @@ class LLMStep:
             choices = [a for a in choices if tried[a] < self.config.loop_limit] or _least_tried(tried)
             drawn = random.Random(f"{self.seed}:{observation.text}:{self.state.t}").choice(choices)
             return Decision(drawn, source=StepSource.RANDOM), []
-        self._retrieve(observation.scene_text)
+        self._retrieve(observation)
         self.retrieve_corrections(observation.scene_text)
         choices = list(observation.admissible)
         tried = {action: self.state.tried[(observation.text, observation.scene_text, action)] for action in choices}
@@ -139,11 +140,23 @@ class LLMStep:
         return self.irrevocable.deferred(actions, self.goal.sentence, observation, self.state.t, self.state.max_steps,
                                          self.config.gamble_window)
 
-    def _retrieve(self, scene: str) -> None:
+    def _retrieve(self, observation: Observation) -> None:
+        """The examples, retrieved for the goal and this step's scene graph when `limits.retrieve`
+        says: at the episode's first call and when the goal is read anew (`episode`), also when
+        the score changed or a sub-goal was met since (`progress`), or at every call (`step`, as
+        P-RAG plays). Each time the block changes, the prompt after it is read again: retrieved
+        every step, round 1 of ScienceWorld cost 2.5 times round 0 a call."""
         if self.experiences is None:
             return
+        when = self.config.limits.retrieve
+        subgoals = self.goal.subgoals.goals if self.goal.subgoals is not None else []
+        progress = (observation.score, sum(goal.met_at is not None for goal in subgoals))
+        moment = (self.goal.sentence, *(progress if when == "progress" else ()))
+        if when != "step" and moment == self._retrieved_at:
+            return
+        self._retrieved_at = moment
         k = self.experiences.k
-        ranked = self.experiences.retrieve(self.goal.sentence, scene, self.visibility, k=2 * k)
+        ranked = self.experiences.retrieve(self.goal.sentence, observation.scene_text, self.visibility, k=2 * k)
         self.retrieved = stable_top(
             self.retrieved, ranked, k, lambda e: e.hit.episode_id, lambda e: e.hit.score, self.config.keep_margin
         )

@@ -25,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from prag.cli.run_cmd import DEFAULT, DEFAULT_LLM_BUDGET
+from prag.cli.run_cmd import DEFAULT, _llm_budget
 from prag.envs import registry
 from prag.envs.spec import load_spec
 from prag.llm import make_llm
@@ -140,7 +140,7 @@ def main() -> None:
     parser.add_argument("spec", help="a task-set spec (a name under envs/, or a .toml path)")
     parser.add_argument("--llm", default="local", help="the local model (local, local:0.5b)")
     parser.add_argument("--llm-budget", default=None,
-                        help="LLM calls a game ('none': every step no other source gives); default: prag run's")
+                        help="N calls or Ns seconds a step a game ('none': every step no other source gives); default: prag run's")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--limit", type=int, default=None, help="only the first N tasks")
     parser.add_argument("--max-steps", type=int, default=None, help="the step cap (default: the spec's)")
@@ -148,8 +148,7 @@ def main() -> None:
     args = parser.parse_args()
     spec = load_spec(args.spec)
     timed = Timed(make_llm(args.llm), registry.domain(spec.env).rules)
-    given = args.llm_budget or str(DEFAULT_LLM_BUDGET)
-    agent = replace(DEFAULT.agent, llm_budget=None if given == "none" else int(given))
+    agent = replace(DEFAULT.agent, **_llm_budget(args.llm_budget, DEFAULT.agent.ask))
     # `prag run`'s own settings (every source, asked only where no other has a step), its budget unless given
     config = RunConfig(ExperimentConfig(spec=args.spec, rounds=args.rounds, llm=args.llm, limit=args.limit,
                                         max_steps=args.max_steps), agent=agent)
@@ -161,8 +160,9 @@ def main() -> None:
     for outcome in outcomes:
         episodes.setdefault(outcome.round, []).append(outcome)
     steps = sum(o.n_actions for o in outcomes)
+    budget = agent.llm_budget if agent.llm_budget is not None else f"{agent.llm_seconds:g}s" if agent.llm_seconds else "none"
     print(f"{args.spec}: {len(outcomes)} episodes, {steps} steps, {len(timed.calls)} LLM calls, model {timed.name}, "
-          f"budget {'none' if agent.llm_budget is None else agent.llm_budget}, run {run.id}")
+          f"budget {budget}, run {run.id}")
     report(timed.calls, episodes)
 
 

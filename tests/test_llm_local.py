@@ -96,6 +96,32 @@ def test_a_growing_conversation_keeps_its_prefix(llm: LocalLLM) -> None:
     assert second.cached_tokens >= first.prompt_tokens - 1
 
 
+def test_a_call_asked_again_or_re_asked_evaluates_no_prompt_token_twice(llm: LocalLLM) -> None:
+    """A retried call (the same prompt) reads the logits its prompt ended with; a re-asked one
+    (the answer and the re-ask after it) evaluates only what follows the first prompt. Counted by
+    llama.cpp itself. Choices that branch at their first token only: the pick reads nothing more."""
+    asked = [{"role": "system", "content": _household(12)},
+             {"role": "user", "content": "Is there a drawer in room 3? Answer yes or no."}]
+    choices = ["yes", "no"]
+    llm.complete([{"role": "user", "content": "Say hi."}], max_tokens=2)  # another prompt in the context
+    before = _evaluated(llm)
+    first = llm.complete(asked, choices=choices)
+    assert _evaluated(llm) - before == first.prompt_tokens - first.cached_tokens
+
+    before = _evaluated(llm)
+    again = llm.complete(asked, choices=choices)
+    assert _evaluated(llm) == before  # not even the prompt's last token
+    assert again.text == first.text and again.cached_tokens == again.prompt_tokens
+
+    re_asked = asked + [{"role": "assistant", "content": first.text},
+                        {"role": "user", "content": "Look again at room 3. Answer yes or no."}]
+    before = _evaluated(llm)
+    answer = llm.complete(re_asked, choices=choices)
+    assert answer.cached_tokens >= first.prompt_tokens
+    assert _evaluated(llm) - before == answer.prompt_tokens - answer.cached_tokens
+    assert answer.text in choices
+
+
 def test_choices_constrain_the_answer(llm: LocalLLM) -> None:
     choices = ["go to cabinet 3", "open drawer 2", 'say "done"', "path C:\\home"]
     out = llm.complete(

@@ -140,6 +140,10 @@ class AgentConfig:
     # still read. None: no limit. A 1.5B model choosing step after step wins few games and takes
     # minutes each.
     llm_budget: int | None = None
+    # The LLM time a game's calls may take, in seconds a step of its step cap (its readings counted);
+    # past it, as past `llm_budget`. None: no limit. A budget in time lets a model that answers fast
+    # choose every step no other source takes, and a slow one a share of them.
+    llm_seconds: float | None = None
 
 
 def plans_with_learned(config: AgentConfig, domain: Domain) -> bool:

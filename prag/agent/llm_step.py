@@ -10,7 +10,9 @@ and scene graph, one undoing the last, or one that failed this task outright bef
 An irrevocable action on a thing the goal does not name waits for the last tenth of the step budget
 (prag.agent.irrevocable). Past the LLM budget, an admissible action is drawn at random instead: not
 one that failed or waits, nor one taken from the same observation and scene graph in this episode or
-in a lost episode of this very task before it, while any other is left.
+in a lost episode of this very task before it, while any other is left. The budget is a number
+of calls a game, or the seconds its calls may take (`llm_seconds` a step of the step cap), so that
+a model that answers fast chooses every step.
 """
 from __future__ import annotations
 
@@ -89,8 +91,7 @@ class LLMStep:
         """The step: retrieve, prompt, ask, check the answer. Also the actions the answer
         plans after this one (none unless `plan_length` > 1). Actions the person `rejected` at
         this step are not offered. Past the LLM budget, an admissible action drawn at random."""
-        budget = self.config.llm_budget
-        if budget is not None and self.usage.calls >= budget:
+        if self.past_llm_budget:
             self.past_budget += 1
             held_back = rejected | self.state.fatal | self._deferred(observation, observation.admissible)
             choices = [a for a in observation.admissible if a not in held_back] or list(observation.admissible)
@@ -123,7 +124,8 @@ class LLMStep:
             corrections=self.corrected, utterances=self.state.utterances, cards=self.cards,
         )
         thought = ""
-        act = act_instruction(self.config.plan_length)
+        numbered = self.numbered
+        act = act_instruction(self.config.plan_length, numbered)
         if self.config.think:
             thought = self._ask(with_instruction(prompt, THINK), self.config.thought_tokens).strip()
             thought = thought.splitlines()[0] if thought else ""
@@ -135,6 +137,18 @@ class LLMStep:
         else:
             prompt = with_instruction(prompt, act, self.cards)
         return self._choose(prompt, allowed, thought)
+
+    @property
+    def past_llm_budget(self) -> bool:
+        """Whether the game's LLM calls are spent (`llm_budget`) or have taken their time (`llm_seconds`)."""
+        calls, seconds = self.config.llm_budget, self.config.llm_seconds
+        return ((calls is not None and self.usage.calls >= calls)
+                or (seconds is not None and self.usage.llm_seconds >= seconds * self.state.max_steps))
+
+    @property
+    def numbered(self) -> bool:
+        """Whether this step's actions are listed by number and answered by one (`limits.numbered`)."""
+        return self.config.limits.numbered and self.config.plan_length == 1 and not self.cards.active
 
     def _deferred(self, observation: Observation, actions: list[str]) -> set[str]:
         return self.irrevocable.deferred(actions, self.goal.sentence, observation, self.state.t, self.state.max_steps,
@@ -189,11 +203,13 @@ class LLMStep:
 
     def _choose(self, prompt: list[Message], allowed: list[str], thought: str) -> tuple[Decision, list[str]]:
         by_form = {normalise(a): a for a in allowed}
+        numbers = [str(number) for number in range(1, len(allowed) + 1)] if self.numbered else []
+        by_form |= dict(zip(numbers, allowed))
         constrain = self.config.constrained and self.llm.supports_choices
         more = self.config.plan_length - 1
         for attempt in range(self.config.max_reasks + 1):
             answer = self._ask(
-                prompt, self.config.action_tokens * (more + 1), allowed if constrain else None, more_lines=more
+                prompt, self.config.action_tokens * (more + 1), (numbers or allowed) if constrain else None, more_lines=more
             )
             lines = plan_lines(answer) if more else [answer]
             action = by_form.get(normalise(lines[0] if lines else ""))
@@ -212,6 +228,8 @@ class LLMStep:
 
     def _reask(self, answer: str) -> str:
         """What the model is told when its answer (its first line, for a plan) is not admissible."""
+        if self.numbered:
+            return f"'{answer.strip()}' is not the number of an admissible action. Reply with one of their numbers."
         if self.config.plan_length == 1:
             return f"'{answer.strip()}' is not an admissible action. Reply with one admissible action, copied exactly."
         first = answer.strip().splitlines()[0] if answer.strip() else ""

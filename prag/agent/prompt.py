@@ -28,13 +28,15 @@ from prag.text import clip
 
 THINK = "Think in one short sentence about what to do next. Reply with the sentence only."
 ACT = "Now reply with the next action only, exactly as written in the admissible actions."
+ACT_BY_NUMBER = "Now reply with the number of the next action only, as the admissible actions are numbered."
 
 
-def act_instruction(plan_length: int) -> str:
-    """What the model is asked for: the next action (`ACT`), or with `plan_length` n > 1 the
-    next action and up to n - 1 actions planned after it, one per line."""
+def act_instruction(plan_length: int, numbered: bool = False) -> str:
+    """What the model is asked for: the next action (`ACT`; its number where the actions are
+    `numbered`), or with `plan_length` n > 1 the next action and up to n - 1 actions planned
+    after it, one per line."""
     if plan_length <= 1:
-        return ACT
+        return ACT_BY_NUMBER if numbered else ACT
     return (
         "Now reply with the next action, exactly as written in the admissible actions, on the first "
         f"line; then, one per line, up to {plan_length - 1} further actions you plan to take after it "
@@ -61,6 +63,10 @@ class PromptLimits:
     # (and when the goal is read anew), also when the score changed or a sub-goal was met, or every
     # call; one of RETRIEVE_AT.
     retrieve: str = "episode"
+    # The admissible actions listed by number and the answer a number, where they are listed (not
+    # past PATTERNS_OVER, nor in plans): an answer of one to three digits, one more token each
+    # per action listed.
+    numbered: bool = False
 
 
 def experience_block(experiences: Sequence[Experience], limits: PromptLimits, domain: Domain) -> str:
@@ -348,9 +354,14 @@ class Card:
         return f"Scene graph now:\n{self.scene}\nAdmissible actions: {actions}"
 
 
-def step_text(scene: str, admissible: Sequence[str], warnings: Sequence[str], names: Names | None = None) -> str:
-    """What changes every step: the scene graph, the actions, and warnings or notes (one per line)."""
-    lines = [f"Scene graph now:\n{scene}", "Admissible actions: " + action_list(admissible, names)]
+def step_text(
+    scene: str, admissible: Sequence[str], warnings: Sequence[str], names: Names | None = None, numbered: bool = False
+) -> str:
+    """What changes every step: the scene graph, the actions (by number, where `numbered`), and
+    warnings or notes (one per line)."""
+    actions = ("\n".join(f"{number}. {action}" for number, action in enumerate(admissible, start=1)) if numbered
+               else action_list(admissible, names))
+    lines = [f"Scene graph now:\n{scene}", ("Admissible actions, by number:\n" if numbered else "Admissible actions: ") + actions]
     return "\n".join(lines + list(warnings))
 
 
@@ -446,7 +457,8 @@ def messages(
         episode = shown_history(goal, history, limits, utterances, cards)
         content = "\n\n".join([episode, *(["\n".join(warnings)] if warnings else [])])
     else:
-        content = episode_text(goal, history, limits, utterances) + "\n\n" + step_text(scene, admissible, warnings, domain)
+        actions = step_text(scene, admissible, warnings, domain, numbered=limits.numbered)
+        content = episode_text(goal, history, limits, utterances) + "\n\n" + actions
     out.append({"role": "user", "content": content})
     return out
 

@@ -148,7 +148,8 @@ def main() -> None:
     args = parser.parse_args()
     spec = load_spec(args.spec)
     timed = Timed(make_llm(args.llm), registry.domain(spec.env).rules)
-    agent = replace(DEFAULT.agent, **_llm_budget(args.llm_budget, DEFAULT.agent.ask))
+    calls, seconds = _llm_budget(args.llm_budget, DEFAULT.agent.ask)
+    agent = replace(DEFAULT.agent, llm_budget=calls, llm_seconds=seconds)
     # `prag run`'s own settings (every source, asked only where no other has a step), its budget unless given
     config = RunConfig(ExperimentConfig(spec=args.spec, rounds=args.rounds, llm=args.llm, limit=args.limit,
                                         max_steps=args.max_steps), agent=agent)

@@ -199,3 +199,18 @@ def test_a_scored_failure_shows_the_steps_that_raised_its_score_and_the_one_that
     assert "Where things were: red box in kitchen." in text
     assert "look around" not in text and "pick up cup" not in text
     assert episode.score == 0.0  # a failed task counts 0
+
+
+def test_a_success_with_sub_goals_is_shown_by_the_steps_that_met_them() -> None:
+    from dataclasses import replace
+
+    from prag.store.episode_extra import EpisodeExtra, SubGoal
+
+    episode = lost_episode()
+    episode.won = True
+    episode.extra = replace(EpisodeExtra(), subgoals=[SubGoal("open safe 1", 4, "taken"), SubGoal("take keychain 1", 5, "taken"),
+                                                      SubGoal("go to desk 1")])
+    block = experience_block([Experience(hit(episode), episode)], PromptLimits(), ALFWORLD)
+    assert ("Sub-goals met, with the step that met each: open safe 1 (step 4: open safe 1); "
+            "take keychain 1 (step 5: take keychain 1 from safe 1).") in block
+    assert "go to fridge 1" not in block and "go to desk 1" not in block

@@ -69,7 +69,7 @@ def test_the_run_commands_budget(given: str | None, ask: str, budget: tuple[int 
     from prag.cli.run_cmd import DEFAULT_LLM_BUDGET, _llm_budget
 
     assert DEFAULT_LLM_BUDGET == "3s"
-    assert _llm_budget(given, ask) == {"llm_budget": budget[0], "llm_seconds": budget[1]}
+    assert _llm_budget(given, ask) == budget
 
 
 @pytest.mark.parametrize("given", ["-1", "0s", "fast", "s"])

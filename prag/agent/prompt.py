@@ -105,12 +105,10 @@ def _success(episode: EpisodeRecord, acted: Sequence[StepRecord], limits: Prompt
 
 
 def _subgoals_met(episode: EpisodeRecord) -> list[str]:
-    met = [goal for goal in episode.extra.subgoals if goal.met_at is not None]
-    if not met:
-        return []
     by_step = {step.t: step.action for step in episode.steps}
-    return ["Sub-goals met, with the step that met each: "
-            + "; ".join(f"{goal.command} (step {goal.met_at}: {by_step.get(goal.met_at)})" for goal in met) + "."]
+    met = [f"{goal.command} (step {goal.met_at}: {by_step.get(goal.met_at)})"
+           for goal in episode.extra.subgoals if goal.met_at is not None]
+    return [f"Sub-goals met, with the step that met each: {'; '.join(met)}."] if met else []
 
 
 def _failure_summary(episode: EpisodeRecord, acted: Sequence[StepRecord], domain: Domain) -> list[str]:

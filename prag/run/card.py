@@ -244,6 +244,8 @@ def rerun_command(run: RunRecord) -> str:
         argv += ["--places", ",".join(a.places)]
     if a.action_model != defaults.action_model:
         argv += ["--action-model", a.action_model]
+    if a.limits.retrieve != defaults.limits.retrieve:
+        argv += ["--retrieve-at", a.limits.retrieve]
     # Always said: left out, `prag run` would apply its own default budget.
     argv += ["--llm-budget", "none" if a.llm_budget is None and a.llm_seconds is None
              else str(a.llm_budget) if a.llm_budget is not None else f"{a.llm_seconds:g}s"]

@@ -16,12 +16,13 @@ later ones (a new goal and room: nothing of the episode is cached yet).
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -55,6 +56,7 @@ class Timed:
     calls: list[Call] = field(default_factory=list)
     goal: str | None = None
     round: int = 0
+    record: IO[str] | None = None  # every call's prompt, choices and cost, a JSON line each
 
     @property
     def name(self) -> str:
@@ -66,6 +68,10 @@ class Timed:
 
     def complete(self, messages: list[Message], **kwargs: Any) -> Completion:
         done: Completion = self.model.complete(messages, **kwargs)
+        if self.record is not None:
+            self.record.write(json.dumps({"round": self.round, "messages": messages, "choices": kwargs.get("choices"),
+                                          "seconds": done.seconds, "prompt_tokens": done.prompt_tokens,
+                                          "cached_tokens": done.cached_tokens, "text": done.text}) + "\n")
         step = messages[0]["content"] == self.rules
         goal = _goal(messages) if step else None
         first = step and (self.goal is None or goal != self.goal)
@@ -145,14 +151,19 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="only the first N tasks")
     parser.add_argument("--max-steps", type=int, default=None, help="the step cap (default: the spec's)")
     parser.add_argument("--store", type=Path, default=None, help="keep the store here (default: a temporary one)")
+    parser.add_argument("--round0-from", default=None, help="start from this run's round 0 (in --store)")
+    parser.add_argument("--retrieve-at", default=None, help="when the examples are retrieved (default: prag run's)")
+    parser.add_argument("--record", type=Path, default=None, help="write every call (prompt, choices, cost) here, as JSON lines")
     args = parser.parse_args()
     spec = load_spec(args.spec)
     timed = Timed(make_llm(args.llm), registry.domain(spec.env).rules)
     calls, seconds = _llm_budget(args.llm_budget, DEFAULT.agent.ask)
-    agent = replace(DEFAULT.agent, llm_budget=calls, llm_seconds=seconds)
+    agent = replace(DEFAULT.agent, llm_budget=calls, llm_seconds=seconds,
+                    limits=replace(DEFAULT.agent.limits, retrieve=args.retrieve_at or DEFAULT.agent.limits.retrieve))
+    timed.record = args.record.open("w") if args.record else None
     # `prag run`'s own settings (every source, asked only where no other has a step), its budget unless given
     config = RunConfig(ExperimentConfig(spec=args.spec, rounds=args.rounds, llm=args.llm, limit=args.limit,
-                                        max_steps=args.max_steps), agent=agent)
+                                        max_steps=args.max_steps, round0_from=args.round0_from), agent=agent)
     with tempfile.TemporaryDirectory() as folder, Store(args.store or Path(folder) / "steps.db") as store:
         run = start_run(store, config)
         Runner(store, run, config, timed.heard, llm=timed).play()  # type: ignore[arg-type]

@@ -122,6 +122,20 @@ def test_a_call_asked_again_or_re_asked_evaluates_no_prompt_token_twice(llm: Loc
     assert answer.text in choices
 
 
+def test_after_a_pick_a_grammar_answer_to_the_same_prompt_is_the_models_own(llm: LocalLLM) -> None:
+    """The pick leaves the context's logits at its last branch; llama-cpp-python's generation of
+    the same prompt must not sample from them (it answered from the wrong position)."""
+    from prag.llm.base import choice_grammar
+
+    asked = [{"role": "user", "content": "You need the key in the drawer. Pick the action."}]
+    llm.complete(asked, choices=["open drawer 2", "open drawer 3", "open cabinet 1"])  # branches past the prompt
+    llm.complete(asked, choices=["look", "inventory"])  # its kept logits: nothing decoded
+    grammar = choice_grammar(["look around", "2", "3"])  # what follows "open drawer" would be a digit
+    answer = llm.complete(asked, grammar=grammar, max_tokens=8).text
+    fresh = LocalLLM(llm._llama.model_path, n_ctx=1024).complete(asked, grammar=grammar, max_tokens=8).text
+    assert answer == fresh
+
+
 def test_choices_constrain_the_answer(llm: LocalLLM) -> None:
     choices = ["go to cabinet 3", "open drawer 2", 'say "done"', "path C:\\home"]
     out = llm.complete(

@@ -248,7 +248,12 @@ class LocalLLM:
             return logits()
 
         tokenized = {c: llama.tokenize(c.encode("utf-8"), add_bos=False, special=False) for c in choices}
-        return choose(tokenized, step, self._end_tokens(llama))
+        chosen = choose(tokenized, step, self._end_tokens(llama))
+        # The context's logits may be another position's (the last branch read, or an earlier
+        # call's where the prompt's were kept): llama-cpp-python's own generation must not sample
+        # from them (after a kept prompt it answered "2" where the model's answer was "look around").
+        llama._requires_eval = True
+        return chosen
 
     def _kept_for(self, tokens: list[int]) -> _Kept | None:
         """The kept logits of exactly this prompt, if the context still holds it."""

@@ -214,3 +214,32 @@ def test_a_success_with_sub_goals_is_shown_by_the_steps_that_met_them() -> None:
     assert ("Sub-goals met, with the step that met each: open safe 1 (step 4: open safe 1); "
             "take keychain 1 (step 5: take keychain 1 from safe 1).") in block
     assert "go to fridge 1" not in block and "go to desk 1" not in block
+
+
+def test_a_note_said_once_stands_in_the_history_where_it_was_said() -> None:
+    """A model that does the same thing over and over gets a warning; said again every step at
+    the end, the warnings grew to 400 tokens read again every call. Each is said once, at the
+    end, and from the next call on stands in the history where it was said: every prompt
+    extends the one before it."""
+    from prag.envs.sciworld.domain import SCIWORLD
+
+    things = [f"thing {i}" for i in range(16)]
+    admissible = [f"move {a} to {b}" for a in things for b in things if a != b] + ["wait"]
+    triples = [(t, "in", "kitchen") for t in things]
+
+    def kitchen(text: str) -> Observation:
+        return Observation("find a living thing", text, admissible, triples, scene_text_from_triples("kitchen", triples),
+                           location="kitchen")
+
+    llm = ScriptedLLM(lambda messages: "wait")
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(think=False), domain=SCIWORLD)
+    agent.reset(kitchen("This room is called the kitchen."))
+    for _ in range(5):
+        decision = agent.act(kitchen("You wait."))
+        agent.observe(decision.action, kitchen("You wait."))
+    contents = [call["messages"][-1]["content"] for call in llm.calls if len(call["messages"]) == 2]
+    warning = "Warning: you did 'wait' 2 times and nothing changed; do something else."
+    said = next(n for n, content in enumerate(contents) if warning in content)
+    assert contents[said].endswith(warning)
+    assert all(content.count(warning) == 1 for content in contents[said:])
+    assert all(later.startswith(earlier) for earlier, later in zip(contents, contents[1:]))

@@ -83,6 +83,10 @@ class LLMStep:
         self._corrections_for = 0  # how many instructions the shown corrections were retrieved for
         self.shown_corrections: list[int] = []  # every correction that was in a prompt, in order
         self.cards = RoomCards()
+        # The hints' notes said so far, each at the history index after which it was first said: a
+        # note said again stands there, not at the end. Repeated at the end, the loop warnings of
+        # a model trying one thing after another grew to 400 tokens read again every call.
+        self.said: dict[str, int] = {}
         self.thoughts: list[str] = []
         self.irrevocable = Irrevocable(self.domain)
         self.past_budget = 0  # steps drawn at random once the LLM budget was spent
@@ -118,10 +122,16 @@ class LLMStep:
             retrieved=self.retrieved, utterances=self.state.utterances, seen=self.state.observed.seen,
         )
         self.cards.see(self.state.t - 1, observation.location, canonical(observation.scene_triples), allowed, self.domain)
+        here, current = self.state.t - 1, [note for hint in self.hints for note in hint.notes(now)]
+        # Asked again at this step (a person rejected the answer), what is no longer so is unsaid.
+        self.said = {note: at for note, at in self.said.items() if at < here or note in current}
+        said = sorted((at, note) for note, at in self.said.items())
+        notes = [note for note in current if note not in self.said]
+        self.said |= dict.fromkeys(notes, here)
         prompt = messages(
             self.domain, self.retrieved, self.goal.shown, self.state.history, observation.scene_text, allowed,
-            [note for hint in self.hints for note in hint.notes(now)], self.config.limits,
-            corrections=self.corrected, utterances=self.state.utterances, cards=self.cards,
+            notes, self.config.limits, corrections=self.corrected, utterances=self.state.utterances, cards=self.cards,
+            said=said,
         )
         thought = ""
         numbered = self.numbered

@@ -55,9 +55,9 @@ class PromptLimits:
     example_steps: int = 20  # actions shown per retrieved episode
     observation_chars: int = 200  # observation text kept per step (examples and history)
     correction_steps: int = 30  # actions shown per correction
-    # With room cards, the history is shown whole up to this many characters (about 4,000 tokens),
-    # past that from a multiple of `history_window` steps: the prompt's prefix changes seldom.
-    history_chars: int = 16000
+    # With room cards, the history is shown whole up to this many characters (about 6,000 tokens:
+    # a 100-step ScienceWorld episode), past that from a multiple of `history_window` steps.
+    history_chars: int = 24000
     history_window: int = 25
     # When the retrieved examples are chosen (prag.agent.llm_step): at the episode's first call
     # (and when the goal is read anew), also when the score changed or a sub-goal was met, or every
@@ -414,18 +414,25 @@ class RoomCards:
 
 def shown_history(
     goal: str, history: Sequence[tuple[str | None, str]], limits: PromptLimits, utterances: Sequence[tuple[int, str]],
-    cards: RoomCards,
+    cards: RoomCards, said: Sequence[tuple[int, str]] = (),
 ) -> str:
     """The goal and the episode with its room cards, whole while it fits `history_chars`; past
     that from the first multiple of `history_window` steps where it fits. The start moves
-    seldom: each move re-costs the prompt after it (a history moved on every 25 steps cost about
-    1,500 tokens a time, and 100 steps fit the model's 8k context)."""
+    seldom: each move re-costs the prompt after it (4,000 tokens, 95 s for the 1.5B model on a
+    core, where 16,000 characters were reached at step 80 of 100)."""
     start = 0
     while True:
-        text = episode_text(goal, history, limits, utterances, cards.notes(start), start)
+        text = episode_text(goal, history, limits, utterances, _merged(cards.notes(start), said), start)
         if len(text) <= limits.history_chars or start + limits.history_window >= len(history):
             return text
         start += limits.history_window
+
+
+def _merged(cards: Sequence[tuple[int, str]], said: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Room cards and notes said before, by the history index they follow; at one index the card
+    first, as the card was in the history when the notes were said after it."""
+    return [(at, text) for at, _, text in sorted([(at, 0, t) for at, t in cards] + [(at, 1, t) for at, t in said],
+                                                 key=lambda note: note[:2])]
 
 
 def messages(
@@ -440,9 +447,12 @@ def messages(
     corrections: Sequence[CorrectionHit] = (),
     utterances: Sequence[tuple[int, str]] = (),
     cards: RoomCards | None = None,
+    said: Sequence[tuple[int, str]] = (),
 ) -> list[Message]:
     """The whole prompt of one step, in the order above (the domain gives the rules). With active
-    room `cards`, the scene and the actions are the cards in the history, not a part of their own."""
+    room `cards`, the scene and the actions are the cards in the history, not a part of their own.
+    The `warnings` are this step's new notes; the notes `said` at an earlier step (history index,
+    text) stand in the history where they were first said, not again at the end."""
     out: list[Message] = [{"role": "system", "content": domain.rules}]
     # Corrections by a person outrank the agent's own attempts: they come first.
     examples = ([correction_block(corrections, limits)] if corrections else []) + (
@@ -452,11 +462,11 @@ def messages(
         out.append({"role": "user", "content": "\n\n".join(examples)})
         out.append({"role": "assistant", "content": "Understood."})
     if cards is not None and cards.active:
-        episode = shown_history(goal, history, limits, utterances, cards)
-        content = "\n\n".join([episode, *(["\n".join(warnings)] if warnings else [])])
+        # The notes follow the history as they will stand in it from the next step on.
+        content = "\n".join([shown_history(goal, history, limits, utterances, cards, said), *warnings])
     else:
         actions = step_text(scene, admissible, warnings, domain, numbered=limits.numbered)
-        content = episode_text(goal, history, limits, utterances) + "\n\n" + actions
+        content = episode_text(goal, history, limits, utterances, said) + "\n\n" + actions
     out.append({"role": "user", "content": content})
     return out
 

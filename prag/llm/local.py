@@ -93,6 +93,12 @@ class _Parked:
     kept: _Kept | None
 
 
+# Tokens a context holds: a 100-step ScienceWorld episode's prompt with its room cards and examples
+# (about 7,000 at most), shown whole so that its prefix never moves; the KV cache of the 1.5B model
+# takes 28 kB a token.
+DEFAULT_CONTEXT = 12288
+
+
 class LocalLLM:
     """A GGUF chat model in this process. Thread-safe: calls are serialised on one context."""
 
@@ -103,7 +109,7 @@ class LocalLLM:
         model_path: Path,
         *,
         name: str | None = None,
-        n_ctx: int = 8192,
+        n_ctx: int = DEFAULT_CONTEXT,
         n_threads: int | None = None,
         seed: int = 0,
         sequences: int = 1,

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from prag.errors import LLMError
-from prag.llm.local import LocalLLM
+from prag.llm.local import DEFAULT_CONTEXT, LocalLLM
 
 _MAX_REQUEST_BYTES = 64 << 20  # a prompt far over any context fits; a runaway client does not
 
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fd", type=int, required=True, help="a listening socket handed over by the parent")
     parser.add_argument("--threads", type=int, required=True)
     parser.add_argument("--sequences", type=int, default=1, help="conversations whose KV cache is kept")
-    parser.add_argument("--n-ctx", type=int, default=8192)
+    parser.add_argument("--n-ctx", type=int, default=DEFAULT_CONTEXT)
     args = parser.parse_args(argv)
     # The run stops its server (by closing stdin); Ctrl-C at a terminal reaches the whole process
     # group and must not end the model before the run has stopped its episodes.

@@ -122,12 +122,12 @@ class LLMStep:
             retrieved=self.retrieved, utterances=self.state.utterances, seen=self.state.observed.seen,
         )
         self.cards.see(self.state.t - 1, observation.location, canonical(observation.scene_triples), allowed, self.domain)
-        here, current = self.state.t - 1, [note for hint in self.hints for note in hint.notes(now)]
+        step, current = self.state.t - 1, [note for hint in self.hints for note in hint.notes(now)]
         # Asked again at this step (a person rejected the answer), what is no longer so is unsaid.
-        self.said = {note: at for note, at in self.said.items() if at < here or note in current}
+        self.said = {note: at for note, at in self.said.items() if at < step or note in current}
         said = sorted((at, note) for note, at in self.said.items())
         notes = [note for note in current if note not in self.said]
-        self.said |= dict.fromkeys(notes, here)
+        self.said |= dict.fromkeys(notes, step)
         prompt = messages(
             self.domain, self.retrieved, self.goal.shown, self.state.history, observation.scene_text, allowed,
             notes, self.config.limits, corrections=self.corrected, utterances=self.state.utterances, cards=self.cards,

@@ -55,9 +55,10 @@ class PromptLimits:
     example_steps: int = 20  # actions shown per retrieved episode
     observation_chars: int = 200  # observation text kept per step (examples and history)
     correction_steps: int = 30  # actions shown per correction
-    # With room cards, the history is shown whole up to this many characters (about 6,000 tokens:
-    # a 100-step ScienceWorld episode), past that from a multiple of `history_window` steps.
-    history_chars: int = 24000
+    # With room cards, the history is shown whole up to this many characters (about 8,000 tokens,
+    # in the local model's context of 12,288 with the rules and examples), past that from a multiple
+    # of `history_window` steps: a 100-step ScienceWorld episode with many rooms reached 24,000.
+    history_chars: int = 32000
     history_window: int = 25
     # When the retrieved examples are chosen (prag.agent.llm_step): at the episode's first call
     # (and when the goal is read anew), also when the score changed or a sub-goal was met, or every
@@ -418,8 +419,8 @@ def shown_history(
 ) -> str:
     """The goal and the episode with its room cards, whole while it fits `history_chars`; past
     that from the first multiple of `history_window` steps where it fits. The start moves
-    seldom: each move re-costs the prompt after it (4,000 tokens, 95 s for the 1.5B model on a
-    core, where 16,000 characters were reached at step 80 of 100)."""
+    seldom: each move re-costs the prompt after it (5,800 tokens, 134 s for the 1.5B model on a
+    shared core, where 24,000 characters were reached near step 100)."""
     start = 0
     while True:
         text = episode_text(goal, history, limits, utterances, _merged(cards.notes(start), said), start)

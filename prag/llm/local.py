@@ -94,8 +94,8 @@ class _Parked:
 
 
 # Tokens a context holds: a 100-step ScienceWorld episode's prompt with its room cards and examples
-# (about 7,000 at most), shown whole so that its prefix never moves; the KV cache of the 1.5B model
-# takes 28 kB a token.
+# (up to about 9,000: `PromptLimits.history_chars`), shown whole so that its prefix never moves;
+# the KV cache of the 1.5B model takes 28 kB a token.
 DEFAULT_CONTEXT = 12288
 
 

@@ -1,13 +1,16 @@
-"""The planner's prompt, laid out for the backend's prefix cache.
+"""The planner's prompt, laid out for the backend's prefix cache: what stays for the episode
+first, then the episode appended step by step, then the step's short suffix.
 
 Messages, most stable first:
 1. system: the rules of the game, the environment family's (never changes);
 2. user: the matching corrections (console transcripts corrected by a person), then the
-   retrieved experiences (changes only when either set changes);
+   retrieved experiences, chosen once an episode (`PromptLimits.retrieve`) and shown by the
+   steps that mattered (changes only when either set changes);
 3. user: the goal and the episode so far, appended step by step, then the part that changes
-   every step (scene graph, admissible actions, warnings) last. Past `PATTERNS_OVER` admissible
-   actions (`RoomCards`), the scene graph and the actions are shown once a room, inside the
-   history, and only the warnings follow it.
+   every step (scene graph, admissible actions, this step's new notes) last. Past
+   `PATTERNS_OVER` admissible actions (`RoomCards`), the scene graph and the actions are shown
+   once a room, inside the history, and only the new notes follow it. A note said once stands
+   in the history where it was said.
 """
 from __future__ import annotations
 

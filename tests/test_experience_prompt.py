@@ -53,12 +53,28 @@ def test_a_failure_is_shown_as_where_things_were_and_what_it_repeated():
     assert "Nothing here." not in block  # a failure's observations are not paid for
 
 
-def test_a_success_is_shown_step_by_step():
+def test_a_success_is_shown_step_by_step_what_followed_a_move_left_out():
     episode = lost_episode()
     episode.won = True
-    block = experience_block([Experience(hit(episode), episode)], PromptLimits(example_steps=3), ALFWORLD)
-    assert "SUCCESS" in block and "> open safe 1" not in block and "... (4 more steps)" in block
-    assert "> go to safe 1\nThe safe 1 is closed." in block and "Where things were" not in block
+    block = experience_block([Experience(hit(episode), episode)], PromptLimits(example_steps=4), ALFWORLD)
+    assert "SUCCESS" in block and "> take keychain 1 from safe 1" not in block and "... (3 more steps)" in block
+    assert "> go to safe 1\n> open safe 1\nIn it, you see a keychain 1." in block
+    assert "The safe 1 is closed." not in block and "Where things were" not in block
+    assert ROOM not in block  # nor the first observation, nor the scene the retrieval matched
+
+
+def test_a_scored_success_is_shown_by_the_steps_that_raised_its_score() -> None:
+    from prag.envs.sciworld.domain import SCIWORLD
+
+    steps = [StepRecord(0, None, "hallway", "at: hallway", score=0.0),
+             StepRecord(1, "open door to kitchen", "The door is now open.", "s", score=0.0),
+             StepRecord(2, "go to kitchen", "You move to the kitchen.", "s", score=8.0),
+             StepRecord(3, "look around", "This room is called the kitchen. In it, you see ...", "s", score=8.0),
+             StepRecord(4, "focus on apple", "You focus on the apple.", "s", score=100.0)]
+    episode = EpisodeRecord("r", 0, "t", "find-plant", "find an apple", True, steps, id=3)
+    block = experience_block([Experience(hit(episode), episode)], PromptLimits(), SCIWORLD)
+    assert "steps that raised it: go to kitchen (+8), focus on apple (+92)." in block
+    assert "open door to kitchen" not in block and "In it, you see" not in block
 
 
 class OneEpisode:
@@ -126,8 +142,9 @@ def test_past_two_hundred_actions_the_prompt_shows_patterns_over_the_scenes_name
 
 def test_past_two_hundred_actions_the_prompt_only_grows_with_a_card_per_room() -> None:
     """With room cards each step's prompt extends the last one (the prefix cache covers all but
-    the new step), a room's card is shown where it was entered, and the history shown moves on
-    a window at a time."""
+    the new step), a room's card is shown where it was entered, a room entered again as it was
+    left says so in a line, patterns shown once are named by their verb after, and the history
+    is shown whole until it is too long, then from a multiple of the window."""
     from prag.agent.prompt import PromptLimits, RoomCards, messages
     from prag.envs.sciworld.domain import SCIWORLD
 
@@ -136,22 +153,27 @@ def test_past_two_hundred_actions_the_prompt_only_grows_with_a_card_per_room() -
         return ([(t, "in", name) for t in things],
                 [f"move {a} to {b}" for a in things for b in things if a != b] + [f"go to {name} door"])
 
-    limits, cards = PromptLimits(history_window=4), RoomCards()
+    limits, cards = PromptLimits(history_window=4, history_chars=4000), RoomCards()
     history: list[tuple[str | None, str]] = [(None, "This room is called the kitchen.")]
-    walk = ["kitchen", "kitchen", "hallway", "hallway", "hallway", "kitchen", "kitchen", "kitchen", "kitchen"]
+    walk = ["kitchen", "kitchen", "hallway", "hallway", "kitchen", "kitchen", "hallway"] + ["hallway"] * 40
     contents = []
     for t, where in enumerate(walk):
         triples, admissible = room(where)
         cards.see(len(history) - 1, where, triples, admissible, SCIWORLD)
         prompt = messages(SCIWORLD, [], "find a living thing", history, f"at: {where}", admissible, [], limits, cards=cards)
         contents.append(prompt[-1]["content"])
-        history.append((f"move {where} thing 0 to {where} thing {t + 1}", f"You move it, step {t}."))
-    assert [at for at, _ in cards.cards] == [0, 2, 5]  # a card where each room was entered
-    assert all(later.startswith(earlier) for earlier, later in zip(contents[:7], contents[1:7]))
-    assert contents[1].count("Scene graph now") == 1 and contents[3].count("Scene graph now") == 2
-    # Past two windows the first is dropped, and the card in force at the window's start is shown again.
-    assert "(4 earlier steps not shown.)" in contents[8] and "step 0." not in contents[8]
-    assert contents[8].count("in hallway: hallway thing 0") == 1 and contents[8].count("in kitchen:") == 1
+        history.append((f"move {where} thing 0 to {where} thing {t + 1}", f"You move it, step {t} of a long walk."))
+    assert [card.at for card in cards.cards] == [0, 2, 4, 6]  # a card where each room was entered
+    assert all(later.startswith(earlier) for earlier, later in zip(contents[:30], contents[1:30]))
+    assert contents[3].count("Scene graph now") == 2 and contents[3].count("move OBJ to OBJ") == 1
+    assert "as above: move" in contents[3]  # the hallway's card names the kitchen's pattern by its verb
+    assert "Back in the kitchen: the scene graph is as its card above shows." in contents[5]
+    assert contents[6].count("Scene graph now") == 2  # and back in the hallway: a line, not a card
+    # Too long: shown from a multiple of the window, with the card in force there shown again.
+    assert "earlier steps not shown.)" in contents[-1] and "step 0 of" not in contents[-1]
+    start = int(contents[-1].split("(")[1].split(" ")[0])
+    assert start % 4 == 0 and contents[-1].count("in hallway: hallway thing 0") == 1
+    assert len(contents[-1]) <= 4000
 
 
 def test_a_scored_failure_shows_the_steps_that_raised_its_score_and_the_one_that_failed_it() -> None:
@@ -172,8 +194,52 @@ def test_a_scored_failure_shows_the_steps_that_raised_its_score_and_the_one_that
     text = "\n".join(_failure_summary(episode, [s for s in steps if s.action], SCIWORLD))
     assert "Score 0 of 100 at the end (best 25); steps that raised it: open door to kitchen (+8), go to kitchen (+17)." in text
     assert "It failed the task at once with: focus on chair." in text
-    # Beside the steps that raised the score, only where the goal's things were and what was repeated:
-    # hundreds of things and one-off actions would make an episode thousands of tokens.
+    # Beside the steps that raised the score, only where the goal's things were: hundreds of
+    # things and one-off actions would make an episode thousands of tokens.
     assert "Where things were: red box in kitchen." in text
-    assert "Its repeated actions (times done): look around (2)" in text and "pick up cup" not in text
+    assert "look around" not in text and "pick up cup" not in text
     assert episode.score == 0.0  # a failed task counts 0
+
+
+def test_a_success_with_sub_goals_is_shown_by_the_steps_that_met_them() -> None:
+    from dataclasses import replace
+
+    from prag.store.episode_extra import EpisodeExtra, SubGoal
+
+    episode = lost_episode()
+    episode.won = True
+    episode.extra = replace(EpisodeExtra(), subgoals=[SubGoal("open safe 1", 4, "taken"), SubGoal("take keychain 1", 5, "taken"),
+                                                      SubGoal("go to desk 1")])
+    block = experience_block([Experience(hit(episode), episode)], PromptLimits(), ALFWORLD)
+    assert ("Sub-goals met, with the step that met each: open safe 1 (step 4: open safe 1); "
+            "take keychain 1 (step 5: take keychain 1 from safe 1).") in block
+    assert "go to fridge 1" not in block and "go to desk 1" not in block
+
+
+def test_a_note_said_once_stands_in_the_history_where_it_was_said() -> None:
+    """A model that does the same thing over and over gets a warning; said again every step at
+    the end, the warnings grew to 400 tokens read again every call. Each is said once, at the
+    end, and from the next call on stands in the history where it was said: every prompt
+    extends the one before it."""
+    from prag.envs.sciworld.domain import SCIWORLD
+
+    things = [f"thing {i}" for i in range(16)]
+    admissible = [f"move {a} to {b}" for a in things for b in things if a != b] + ["wait"]
+    triples = [(t, "in", "kitchen") for t in things]
+
+    def kitchen(text: str) -> Observation:
+        return Observation("find a living thing", text, admissible, triples, scene_text_from_triples("kitchen", triples),
+                           location="kitchen")
+
+    llm = ScriptedLLM(lambda messages: "wait")
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(think=False), domain=SCIWORLD)
+    agent.reset(kitchen("This room is called the kitchen."))
+    for _ in range(5):
+        decision = agent.act(kitchen("You wait."))
+        agent.observe(decision.action, kitchen("You wait."))
+    contents = [call["messages"][-1]["content"] for call in llm.calls if len(call["messages"]) == 2]
+    warning = "Warning: you did 'wait' 2 times and nothing changed; do something else."
+    said = next(n for n, content in enumerate(contents) if warning in content)
+    assert contents[said].endswith(warning)
+    assert all(content.count(warning) == 1 for content in contents[said:])
+    assert all(later.startswith(earlier) for earlier, later in zip(contents, contents[1:]))

@@ -96,6 +96,46 @@ def test_a_growing_conversation_keeps_its_prefix(llm: LocalLLM) -> None:
     assert second.cost.cached_tokens >= first.cost.prompt_tokens - 1
 
 
+def test_a_call_asked_again_or_re_asked_evaluates_no_prompt_token_twice(llm: LocalLLM) -> None:
+    """A retried call (the same prompt) reads the logits its prompt ended with; a re-asked one
+    (the answer and the re-ask after it) evaluates only what follows the first prompt. Counted by
+    llama.cpp itself. Choices that branch at their first token only: the pick reads nothing more."""
+    asked = [{"role": "system", "content": _household(12)},
+             {"role": "user", "content": "Is there a drawer in room 3? Answer yes or no."}]
+    choices = ["yes", "no"]
+    llm.complete([{"role": "user", "content": "Say hi."}], max_tokens=2)  # another prompt in the context
+    before = _evaluated(llm)
+    first = llm.complete(asked, choices=choices)
+    assert _evaluated(llm) - before == first.cost.prompt_tokens - first.cost.cached_tokens
+
+    before = _evaluated(llm)
+    again = llm.complete(asked, choices=choices)
+    assert _evaluated(llm) == before  # not even the prompt's last token
+    assert again.text == first.text and again.cost.cached_tokens == again.cost.prompt_tokens
+
+    re_asked = asked + [{"role": "assistant", "content": first.text},
+                        {"role": "user", "content": "Look again at room 3. Answer yes or no."}]
+    before = _evaluated(llm)
+    answer = llm.complete(re_asked, choices=choices)
+    assert answer.cost.cached_tokens >= first.cost.prompt_tokens
+    assert _evaluated(llm) - before == answer.cost.prompt_tokens - answer.cost.cached_tokens
+    assert answer.text in choices
+
+
+def test_after_a_pick_a_grammar_answer_to_the_same_prompt_is_the_models_own(llm: LocalLLM) -> None:
+    """The pick leaves the context's logits at its last branch; llama-cpp-python's generation of
+    the same prompt must not sample from them (it answered from the wrong position)."""
+    from prag.llm.base import choice_grammar
+
+    asked = [{"role": "user", "content": "You need the key in the drawer. Pick the action."}]
+    llm.complete(asked, choices=["open drawer 2", "open drawer 3", "open cabinet 1"])  # branches past the prompt
+    llm.complete(asked, choices=["look", "inventory"])  # its kept logits: nothing decoded
+    grammar = choice_grammar(["look around", "2", "3"])  # what follows "open drawer" would be a digit
+    answer = llm.complete(asked, grammar=grammar, max_tokens=8).text
+    fresh = LocalLLM(llm._llama.model_path, n_ctx=1024).complete(asked, grammar=grammar, max_tokens=8).text
+    assert answer == fresh
+
+
 def test_choices_constrain_the_answer(llm: LocalLLM) -> None:
     choices = ["go to cabinet 3", "open drawer 2", 'say "done"', "path C:\\home"]
     out = llm.complete(

@@ -367,6 +367,15 @@ def test_constraint_detection_sends_the_grammar(fake_openai: FakeOpenAI) -> None
     assert fake_openai.requests[0][1]["grammar"] == choice_grammar(CHOICES)
 
 
+def test_prags_own_server_is_sent_the_choices_themselves(fake_openai: FakeOpenAI) -> None:
+    fake_openai.models = [{"id": "m", "object": "model", "owned_by": "prag", "created": 0}]
+    llm = OpenAILLM("m", base_url=fake_openai.url, timeout=2)
+    assert llm.constraint == "choices"
+    assert llm.complete(ACT, choices=CHOICES).text == "open drawer 2"
+    sent = fake_openai.requests[0][1]
+    assert sent["choices"] == CHOICES and sent["more_lines"] == 0 and "grammar" not in sent
+
+
 def test_models_that_answer_junk_mean_no_constraint(fake_openai: FakeOpenAI) -> None:
     for models in (None, "junk"):
         fake_openai.models = models  # type: ignore[assignment]

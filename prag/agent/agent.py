@@ -147,6 +147,10 @@ class AgentConfig:
     # What draws a step past the LLM budget (prag.agent.novelty): "novel" (the task's things and
     # pairs not yet tried first) or "uniform" (any admissible action alike, the baseline).
     explore: str = "novel"
+    # The LLM time a game's calls may take, in seconds a step of its step cap (its readings counted);
+    # past it, as past `llm_budget`. None: no limit. A budget in time lets a model that answers fast
+    # choose every step no other source takes, and a slow one a share of them.
+    llm_seconds: float | None = None
 
 
 def plans_with_learned(config: AgentConfig, domain: Domain) -> bool:

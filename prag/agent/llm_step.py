@@ -10,7 +10,9 @@ and scene graph, one undoing the last, or one that failed this task outright bef
 An irrevocable action on a thing the goal does not name waits for the last tenth of the step budget
 (prag.agent.irrevocable). Past the LLM budget, an admissible action is drawn at random instead: not
 one that failed or waits, nor one taken from the same observation and scene graph in this episode or
-in a lost episode of this very task before it, while any other is left.
+in a lost episode of this very task before it, while any other is left. The budget is a number
+of calls a game, or the seconds its calls may take (`llm_seconds` a step of the step cap), so that
+a model that answers fast chooses every step.
 """
 from __future__ import annotations
 
@@ -75,11 +77,16 @@ class LLMStep:
         self.usage = usage
         self.hints = hints_for(self.domain)
         self.retrieved: list[Experience] = []
+        self._retrieved_at: tuple[object, ...] | None = None  # what the examples were last retrieved at
         self.corrected: list[CorrectionHit] = []  # shown in the prompt
         self.correction_pool: list[CorrectionHit] = []  # searched for a plan: more than the prompt shows
         self._corrections_for = 0  # how many instructions the shown corrections were retrieved for
         self.shown_corrections: list[int] = []  # every correction that was in a prompt, in order
         self.cards = RoomCards()
+        # The hints' notes said so far, each at the history index after which it was first said: a
+        # note said again stands there, not at the end. Repeated at the end, the loop warnings of
+        # a model trying one thing after another grew to 400 tokens read again every call.
+        self.said: dict[str, int] = {}
         self.thoughts: list[str] = []
         self.irrevocable = Irrevocable(self.domain)
         self.past_budget = 0  # steps drawn at random once the LLM budget was spent
@@ -89,8 +96,7 @@ class LLMStep:
         """The step: retrieve, prompt, ask, check the answer. Also the actions the answer
         plans after this one (none unless `plan_length` > 1). Actions the person `rejected` at
         this step are not offered. Past the LLM budget, an admissible action drawn at random."""
-        budget = self.config.llm_budget
-        if budget is not None and self.usage.cost.calls >= budget:
+        if self.past_llm_budget:
             self.past_budget += 1
             held_back = rejected | self.state.fatal | self.state.avoided | self._deferred(observation, observation.admissible)
             choices = [a for a in observation.admissible if a not in held_back] or list(observation.admissible)
@@ -107,7 +113,7 @@ class LLMStep:
             drawn = self.explorer.draw(choices, about, observation.scene_triples, self._tried(),
                                        observation.location, salt)
             return Decision(drawn, source=StepSource.RANDOM), []
-        self._retrieve(observation.scene_text)
+        self._retrieve(observation)
         self.retrieve_corrections(observation.scene_text)
         choices = list(observation.admissible)
         tried = {action: self.state.tried[(observation.text, observation.scene_text, action)] for action in choices}
@@ -123,13 +129,20 @@ class LLMStep:
             subgoal=self.state.subgoal,
         )
         self.cards.see(self.state.t - 1, observation.location, canonical(observation.scene_triples), allowed, self.domain)
+        step, current = self.state.t - 1, [note for hint in self.hints for note in hint.notes(now)]
+        # Asked again at this step (a person rejected the answer), what is no longer so is unsaid.
+        self.said = {note: at for note, at in self.said.items() if at < step or note in current}
+        said = sorted((at, note) for note, at in self.said.items())
+        notes = [note for note in current if note not in self.said]
+        self.said |= dict.fromkeys(notes, step)
         prompt = messages(
             self.domain, self.retrieved, self.goal.shown, self.state.history, observation.scene_text, allowed,
-            [note for hint in self.hints for note in hint.notes(now)], self.config.limits,
-            corrections=self.corrected, utterances=self.state.utterances, cards=self.cards,
+            notes, self.config.limits, corrections=self.corrected, utterances=self.state.utterances, cards=self.cards,
+            said=said,
         )
         thought = ""
-        act = act_instruction(self.config.plan_length)
+        numbered = self.numbered
+        act = act_instruction(self.config.plan_length, numbered)
         if self.config.think:
             thought = self._ask(with_instruction(prompt, THINK), self.config.thought_tokens).strip()
             thought = thought.splitlines()[0] if thought else ""
@@ -147,15 +160,39 @@ class LLMStep:
         actions = {step.action for step in self.state.steps if step.action is not None}
         return actions | {action for _, _, action in self.state.tried_before}
 
+    @property
+    def past_llm_budget(self) -> bool:
+        """Whether the game's LLM calls are spent (`llm_budget`) or have taken their time (`llm_seconds`)."""
+        calls, seconds = self.config.llm_budget, self.config.llm_seconds
+        return ((calls is not None and self.usage.cost.calls >= calls)
+                or (seconds is not None and self.usage.cost.seconds >= seconds * self.state.max_steps))
+
+    @property
+    def numbered(self) -> bool:
+        """Whether this step's actions are listed by number and answered by one (`limits.numbered`)."""
+        return self.config.limits.numbered and self.config.plan_length == 1 and not self.cards.active
+
     def _deferred(self, observation: Observation, actions: list[str]) -> set[str]:
         return self.irrevocable.deferred(actions, self.goal.sentence, observation, self.state.t, self.state.max_steps,
                                          self.config.gamble_window)
 
-    def _retrieve(self, scene: str) -> None:
+    def _retrieve(self, observation: Observation) -> None:
+        """The examples, retrieved for the goal and this step's scene graph when `limits.retrieve`
+        says: at the episode's first call and when the goal is read anew (`episode`), also when
+        the score changed or a sub-goal was met since (`progress`), or at every call (`step`, as
+        P-RAG plays). Each time the block changes, the prompt after it is read again: retrieved
+        every step, round 1 of ScienceWorld cost 2.5 times round 0 a call."""
         if self.experiences is None:
             return
+        when = self.config.limits.retrieve
+        subgoals = self.goal.subgoals.goals if self.goal.subgoals is not None else []
+        progress = (observation.score, sum(goal.met_at is not None for goal in subgoals))
+        moment = (self.goal.sentence, *(progress if when == "progress" else ()))
+        if when != "step" and moment == self._retrieved_at:
+            return
+        self._retrieved_at = moment
         k = self.experiences.k
-        ranked = self.experiences.retrieve(self.goal.sentence, scene, self.visibility, k=2 * k)
+        ranked = self.experiences.retrieve(self.goal.sentence, observation.scene_text, self.visibility, k=2 * k)
         self.retrieved = stable_top(
             self.retrieved, ranked, k, lambda e: e.hit.episode_id, lambda e: e.hit.score, self.config.keep_margin
         )
@@ -188,11 +225,13 @@ class LLMStep:
 
     def _choose(self, prompt: list[Message], allowed: list[str], thought: str) -> tuple[Decision, list[str]]:
         by_form = {normalise(a): a for a in allowed}
+        numbers = [str(number) for number in range(1, len(allowed) + 1)] if self.numbered else []
+        by_form |= dict(zip(numbers, allowed))
         constrain = self.config.constrained and self.llm.supports_choices
         more = self.config.plan_length - 1
         for attempt in range(self.config.max_reasks + 1):
             answer = self._ask(
-                prompt, self.config.action_tokens * (more + 1), allowed if constrain else None, more_lines=more
+                prompt, self.config.action_tokens * (more + 1), (numbers or allowed) if constrain else None, more_lines=more
             )
             lines = plan_lines(answer) if more else [answer]
             action = by_form.get(normalise(lines[0] if lines else ""))
@@ -211,6 +250,8 @@ class LLMStep:
 
     def _reask(self, answer: str) -> str:
         """What the model is told when its answer (its first line, for a plan) is not admissible."""
+        if self.numbered:
+            return f"'{answer.strip()}' is not the number of an admissible action. Reply with one of their numbers."
         if self.config.plan_length == 1:
             return f"'{answer.strip()}' is not an admissible action. Reply with one admissible action, copied exactly."
         first = answer.strip().splitlines()[0] if answer.strip() else ""

@@ -1,19 +1,22 @@
-"""The planner's prompt, laid out for the backend's prefix cache.
+"""The planner's prompt, laid out for the backend's prefix cache: what stays for the episode
+first, then the episode appended step by step, then the step's short suffix.
 
 Messages, most stable first:
 1. system: the rules of the game, the environment family's (never changes);
 2. user: the matching corrections (console transcripts corrected by a person), then the
-   retrieved experiences (changes only when either set changes);
+   retrieved experiences, chosen once an episode (`PromptLimits.retrieve`) and shown by the
+   steps that mattered (changes only when either set changes);
 3. user: the goal and the episode so far, appended step by step, then the part that changes
-   every step (scene graph, admissible actions, warnings) last. Past `PATTERNS_OVER` admissible
-   actions (`RoomCards`), the scene graph and the actions are shown once a room, inside the
-   history, and only the warnings follow it.
+   every step (scene graph, admissible actions, this step's new notes) last. Past
+   `PATTERNS_OVER` admissible actions (`RoomCards`), the scene graph and the actions are shown
+   once a room, inside the history, and only the new notes follow it. A note said once stands
+   in the history where it was said.
 """
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 
 from prag.agent.plans import Names
@@ -28,13 +31,15 @@ from prag.text import clip
 
 THINK = "Think in one short sentence about what to do next. Reply with the sentence only."
 ACT = "Now reply with the next action only, exactly as written in the admissible actions."
+ACT_BY_NUMBER = "Now reply with the number of the next action only, as the admissible actions are numbered."
 
 
-def act_instruction(plan_length: int) -> str:
-    """What the model is asked for: the next action (`ACT`), or with `plan_length` n > 1 the
-    next action and up to n - 1 actions planned after it, one per line."""
+def act_instruction(plan_length: int, numbered: bool = False) -> str:
+    """What the model is asked for: the next action (`ACT`; its number where the actions are
+    `numbered`), or with `plan_length` n > 1 the next action and up to n - 1 actions planned
+    after it, one per line."""
     if plan_length <= 1:
-        return ACT
+        return ACT_BY_NUMBER if numbered else ACT
     return (
         "Now reply with the next action, exactly as written in the admissible actions, on the first "
         f"line; then, one per line, up to {plan_length - 1} further actions you plan to take after it "
@@ -43,65 +48,91 @@ def act_instruction(plan_length: int) -> str:
     )
 
 
+RETRIEVE_AT = ("episode", "progress", "step")  # when the examples are retrieved (`PromptLimits.retrieve`)
+
+
 @dataclass(frozen=True)
 class PromptLimits:
-    """How much of the examples and the history a prompt shows."""
+    """How much of the examples and the history a prompt shows, and when the examples are chosen."""
 
     example_steps: int = 20  # actions shown per retrieved episode
     observation_chars: int = 200  # observation text kept per step (examples and history)
     correction_steps: int = 30  # actions shown per correction
-    # With room cards, the history shown starts at a multiple of this many steps, between one and
-    # two windows long: the prompt's prefix changes once a window, not every step.
+    # With room cards, the history is shown whole up to this many characters (about 8,000 tokens,
+    # in the local model's context of 12,288 with the rules and examples), past that from a multiple
+    # of `history_window` steps: a 100-step ScienceWorld episode with many rooms reached 24,000.
+    history_chars: int = 32000
     history_window: int = 25
+    # When the retrieved examples are chosen (prag.agent.llm_step): at the episode's first call
+    # (and when the goal is read anew), also when the score changed or a sub-goal was met, or every
+    # call; one of RETRIEVE_AT.
+    retrieve: str = "episode"
+    # The admissible actions listed by number and the answer a number, where they are listed (not
+    # past PATTERNS_OVER, nor in plans): an answer of one to three digits, one more token each
+    # per action listed.
+    numbered: bool = False
 
 
 def experience_block(experiences: Sequence[Experience], limits: PromptLimits, domain: Domain) -> str:
-    """The retrieved episodes: a success step by step, to copy; a failure as what it found
-    and what it kept doing, to learn from without paying for its every step."""
+    """The retrieved episodes by the steps that mattered: a success's steps that raised its score
+    or met a sub-goal (where the family keeps neither, its actions, what followed a move left
+    out), to copy; a failure as what it found and what it kept doing, to learn from without
+    paying for its every step. Nothing in it depends on the scene at the step it was retrieved
+    for, so a block kept for the episode is read once."""
     parts = [
         "Past attempts at similar tasks, from your own experience. Follow what worked in the "
         "successful ones; in the failed ones, use where things were and avoid what they repeated."
     ]
     for number, experience in enumerate(experiences, start=1):
-        episode, hit = experience.episode, experience.hit
+        episode = experience.episode
         acted = [step for step in episode.steps if step.action is not None]
         outcome = "SUCCESS (goal reached)" if episode.won else f"FAILURE (goal not reached in {len(acted)} steps)"
         lines = [f"## Attempt {number}: {outcome}", f"Goal: {episode.goal}"]
-        if hit.best_step is not None:
-            scene = episode.steps[min(hit.best_step, len(episode.steps) - 1)].scene
-            lines.append(f"Scene graph most like yours (step {hit.best_step}): {clip('; '.join(scene.splitlines()), 300)}")
-        lines.append(clip(episode.steps[0].observation, limits.observation_chars))
-        if episode.won:
-            for step in acted[: limits.example_steps]:
-                lines.append(f"> {step.action}\n{clip(step.observation, limits.observation_chars)}")
-            if len(acted) > limits.example_steps:
-                lines.append(f"... ({len(acted) - limits.example_steps} more steps)")
-        else:
-            lines += _failure_summary(episode, acted, domain)
+        lines += _success(episode, acted, limits, domain) if episode.won else _failure_summary(episode, acted, domain)
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
 
 
+def _success(episode: EpisodeRecord, acted: Sequence[StepRecord], limits: PromptLimits, domain: Domain) -> list[str]:
+    """A won episode's steps that mattered: those that raised the score or met a sub-goal; where
+    the family keeps neither, every action, with what followed it unless it was a move."""
+    milestones = _score_summary(episode) + _subgoals_met(episode)
+    if milestones:
+        return milestones
+    lines = []
+    for step in acted[: limits.example_steps]:
+        moved = domain.movement(step.action or "") is not None
+        lines.append(f"> {step.action}" if moved else f"> {step.action}\n{clip(step.observation, limits.observation_chars)}")
+    if len(acted) > limits.example_steps:
+        lines.append(f"... ({len(acted) - limits.example_steps} more steps)")
+    return lines
+
+
+def _subgoals_met(episode: EpisodeRecord) -> list[str]:
+    by_step = {step.t: step.action for step in episode.steps}
+    met = [f"{goal.command} (step {goal.met_at}: {by_step.get(goal.met_at)})"
+           for goal in episode.extra.subgoals if goal.met_at is not None]
+    return [f"Sub-goals met, with the step that met each: {'; '.join(met)}."] if met else []
+
+
 def _failure_summary(episode: EpisodeRecord, acted: Sequence[StepRecord], domain: Domain) -> list[str]:
     places = where_things_were(episode, domain)
-    done = Counter(step.action for step in acted)
-    closed = never_opened(step.triples for step in episode.steps)
     scored = _score_summary(episode)
     if scored:
         # Where the family keeps a score, the steps that raised it say what worked; of the rest, only
-        # where the things the goal names were, and what was repeated. ScienceWorld's hundreds of
-        # things and one-off actions made 4-5k characters an episode, 50 s of prompt a call.
+        # where the things the goal names were. ScienceWorld's hundreds of things and one-off actions
+        # made 4-5k characters an episode, 50 s of prompt a call; what was never opened and what
+        # was repeated, another 70 tokens an episode.
         goal = episode.goal.lower()
         places = {thing: place for thing, place in places.items()
                   if re.search(rf"\b{re.escape(domain.kind(thing).lower())}\b", goal)}
-        done = Counter(dict(item for item in done.most_common(12) if item[1] > 1))
     lines = [f"Where things were: {'; '.join(f'{thing} {place}' for thing, place in places.items())}."] if places else []
+    if scored:
+        return lines + scored
+    closed = never_opened(step.triples for step in episode.steps)
     lines += [f"Never opened: {', '.join(closed)}."] if closed else []
-    lines += scored
-    tally = ", ".join(f"{action} ({count})" for action, count in done.items())
-    if not scored:
-        return lines + [f"Its actions (times done): {tally}"]
-    return lines + ([f"Its repeated actions (times done): {tally}"] if done else [])
+    tally = ", ".join(f"{action} ({count})" for action, count in Counter(step.action for step in acted).items())
+    return lines + [f"Its actions (times done): {tally}"]
 
 
 def _score_summary(episode: EpisodeRecord) -> list[str]:
@@ -206,6 +237,36 @@ def action_patterns(admissible: Sequence[str], names: Names, known: Sequence[str
     names, most often named first; patterns naming one thing list their things when few. Names
     are the `known` ones first (the scene's, longest first: "orange in bowl" is one name), then
     what the Domain's grammar finds in the rest."""
+    return patterns_of(admissible, names, known).render()
+
+
+# A verb with more general patterns than this shows its first two and how many more: the workshop's
+# thirty forms of `connect` (terminals, cathodes) were a third of its card.
+_FORMS_SHOWN = 4
+
+
+@dataclass(frozen=True)
+class Patterns:
+    """Admissible actions as patterns over names, in the parts a room card shows (`render`)."""
+
+    count: int  # the admissible actions
+    listed: tuple[str, ...]  # patterns naming one thing, with their things ("open: fridge, oven")
+    general: tuple[str, ...]  # patterns over names ("move OBJ to OBJ")
+    things: tuple[str, ...]  # the names, most often named first
+
+    def render(self, shown: Set[str] = frozenset(), scene: Set[str] = frozenset()) -> str:
+        """The patterns, those already `shown` in the prompt named by their verb alone, and the
+        names the `scene` lines do not already give."""
+        new = [p for p in self.general if p not in shown]
+        old = list(dict.fromkeys(_verb(p) for p in self.general if p in shown))
+        parts = list(self.listed) + _folded(new) + ([f"as above: {', '.join(old)}"] if old else [])
+        things = [name for name in self.things if name not in scene]
+        return (f"{self.count} actions, as patterns where {THING} is a thing named here (only some "
+                "combinations are possible): " + "; ".join(parts) + (f". Things: {', '.join(things)}" if things else ""))
+
+
+def patterns_of(admissible: Sequence[str], names: Names, known: Sequence[str] = ()) -> Patterns:
+    """The parts of `action_patterns`."""
     longest = sorted(set(known), key=len, reverse=True)
     patterns: dict[str, list[str]] = {}
     counts: Counter[str] = Counter()
@@ -217,16 +278,29 @@ def action_patterns(admissible: Sequence[str], names: Names, known: Sequence[str
                 named.append(name)
         patterns.setdefault(pattern.replace(_MARK, THING), []).extend(named)
         counts.update(named)
-    shown = []
+    listed, general = [], []
     for pattern, named in patterns.items():
         things = list(dict.fromkeys(named))
-        shown.append(f"{pattern.replace(THING, '', 1).rstrip()}: {', '.join(things)}"
-                     if pattern.count(THING) == 1 and len(things) <= 12 else pattern)
-    return (
-        f"{len(admissible)} actions, as patterns where {THING} is a thing named here (only some "
-        "combinations are possible): " + "; ".join(shown)
-        + ". Things: " + ", ".join(name for name, _ in counts.most_common())
-    )
+        if pattern.count(THING) == 1 and len(things) <= 12:
+            listed.append(f"{pattern.replace(THING, '', 1).rstrip()}: {', '.join(things)}")
+        else:
+            general.append(pattern)
+    return Patterns(len(admissible), tuple(listed), tuple(general), tuple(name for name, _ in counts.most_common()))
+
+
+def _verb(pattern: str) -> str:
+    return pattern.split(f" {THING}", 1)[0] if f" {THING}" in pattern else pattern
+
+
+def _folded(patterns: Sequence[str]) -> list[str]:
+    """The patterns, a verb's forms past `_FORMS_SHOWN` said by their number."""
+    by_verb: dict[str, list[str]] = {}
+    for pattern in patterns:
+        by_verb.setdefault(_verb(pattern), []).append(pattern)
+    out: list[str] = []
+    for verb, forms in by_verb.items():
+        out += forms if len(forms) <= _FORMS_SHOWN else [*forms[:2], f"{verb} ... ({len(forms) - 2} more forms)"]
+    return out
 
 
 def _named(action: str, longest: Sequence[str]) -> tuple[str, list[str]]:
@@ -254,26 +328,57 @@ def scene_lines(location: str | None, triples: Sequence[Triple]) -> str:
 def room_card(location: str | None, triples: Sequence[Triple], admissible: Sequence[str], names: Names) -> str:
     """A room's scene graph grouped (`scene_lines`) and its actions as patterns over the scene's
     names (`action_patterns`)."""
-    known = [subject for subject, _, _ in triples]
-    return (f"Scene graph now:\n{scene_lines(location, triples)}\n"
-            f"Admissible actions: {action_list(admissible, names, known)}")
+    return Card.of(0, location, triples, admissible, names).render()
 
 
-def step_text(scene: str, admissible: Sequence[str], warnings: Sequence[str], names: Names | None = None) -> str:
-    """What changes every step: the scene graph, the actions, and warnings or notes (one per line)."""
-    lines = [f"Scene graph now:\n{scene}", "Admissible actions: " + action_list(admissible, names)]
+@dataclass(frozen=True)
+class Card:
+    """A room as a card shows it: its scene graph grouped, and its actions (listed, or as patterns)."""
+
+    at: int  # the history index it follows
+    location: str | None
+    scene: str  # `scene_lines`
+    names: frozenset[str]  # what the scene lines name
+    actions: Patterns | str  # patterns past `PATTERNS_OVER` actions, else the folded list
+
+    @classmethod
+    def of(cls, at: int, location: str | None, triples: Sequence[Triple], admissible: Sequence[str],
+           names: Names) -> Card:
+        known = [subject for subject, _, _ in triples]
+        actions: Patterns | str = (patterns_of(admissible, names, known) if len(admissible) > PATTERNS_OVER
+                                   else action_list(admissible))
+        named = frozenset(known) | {obj for _, _, obj in triples} | ({location} if location else set())
+        return cls(at, location, scene_lines(location, triples), named, actions)
+
+    def render(self, shown: Set[str] = frozenset()) -> str:
+        """The card, the general patterns already `shown` in the prompt named by their verb alone."""
+        actions = self.actions if isinstance(self.actions, str) else self.actions.render(shown, self.names)
+        return f"Scene graph now:\n{self.scene}\nAdmissible actions: {actions}"
+
+
+def step_text(
+    scene: str, admissible: Sequence[str], warnings: Sequence[str], names: Names | None = None, numbered: bool = False
+) -> str:
+    """What changes every step: the scene graph, the actions (by number, where `numbered`), and
+    warnings or notes (one per line)."""
+    actions = ("\n".join(f"{number}. {action}" for number, action in enumerate(admissible, start=1)) if numbered
+               else action_list(admissible, names))
+    lines = [f"Scene graph now:\n{scene}", ("Admissible actions, by number:\n" if numbered else "Admissible actions: ") + actions]
     return "\n".join(lines + list(warnings))
 
 
 class RoomCards:
     """Past `PATTERNS_OVER` admissible actions, the episode's prompt only grows: the room card
-    (`room_card`) is shown once a room, in the history where the agent was in it, and each step
+    (`Card`) is shown once a room, in the history where the agent was in it, and each step
     adds just its action and what it saw. A card after the history, remade every step, cost
     about 500 tokens the prefix cache could not cover: 13 s a step for the 1.5B model on 2 cores.
-    The answer is still held to the admissible actions by the grammar."""
+    What a card would repeat of the cards shown before it is left out: a general pattern is
+    named by its verb alone, and a room whose scene graph is as its last card showed says so in
+    a line (walking between two rooms made a 400-token card a step). The answer is still held
+    to the admissible actions by the decoder."""
 
     def __init__(self) -> None:
-        self.cards: list[tuple[int, str]] = []  # (history index it follows, card)
+        self.cards: list[Card] = []
         self._room: str | None = None
 
     @property
@@ -287,19 +392,51 @@ class RoomCards:
         if (not self.cards and len(admissible) <= PATTERNS_OVER) or (self.cards and location == self._room):
             return
         self._room = location
-        self.cards.append((index, room_card(location, triples, admissible, names)))
-
-    def start(self, length: int, window: int) -> int:
-        """Where a history of `length` is shown from: a multiple of `window`, one to two windows back."""
-        return max(0, (length // window - 1) * window)
+        self.cards.append(Card.of(index, location, triples, admissible, names))
 
     def notes(self, start: int) -> list[tuple[int, str]]:
-        """The cards to show from history index `start`: the one in force there, then the later ones."""
-        shown = [(at, card) for at, card in self.cards if at >= start]
-        before = [card for at, card in self.cards if at < start]
-        if before and not (shown and shown[0][0] == start):
-            shown.insert(0, (start, before[-1]))
-        return shown
+        """The cards to show from history index `start`: the one in force there, then the later
+        ones, each without what the ones shown before it said."""
+        cards = [card for card in self.cards if card.at >= start]
+        before = [card for card in self.cards if card.at < start]
+        if before and not (cards and cards[0].at == start):
+            cards.insert(0, before[-1])
+        shown: set[str] = set()
+        last: dict[str | None, str] = {}  # the scene lines each room's last card showed
+        notes = []
+        for card in cards:
+            at = max(card.at, start)
+            if last.get(card.location) == card.scene:
+                notes.append((at, f"Back in the {card.location}: the scene graph is as its card above shows."))
+                continue
+            notes.append((at, card.render(shown)))
+            last[card.location] = card.scene
+            if isinstance(card.actions, Patterns):
+                shown.update(card.actions.general)
+        return notes
+
+
+def shown_history(
+    goal: str, history: Sequence[tuple[str | None, str]], limits: PromptLimits, utterances: Sequence[tuple[int, str]],
+    cards: RoomCards, said: Sequence[tuple[int, str]] = (),
+) -> str:
+    """The goal and the episode with its room cards, whole while it fits `history_chars`; past
+    that from the first multiple of `history_window` steps where it fits. The start moves
+    seldom: each move re-costs the prompt after it (5,800 tokens, 134 s for the 1.5B model on a
+    shared core, where 24,000 characters were reached near step 100)."""
+    start = 0
+    while True:
+        text = episode_text(goal, history, limits, utterances, _merged(cards.notes(start), said), start)
+        if len(text) <= limits.history_chars or start + limits.history_window >= len(history):
+            return text
+        start += limits.history_window
+
+
+def _merged(cards: Sequence[tuple[int, str]], said: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Room cards and notes said before, by the history index they follow; at one index the card
+    first, as the card was in the history when the notes were said after it."""
+    return [(at, text) for at, _, text in sorted([(at, 0, t) for at, t in cards] + [(at, 1, t) for at, t in said],
+                                                 key=lambda note: note[:2])]
 
 
 def messages(
@@ -314,9 +451,12 @@ def messages(
     corrections: Sequence[CorrectionHit] = (),
     utterances: Sequence[tuple[int, str]] = (),
     cards: RoomCards | None = None,
+    said: Sequence[tuple[int, str]] = (),
 ) -> list[Message]:
     """The whole prompt of one step, in the order above (the domain gives the rules). With active
-    room `cards`, the scene and the actions are the cards in the history, not a part of their own."""
+    room `cards`, the scene and the actions are the cards in the history, not a part of their own.
+    The `warnings` are this step's new notes; the notes `said` at an earlier step (history index,
+    text) stand in the history where they were first said, not again at the end."""
     out: list[Message] = [{"role": "system", "content": domain.rules}]
     # Corrections by a person outrank the agent's own attempts: they come first.
     examples = ([correction_block(corrections, limits)] if corrections else []) + (
@@ -326,11 +466,11 @@ def messages(
         out.append({"role": "user", "content": "\n\n".join(examples)})
         out.append({"role": "assistant", "content": "Understood."})
     if cards is not None and cards.active:
-        start = cards.start(len(history), limits.history_window)
-        episode = episode_text(goal, history, limits, utterances, cards.notes(start), start)
-        content = "\n\n".join([episode, *(["\n".join(warnings)] if warnings else [])])
+        # The notes follow the history as they will stand in it from the next step on.
+        content = "\n".join([shown_history(goal, history, limits, utterances, cards, said), *warnings])
     else:
-        content = episode_text(goal, history, limits, utterances) + "\n\n" + step_text(scene, admissible, warnings, domain)
+        actions = step_text(scene, admissible, warnings, domain, numbered=limits.numbered)
+        content = episode_text(goal, history, limits, utterances, said) + "\n\n" + actions
     out.append({"role": "user", "content": content})
     return out
 

@@ -62,10 +62,11 @@ DEFAULT_STORE = Path("stores/default.db")
 # them can go on. Measured in the README: alfworld-medium won 12/12 in each of three rounds in
 # 7 minutes, where the LLM asked every step won 2/12 of the smaller alfworld-mini rooms in round 0.
 # The library's AgentConfig keeps P-RAG's defaults (ask always, experience and the LLM).
-# LLM calls a game may spend on steps unless --llm-budget says otherwise (docs/records/first_hour.md):
-# where experience and search leave every step to the LLM, the 1.5B model seldom wins, and each
-# step costs seconds to minutes on a small machine; the games it wins take far fewer calls.
-DEFAULT_LLM_BUDGET = 6
+# The LLM time a game may spend on steps unless --llm-budget says otherwise, in seconds a step of
+# its step cap: set from the measured cost of a call (docs/llm_speed.md), so that the local 1.5B
+# model, at about 1-3 s a call on 2 CPU cores with the prompt laid out for its cache, chooses
+# every step no other source takes, and a slower model a share of them.
+DEFAULT_LLM_BUDGET = "3s"
 DEFAULT = RunConfig(
     ExperimentConfig(spec=DEFAULT_SPEC),
     agent=AgentConfig(ask="hard-coded", sources=(KnowledgeSource.EXPERIENCE, KnowledgeSource.SEARCH, KnowledgeSource.PROGRESS,
@@ -110,7 +111,8 @@ def run(
     readers: Annotated[str, typer.Option("--readers", help=READERS_HELP)] = ",".join(AgentConfig.readers),
     places: Annotated[str, typer.Option("--places", help="Where the search for a thing the goal needs looks first (with search among --sources), comma-separated: memory (where the store saw such things, in earlier rounds), llm (the LLM's guess, for kinds the memory never saw: one call per kind), rules (the family's placement table); they take precedence in that order, whatever the order given. '' for none: places as listed.")] = ",".join(DEFAULT.agent.places),
     gamble_window: Annotated[float, typer.Option("--gamble-window", min=0.0, max=1.0, help="The last fraction of the step budget in which an irrevocable action (the family's: ScienceWorld's `focus on`) on a thing the goal does not name may be taken, while no score is earned; 1 leaves it to the LLM from the first step, whatever the score. A goal's conditional branch not measured is decided there by what the LLM knows, else drawn, while the score earned is less than a right branch wins at its chance (50 for one of two).")] = DEFAULT.agent.gamble_window,
-    llm_budget: Annotated[Optional[str], typer.Option("--llm-budget", metavar="N|none", help=f"The most LLM calls a game makes for steps, its goal readings counted; past them a step only the LLM would choose is drawn at random from the admissible actions (a goal's reading, or which thing seen an instruction describes, is still asked for). Default: {DEFAULT_LLM_BUDGET} when the LLM is not asked every step (--ask always, P-RAG as published, has no limit); none for no limit.")] = None,
+    llm_budget: Annotated[Optional[str], typer.Option("--llm-budget", metavar="N|Ns|none", help=f"What the LLM may spend on a game's steps, its goal readings counted: N calls, or Ns seconds of its time a step of the step cap (3s: 300 s for 100 steps); past it a step only the LLM would choose is drawn at random from the admissible actions (a goal's reading, or which thing seen an instruction describes, is still asked for). Default: {DEFAULT_LLM_BUDGET} when the LLM is not asked every step (--ask always, P-RAG as published, has no limit); none for no limit (TALES' protocol with --ask always or where no other source has a step).")] = None,
+    retrieve_at: Annotated[str, typer.Option("--retrieve-at", help="When the episodes in the prompt are retrieved: episode (at an episode's first LLM call, and when its goal is read anew: the prompt's prefix stays for the episode), progress (also when the score changed or a sub-goal was met), or step (every call, as P-RAG plays).")] = DEFAULT.agent.limits.retrieve,
     action_model: Annotated[str, typer.Option("--action-model", help="What means-ends search (with search among --sources) plans with: given (the family's written model; the one learned from the store where it has none) or learned (the model learned from the episodes this round may see: SAM, `prag model`).")] = DEFAULT.agent.action_model,
     explore: Annotated[str, typer.Option("--explore", help="What draws a step past the LLM budget: novel (actions on the things the task names and (verb, thing) pairs this task has not tried first, a verb drawn before its action) or uniform (any admissible action alike).")] = DEFAULT.agent.explore,
 ) -> None:
@@ -129,6 +131,7 @@ def run(
             store.claim_run(run_record.id)  # refused while another process plays the run
             _play(store, store_path, run_record, config)
         return
+    calls, seconds = _llm_budget(llm_budget, ask)
     config = RunConfig(
         ExperimentConfig(spec=spec, rounds=rounds, train=train, limit=limit, max_steps=max_steps, llm=llm,
                          seed=seed, round0_from=round0_from),
@@ -136,8 +139,8 @@ def run(
                         corrections_k=corrections_k, prior=prior),
         replace(DEFAULT.agent, think=think, constrained=constrain, ask=ask, ask_probability=ask_p, asker=asker,
                 plan_length=plan_length, sources=_run_sources(sources), readers=parse_readers(readers),
-                places=parse_places(places), action_model=action_model, llm_budget=_llm_budget(llm_budget, ask),
-                gamble_window=gamble_window, explore=explore),
+                places=parse_places(places), action_model=action_model, llm_budget=calls, llm_seconds=seconds,
+                gamble_window=gamble_window, explore=explore, limits=replace(DEFAULT.agent.limits, retrieve=retrieve_at)),
         ExecutionConfig(workers=workers, llm_timeout=llm_timeout, llm_retries=llm_retries, answer_cache=answer_cache,
                         executor=executor, ray_address=ray_address, llm_urls=tuple(llm_url or ())),
     )
@@ -289,16 +292,23 @@ def run_display(log: RunLog, out: Console = console) -> Iterator[RunDisplay]:
         yield RunDisplay(log, progress, out)
 
 
-def _llm_budget(given: str | None, ask: str) -> int | None:
-    """`--llm-budget`: a count, `none` (no limit), or left out: DEFAULT_LLM_BUDGET unless the LLM is
+def _llm_budget(given: str | None, ask: str) -> tuple[int | None, float | None]:
+    """`--llm-budget` as the agent's `llm_budget` (calls) and `llm_seconds` (a step): a count, a
+    number of seconds (`3s`), `none` (no limit), or left out: DEFAULT_LLM_BUDGET unless the LLM is
     asked every step (P-RAG as published plays without a limit)."""
-    if given is None:
-        return None if ask == "always" else DEFAULT_LLM_BUDGET
-    if given.strip().lower() == "none":
-        return None
-    if not given.strip().isdigit():
-        raise PragError(f"--llm-budget {given!r}: give a number of LLM calls (0 or more), or none for no limit")
-    return int(given)
+    text = (DEFAULT_LLM_BUDGET if ask != "always" else "none") if given is None else given.strip().lower()
+    if text == "none":
+        return None, None
+    if text.isdigit():
+        return int(text), None
+    try:
+        seconds = float(text.removesuffix("s")) if text.endswith("s") else -1.0
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise PragError(f"--llm-budget {given!r}: give a number of LLM calls (0 or more), seconds a step (3s), "
+                        "or none for no limit")
+    return None, seconds
 
 
 def _run_sources(text: str) -> tuple[str, ...]:

@@ -92,7 +92,7 @@ def _served(name: str, url: str) -> LLM:
     from prag.llm.model_server import SERVED_TIMEOUT
     from prag.llm.openai_backend import OpenAILLM
 
-    served = OpenAILLM(name, base_url=url, timeout=SERVED_TIMEOUT, retries=0, constraint="grammar")
+    served = OpenAILLM(name, base_url=url, timeout=SERVED_TIMEOUT, retries=0, constraint="choices")
     served.name = name
     return served
 

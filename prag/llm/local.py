@@ -77,11 +77,27 @@ def extra_buffers_safe(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
 
 
 @dataclass
+class _Kept:
+    """The logits a prompt ended with, kept so that the same prompt asked again (a retry, the
+    answer cache off) reads them instead of evaluating its last token again."""
+
+    tokens: np.ndarray
+    logits: np.ndarray
+
+
+@dataclass
 class _Parked:
     """The KV cache of a conversation set aside while another one uses the context."""
 
     tokens: np.ndarray
-    state: Any  # a ctypes byte array from llama_state_seq_get_data
+    state: np.ndarray  # the bytes of llama_state_seq_get_data
+    kept: _Kept | None
+
+
+# Tokens a context holds: a 100-step ScienceWorld episode's prompt with its room cards and examples
+# (up to about 9,000: `PromptLimits.history_chars`), shown whole so that its prefix never moves;
+# the KV cache of the 1.5B model takes 28 kB a token.
+DEFAULT_CONTEXT = 12288
 
 
 class LocalLLM:
@@ -94,7 +110,7 @@ class LocalLLM:
         model_path: Path,
         *,
         name: str | None = None,
-        n_ctx: int = 8192,
+        n_ctx: int = DEFAULT_CONTEXT,
         n_threads: int | None = None,
         seed: int = 0,
         sequences: int = 1,
@@ -111,6 +127,7 @@ class LocalLLM:
         self._extra_buffers = extra_buffers_safe()
         # Conversations whose KV cache is kept besides the live one (LRU, oldest first).
         self._parked: list[_Parked] = []
+        self._kept: _Kept | None = None  # of the live conversation
         self._park_at_most = max(sequences - 1, 0)
         self._loaded: tuple[Any, Any] | None = None  # (the Llama, its chat formatter)
         self._load_lock = threading.Lock()
@@ -186,8 +203,10 @@ class LocalLLM:
             cached = self._reused_prefix(tokens)
             if pick:
                 assert choices is not None
-                chosen = self._pick(tokens, cached, choices)
+                kept = self._kept_for(tokens)
+                chosen = self._pick(tokens, cached, choices, kept)
                 text, completion_tokens = chosen.text, chosen.tokens
+                cached = len(tokens) if kept is not None else cached
             else:
                 result = self._llama.create_completion(
                     prompt=tokens,
@@ -206,20 +225,46 @@ class LocalLLM:
             calls=1, prompt_tokens=len(tokens), cached_tokens=cached, completion_tokens=completion_tokens, seconds=seconds,
         ))
 
-    def _pick(self, tokens: list[int], cached: int, choices: list[str]) -> Chosen:
-        """Evaluate the prompt past its `cached` prefix, then pick one of `choices` greedily."""
+    def _pick(self, tokens: list[int], cached: int, choices: list[str], kept: _Kept | None) -> Chosen:
+        """Evaluate the prompt past its `cached` prefix (nothing, where its logits were `kept`),
+        then pick one of `choices` greedily."""
         llama = self._llama
-        llama.n_tokens = cached  # `eval` drops the KV cache past it
-        llama.eval(tokens[cached:])
         vocabulary = llama.n_vocab()
 
-        def step(more: list[int]) -> np.ndarray:
-            if more:
-                llama.eval(more)
+        def logits() -> np.ndarray:
             return np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(vocabulary,))
 
+        if kept is not None:
+            llama._ctx.kv_cache_seq_rm(-1, len(tokens), -1)  # the last answer's tokens go
+            llama.n_tokens = len(tokens)
+            first = kept.logits
+        else:
+            llama.n_tokens = cached  # `eval` drops the KV cache past it
+            llama.eval(tokens[cached:])
+            first = logits().copy()
+            self._kept = _Kept(np.asarray(tokens, dtype=np.intc), first)
+
+        def step(more: list[int]) -> np.ndarray:
+            if not more:  # the first read, at the prompt's end
+                return first
+            llama.eval(more)
+            return logits()
+
         tokenized = {c: llama.tokenize(c.encode("utf-8"), add_bos=False, special=False) for c in choices}
-        return choose(tokenized, step, self._end_tokens(llama))
+        chosen = choose(tokenized, step, self._end_tokens(llama))
+        # The context's logits may be another position's (the last branch read, or an earlier
+        # call's where the prompt's were kept): llama-cpp-python's own generation must not sample
+        # from them (after a kept prompt it answered "2" where the model's answer was "look around").
+        llama._requires_eval = True
+        return chosen
+
+    def _kept_for(self, tokens: list[int]) -> _Kept | None:
+        """The kept logits of exactly this prompt, if the context still holds it."""
+        kept, llama = self._kept, self._llama
+        if kept is None or len(kept.tokens) != len(tokens) or llama.n_tokens < len(tokens):
+            return None
+        wanted = np.asarray(tokens, dtype=np.intc)
+        return kept if np.array_equal(kept.tokens, wanted) and _common(llama.input_ids[: llama.n_tokens], wanted) == len(tokens) else None
 
     @staticmethod
     def _end_tokens(llama: Any) -> list[int]:
@@ -250,20 +295,23 @@ class LocalLLM:
         if llama.n_tokens and (best is not None or 2 * live < llama.n_tokens):
             self._parked.append(self._park(llama))
             del self._parked[: -self._park_at_most]  # the least recently used go first
+            self._kept = None
         if best is not None:
             self._restore(llama, best)
+            self._kept = best.kept
 
     def _park(self, llama: Any) -> _Parked:
         low = _llama_cpp().llama_cpp
         size = low.llama_state_seq_get_size(llama._ctx.ctx, 0)
-        state = (ctypes.c_uint8 * size)()
-        low.llama_state_seq_get_data(llama._ctx.ctx, state, size, 0)
-        return _Parked(llama.input_ids[: llama.n_tokens].copy(), state)
+        # Left uninitialised (a ctypes array zeroes its ~100 MB first: 0.13 s a switch, not 0.02).
+        state = np.empty(size, dtype=np.uint8)
+        low.llama_state_seq_get_data(llama._ctx.ctx, _bytes(state), size, 0)
+        return _Parked(llama.input_ids[: llama.n_tokens].copy(), state, self._kept)
 
     def _restore(self, llama: Any, parked: _Parked) -> None:
         low = _llama_cpp().llama_cpp
         llama._ctx.kv_cache_seq_rm(0, -1, -1)
-        if not low.llama_state_seq_set_data(llama._ctx.ctx, parked.state, len(parked.state), 0):
+        if not low.llama_state_seq_set_data(llama._ctx.ctx, _bytes(parked.state), len(parked.state), 0):
             llama.reset()  # the state did not load: the prompt is evaluated from its start
             return
         n = len(parked.tokens)
@@ -276,6 +324,11 @@ class LocalLLM:
     def close(self) -> None:
         if self._loaded is not None:
             self._loaded[0].close()
+
+
+def _bytes(array: np.ndarray) -> Any:
+    """A byte array as the uint8 pointer llama.cpp's state functions take."""
+    return array.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8))
 
 
 def _common(held: np.ndarray, wanted: np.ndarray) -> int:

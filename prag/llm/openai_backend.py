@@ -12,11 +12,12 @@ back more than an answer can be, nor a model list more than `MODELS_BYTES`, nor 
 than `ERROR_BYTES` (the `openai` client reads an error's body whole: it reads a cut one).
 
 Constrained choice is not part of the OpenAI API, so it is sent the way the server understands
-it: a GBNF `grammar` for llama.cpp servers, `structured_outputs.choice` / `guided_choice` for
-vLLM, nothing for the rest (OpenAI rejects unknown fields). "auto" tells them apart by the
-`owned_by` field of /models. A plan (`more_lines`: the chosen action, then free lines) is a
-grammar too; vLLM gets the single-action choice, so its answer, and the plan, is the first
-action alone.
+it: the choices themselves to prag's own model server (`prag.llm.serve`, which picks one token by
+token, reading the model only where the choices branch), a GBNF `grammar` for llama.cpp servers,
+`structured_outputs.choice` / `guided_choice` for vLLM, nothing for the rest (OpenAI rejects
+unknown fields). "auto" tells them apart by the `owned_by` field of /models. A plan
+(`more_lines`: the chosen action, then free lines) is a grammar too; vLLM gets the
+single-action choice, so its answer, and the plan, is the first action alone.
 """
 
 from __future__ import annotations
@@ -52,10 +53,11 @@ from prag.text import clip
 
 T = TypeVar("T")
 
-Constraint = Literal["auto", "grammar", "vllm", "none"]
+Constraint = Literal["auto", "choices", "grammar", "vllm", "none"]
 _DEFAULT_BASE_URL = "https://api.openai.com/v1"
-# `owned_by` of /models entries: llama-cpp-python's server says "me", llama.cpp's "llamacpp".
-_OWNERS: dict[str, Constraint] = {"me": "grammar", "llamacpp": "grammar", "vllm": "vllm"}
+# `owned_by` of /models entries: prag's model server says "prag", llama-cpp-python's server "me",
+# llama.cpp's "llamacpp".
+_OWNERS: dict[str, Constraint] = {"prag": "choices", "me": "grammar", "llamacpp": "grammar", "vllm": "vllm"}
 _TRANSIENT_STATUS = {408, 409, 429}
 # A model list is a few kB (llama.cpp's, vLLM's: one model; OpenAI's: some hundred).
 MODELS_BYTES = 1 << 20
@@ -94,8 +96,8 @@ class OpenAILLM:
     ) -> None:
         if not model:
             raise LLMError("Name the model: --llm openai:MODEL (for example openai:gpt-4o-mini).")
-        if constraint not in ("auto", "grammar", "vllm", "none"):
-            raise LLMError(f"constraint must be auto, grammar, vllm or none, not {constraint!r}")
+        if constraint not in ("auto", "choices", "grammar", "vllm", "none"):
+            raise LLMError(f"constraint must be auto, choices, grammar, vllm or none, not {constraint!r}")
         problem = timeout_problem(timeout) if isinstance(timeout, (int, float)) else "give a number of seconds"
         if problem is not None:
             raise LLMError(f"The LLM timeout is wrong: {problem}.")
@@ -178,7 +180,10 @@ class OpenAILLM:
         extra: dict[str, Any] = {}
         if choices:
             max_tokens = choice_token_budget(choices, max_tokens)
-            if self.constraint == "grammar":
+            if self.constraint == "choices":
+                extra["choices"] = list(choices)
+                extra["more_lines"] = more_lines
+            elif self.constraint == "grammar":
                 extra["grammar"] = choice_grammar(choices, more_lines)
             elif self.constraint == "vllm":
                 # vLLM >= 0.10.2 reads structured_outputs, older ones guided_choice (removed in
@@ -186,7 +191,7 @@ class OpenAILLM:
                 extra["structured_outputs"] = {"choice": list(choices)}
                 extra["guided_choice"] = list(choices)
         elif grammar:
-            if self.constraint == "grammar":
+            if self.constraint in ("choices", "grammar"):
                 extra["grammar"] = grammar
             elif self.constraint == "vllm":
                 extra["structured_outputs"] = {"grammar": grammar}
@@ -200,7 +205,7 @@ class OpenAILLM:
             "stop": stop or None,
             "extra_body": extra or None,
         }
-        limit = answer_limit(choices, max_tokens, more_lines if "grammar" in extra else 0)
+        limit = answer_limit(choices, max_tokens, more_lines if {"grammar", "choices"} & extra.keys() else 0)
         start = time.perf_counter()
         try:
             reply = self._retrying(lambda client: self._ask(client, request, limit, constrained=bool(extra)))

@@ -6,10 +6,11 @@ process of its own so that a crash in llama.cpp's native code ends the server, n
 speaks the part of the OpenAI API that `prag.llm.openai_backend` uses, which already times
 requests out, retries and bounds replies:
 
-- `GET /v1/models`: the one model, `owned_by` "me" (as llama-cpp-python's server), so that
-  choices are sent as a llama.cpp grammar;
+- `GET /v1/models`: the one model, `owned_by` "prag", so that choices are sent as they are;
 - `POST /v1/chat/completions` (not streamed): messages, max_tokens, temperature, seed, stop,
-  grammar; usage with `prompt_tokens_details.cached_tokens`.
+  grammar, and prag's `choices` and `more_lines` (one of the choices picked token by token, as
+  in process: a grammar over ScienceWorld's hundreds of actions cost about a second a token);
+  usage with `prompt_tokens_details.cached_tokens`.
 
 Requests are answered one at a time (`LocalLLM` serialises them on its context), with the KV
 caches of `--sequences` conversations kept (one per worker), so interleaved episodes keep their
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from prag.errors import LLMError
-from prag.llm.local import LocalLLM
+from prag.llm.local import DEFAULT_CONTEXT, LocalLLM
 
 _MAX_REQUEST_BYTES = 64 << 20  # a prompt far over any context fits; a runaway client does not
 
@@ -49,7 +50,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") != "/v1/models":
             self._send(404, _error(f"no route GET {self.path}"))
             return
-        model = {"id": self.server.llm.name, "object": "model", "created": 0, "owned_by": "me"}
+        model = {"id": self.server.llm.name, "object": "model", "created": 0, "owned_by": "prag"}
         self._send(200, {"object": "list", "data": [model]})
 
     def do_POST(self) -> None:
@@ -91,6 +92,9 @@ def _complete(llm: LocalLLM, request: dict[str, Any]) -> dict[str, Any]:
     ):
         raise ValueError("messages must be a list of {role, content} objects")
     stop = request.get("stop")
+    choices = request.get("choices")
+    if choices is not None and not (isinstance(choices, list) and choices and all(isinstance(c, str) and c for c in choices)):
+        raise ValueError("choices must be a list of non-empty strings")
     completion = llm.complete(
         [{"role": str(m.get("role")), "content": m["content"]} for m in messages],
         max_tokens=int(request.get("max_tokens") or 64),
@@ -98,6 +102,8 @@ def _complete(llm: LocalLLM, request: dict[str, Any]) -> dict[str, Any]:
         temperature=float(request.get("temperature") or 0.0),
         seed=int(request.get("seed") or 0),
         grammar=request.get("grammar") or None,
+        choices=choices,
+        more_lines=int(request.get("more_lines") or 0),
     )
     cost = completion.cost
     finish = "length" if cost.completion_tokens >= int(request.get("max_tokens") or 64) else "stop"
@@ -134,7 +140,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fd", type=int, required=True, help="a listening socket handed over by the parent")
     parser.add_argument("--threads", type=int, required=True)
     parser.add_argument("--sequences", type=int, default=1, help="conversations whose KV cache is kept")
-    parser.add_argument("--n-ctx", type=int, default=8192)
+    parser.add_argument("--n-ctx", type=int, default=DEFAULT_CONTEXT)
     args = parser.parse_args(argv)
     # The run stops its server (by closing stdin); Ctrl-C at a terminal reaches the whole process
     # group and must not end the model before the run has stopped its episodes.

@@ -62,6 +62,7 @@ class Protocol:
     places: list[str]  # what orders the find-X search (prag.agent.places)
     action_model: str  # what means-ends search plans with: given or learned
     llm_budget: int | None  # the most LLM calls a game makes (None: no limit)
+    llm_seconds: float | None  # the LLM time a game may take, in seconds a step of its cap (None: no limit)
     variations: str | None  # ScienceWorld: how many variations of each task, and the simplifications
     score: str | None  # what the score is, for families that keep one
     shortest_plans: dict[str, int]  # how SPL's shortest plans were found -> episodes, as they recorded it
@@ -115,7 +116,7 @@ class Card:
             f"| sources | {', '.join(p.sources)} |",
             f"| where things are | {', '.join(p.places) or 'no source (places searched as listed)'} |",
             f"| action model | {p.action_model} |",
-            f"| LLM budget | {'none' if p.llm_budget is None else f'{p.llm_budget} calls a game, then steps at random'} |",
+            f"| LLM budget | {_budget_text(p.llm_budget, p.llm_seconds)} |",
             f"| SPL's shortest plans | {_shortest_plans_text(p.shortest_plans)} |",
             f"| retrieval | {p.retrieval} |",
             f"| ask policy | {p.ask_policy} |",
@@ -185,6 +186,7 @@ def results_card(store: Store, run_id: str) -> Card:
         places=list(agent.places),
         action_model=_action_model(agent, family),
         llm_budget=agent.llm_budget,
+        llm_seconds=agent.llm_seconds,
         variations=_variations(spec) if family == "sciworld" else None,
         score=SCORES.get(family),
         shortest_plans=dict(Counter(e.extra.shortest_plan for e in episodes if e.extra.shortest_plan is not None)),
@@ -243,8 +245,11 @@ def rerun_command(run: RunRecord) -> str:
         argv += ["--places", ",".join(a.places)]
     if a.action_model != defaults.action_model:
         argv += ["--action-model", a.action_model]
+    if a.limits.retrieve != defaults.limits.retrieve:
+        argv += ["--retrieve-at", a.limits.retrieve]
     # Always said: left out, `prag run` would apply its own default budget.
-    argv += ["--llm-budget", "none" if a.llm_budget is None else str(a.llm_budget)]
+    argv += ["--llm-budget", "none" if a.llm_budget is None and a.llm_seconds is None
+             else str(a.llm_budget) if a.llm_budget is not None else f"{a.llm_seconds:g}s"]
     if a.think != defaults.think:
         argv.append("--think" if a.think else "--no-think")
     if a.constrained != defaults.constrained:
@@ -319,6 +324,14 @@ def _skipped(spec: Any, played: set[str], limit: int | None, max_steps: int | No
         return []
     reason = f"--limit {limit}" if limit is not None and len(tasks) > limit else "not played yet (run unfinished)"
     return [f"{len(missing)} of {len(tasks)} ({reason})"]
+
+
+def _budget_text(calls: int | None, seconds: float | None) -> str:
+    if calls is not None:
+        return f"{calls} calls a game, then steps at random"
+    if seconds is not None:
+        return f"{seconds:g} s of LLM time a step of the step cap, then steps at random"
+    return "none"
 
 
 def _shortest_plans_text(found: dict[str, int]) -> str:

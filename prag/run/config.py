@@ -20,6 +20,7 @@ from pydantic import TypeAdapter, ValidationError
 from prag.agent.agent import ACTION_MODELS, EXPLORE, AgentConfig, parse_readers, parse_sources
 from prag.agent.mediator import POLICIES
 from prag.agent.places import parse_places
+from prag.agent.prompt import RETRIEVE_AT
 from prag.errors import ConfigError, PragError
 from prag.llm import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from prag.llm.base import timeout_problem
@@ -127,6 +128,8 @@ class RunConfig:
         parse_sources(",".join(agent.sources))
         parse_readers(",".join(agent.readers))
         parse_places(",".join(agent.places))
+        if agent.limits.retrieve not in RETRIEVE_AT:
+            raise PragError(f"--retrieve-at {agent.limits.retrieve!r}: use one of {', '.join(RETRIEVE_AT)}")
         if agent.action_model not in ACTION_MODELS:
             raise PragError(f"--action-model {agent.action_model!r}: use one of {', '.join(ACTION_MODELS)}")
         if agent.explore not in EXPLORE:

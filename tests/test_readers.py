@@ -35,6 +35,7 @@ from prag.envs.alfworld.goals import schema
 from prag.envs.goals import FormalGoal
 from prag.envs.base import Task
 from prag.envs.domain import ALFWORLD, GRID
+from prag.envs.sciworld.domain import SCIWORLD
 from prag.errors import PragError
 from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.embed import EmbeddingCache
@@ -180,6 +181,16 @@ def test_a_verified_reading_is_reused_for_the_same_words_with_no_llm_call(store)
     (reading,) = read(chain, context("put the clean bowl in the cabinet"))
     assert (reading.sentence, reading.source, reading.confidence) == ("put a clean bowl in cabinet", "experience", 1.0)
     assert llm.calls == []
+
+
+def test_what_a_win_made_true_is_no_reading_of_a_family_s_own_instructions(store):
+    # A ScienceWorld win's reading in facts, reused for its task text, hid the instructions
+    # ("create orange paint") from the skills that read them: chemistry-mix 100 -> 30 in round 1.
+    words = "Your task is to use chemistry to create orange paint. When you are done, focus on the orange paint."
+    stored_reading(store, "r", 0, "a", words, "orange paint is focused", won=True, source="reward")
+    recall = memory_of(store).recaller(Visibility("r", 1))
+    assert [hit.reader for hit in recall(words)] == ["reward"]
+    assert ExperienceReader(recall).offer(Context(words, SCIWORLD, []), []) == []
 
 
 def test_a_near_wording_is_an_example_for_the_llm_not_a_reading_to_act_on(store):

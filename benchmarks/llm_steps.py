@@ -123,7 +123,7 @@ def report(calls: list[Call], episodes: dict[int, list[Any]]) -> None:
         else:
             timing = "- | - | - | - | -"
         print(f"| {round_} | {n} | {len(group)} | {timing} | {sum(e.seconds for e in played) / n:.1f} "
-              f"| {sum(e.llm_seconds for e in played) / n:.1f} | {drawn / steps if steps else 0:.0%} |")
+              f"| {sum(e.cost.seconds for e in played) / n:.1f} | {drawn / steps if steps else 0:.0%} |")
     print("\n| round | calls | n | s min | s median | s p90 | s max | prompt tokens (median) | cached |")
     print("|---|---|---|---|---|---|---|---|---|")
     for round_ in sorted(episodes):

@@ -63,7 +63,7 @@ DEFAULT_STORE = Path("stores/default.db")
 # 7 minutes, where the LLM asked every step won 2/12 of the smaller alfworld-mini rooms in round 0.
 # The library's AgentConfig keeps P-RAG's defaults (ask always, experience and the LLM).
 # The LLM time a game may spend on steps unless --llm-budget says otherwise, in seconds a step of
-# its step cap: set from the measured cost of a call (docs/llm_speed.md), so that the local 1.5B
+# its step cap: set from the measured cost of a call (docs/records/llm_speed.md), so that the local 1.5B
 # model, at about 1-3 s a call on 2 CPU cores with the prompt laid out for its cache, chooses
 # every step no other source takes, and a slower model a share of them.
 DEFAULT_LLM_BUDGET = "3s"

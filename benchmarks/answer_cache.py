@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from prag.agent.agent import AgentConfig
+from prag.agent.config import AgentConfig
 from prag.llm import LLM, Message, make_llm
 from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.embed import Encoder

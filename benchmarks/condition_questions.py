@@ -5,7 +5,7 @@
 For each task whose goal branches ("If the melting point of water is above 150.0 degrees celsius,
 focus on the yellow box. If ... below ..., focus on the purple box."), variations drawn from
 `--split` (seed 0) are loaded with their gold path; the branch the gold path takes (the box its
-last action names) is the truth. The model is asked as prag asks it (prag.agent.conditions:
+last action names) is the truth. The model is asked as prag asks it (prag.agent.skills.conditions:
 "Is the melting point of water above 150.0 degrees celsius? Answer yes, no or unknown.", one
 constrained answer). Prints each answer against the truth, then per task how often the model was
 right, wrong, or said unknown. A wrong branch fails the task (-100), losing the partial score the
@@ -19,9 +19,9 @@ import random
 import time
 from collections import Counter
 
-from prag.agent.conditions import Conditions, branches
-from prag.agent.instructed import instructed, sentences
 from prag.agent.protocol import Usage
+from prag.agent.skills.conditions import Conditions, branches
+from prag.agent.skills.instructed import instructed, sentences
 from prag.envs.sciworld.domain import SCIWORLD
 from prag.envs.sciworld.engine import simulator
 from prag.envs.sciworld.env import variations

@@ -1,7 +1,7 @@
 """How well instructions in people's words are read into ALFWorld goals, before any step is played.
 
 For every game of a real ALFWorld split, the instruction in the chosen wording is read by prag's
-goal readers (`prag.agent.readers`: template, experience, LLM) in the room the game sets up (its
+goal readers (`prag.agent.goals.readers`: template, experience, LLM) in the room the game sets up (its
 receptacle kinds, from the game's PDDL problem, as the game's first observation lists them), and
 the reading is compared with the game's own goal (task type and slots from `traj_data.json`).
 Two passes: the first on an empty store; the second after the first pass's right readings were
@@ -37,8 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from prag.agent.protocol import Usage  # noqa: E402
-from prag.agent.readers import (  # noqa: E402
+from prag.agent.goals.readers import (  # noqa: E402
     EXAMPLE_SIMILARITY,
     Context,
     ExperienceReader,
@@ -47,6 +46,7 @@ from prag.agent.readers import (  # noqa: E402
     WordsReader,
     read,
 )
+from prag.agent.protocol import Usage  # noqa: E402
 from prag.envs.alfworld.env import find_games  # noqa: E402
 from prag.envs.alfworld.goals import TEMPLATES  # noqa: E402
 from prag.envs.alfworld.wording import FIELDS, Wording, instructions  # noqa: E402

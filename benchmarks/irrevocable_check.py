@@ -1,5 +1,5 @@
 """Can the local model tell the right thing to focus on from the wrong one? The probe behind
-prag.agent.irrevocable's choice not to ask it.
+prag.agent.skills.irrevocable's choice not to ask it.
 
     OMP_WAIT_POLICY=PASSIVE taskset -c 1 python benchmarks/irrevocable_check.py --store zs.db [--spec sciworld-test]
 

@@ -19,7 +19,8 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from prag.agent.agent import AgentConfig, parse_sources
+from prag.agent.agent import parse_sources
+from prag.agent.config import AgentConfig
 from prag.envs import registry
 from prag.llm.scripted import RandomChoiceLLM
 from prag.run.config import ExecutionConfig, ExperimentConfig, RunConfig

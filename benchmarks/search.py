@@ -16,8 +16,8 @@ import sys
 import time
 from collections import Counter
 
-from prag.agent.observed import Observed
-from prag.agent.search import _solve, means_ends
+from prag.agent.world.observed import Observed
+from prag.agent.world.search import _solve, means_ends
 from prag.envs.registry import domain as domain_of
 from prag.envs.spec import load_spec
 

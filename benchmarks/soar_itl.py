@@ -40,8 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from prag.agent.agent import AgentConfig
-from prag.store.episode_extra import Effort
+from prag.agent.config import AgentConfig
 from prag.agent.protocol import Agent
 from prag.envs.base import Observation, Task, TaskSource
 from prag.envs.spec import load_spec
@@ -56,6 +55,7 @@ from prag.run.config import (
 )
 from prag.run.runner import Phase, Runner, build_llm, start_run
 from prag.store import Store
+from prag.store.episode_extra import Effort
 from prag.store.records import StepRecord
 
 # name -> (sources, a person is present)
@@ -132,7 +132,7 @@ def random_proposer(seed: int = 0) -> ScriptedLLM:
 
 
 def unfold(listed: str) -> list[str]:
-    """The actions of `prag.agent.prompt.action_list`'s folded text."""
+    """The actions of `prag.agent.asking.prompt.action_list`'s folded text."""
     actions = []
     for group in listed.split("; "):
         verb, colon, rests = group.partition(": ")

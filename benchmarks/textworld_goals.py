@@ -26,9 +26,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from prag.agent.agent import AgentConfig, PragAgent, parse_readers
-from prag.envs.registry import domain as domain_of
+from prag.agent.agent import PragAgent, parse_readers
+from prag.agent.config import AgentConfig
 from prag.envs.base import Observation
+from prag.envs.registry import domain as domain_of
 from prag.envs.spec import load_spec
 from prag.envs.textworld.goals import subgoals
 from prag.llm.scripted import RandomChoiceLLM

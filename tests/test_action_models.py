@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from prag.agent.observed import Observed
-from prag.agent.search import means_ends
+from prag.agent.world.observed import Observed
+from prag.agent.world.search import means_ends
 from prag.agent.world_model import WorldModels, learn
 from prag.cli import _register, app
 from prag.envs.alfworld.env import TASK_TYPES, AlfworldEnv

@@ -3,7 +3,8 @@ and action, the undo ban of each family's grammar), the notes its hints add, re-
 choices, and the trace it reports through the Agent protocol."""
 from __future__ import annotations
 
-from prag.agent.agent import AgentConfig, PragAgent
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
 from prag.agent.protocol import Agent
 from prag.envs.base import Observation, Triple, scene_text_from_triples
 from prag.envs.domain import ALFWORLD, GRID, TEXTWORLD, Domain

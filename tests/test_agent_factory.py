@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from support import minilm
 
-from prag.agent.agent import AgentConfig, PragAgent
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
 from prag.agent.protocol import Agent
 from prag.envs.base import Observation
 from prag.envs.spec import load_spec

@@ -9,10 +9,11 @@ import pytest
 from conftest import plan_follower, plan_transcript, plans_of, write_spec
 from support import minilm
 
-from prag.agent.actor import Candidate
-from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.mediator import Learned
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
 from prag.agent.plans import Plan
+from prag.agent.sources.actor import Candidate
+from prag.agent.sources.mediator import Learned
 from prag.envs.base import Environment
 from prag.envs.domain import GRID
 from prag.envs.spec import load_spec

@@ -1,6 +1,6 @@
-"""The episode's state as one record (prag.agent.state): one step per observation, with who chose it."""
+"""The episode's state as one record (prag.agent.world.state): one step per observation, with who chose it."""
 from prag.agent.protocol import Decision
-from prag.agent.state import EpisodeState
+from prag.agent.world.state import EpisodeState
 from prag.envs.base import Observation
 from prag.envs.domain import ALFWORLD
 from prag.sources import StepSource

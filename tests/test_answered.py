@@ -1,4 +1,4 @@
-"""Described things answered by experience across variations and tasks (prag.agent.answered): a
+"""Described things answered by experience across variations and tasks (prag.agent.skills.answered): a
 focus that raised the score answered its description rightly, one that failed the task wrongly,
 by the thing's own name; a later episode takes the right one with no LLM question."""
 from __future__ import annotations
@@ -10,11 +10,11 @@ from collections import Counter
 import pytest
 from support import played_rounds, sciworld_spec
 
-from prag.agent.agent import AgentConfig
-from prag.agent.answered import answers
-from prag.agent.described import DescribedThings
-from prag.agent.observed import Observed
+from prag.agent.config import AgentConfig
 from prag.agent.protocol import Usage
+from prag.agent.skills.answered import answers
+from prag.agent.skills.described import DescribedThings
+from prag.agent.world.observed import Observed
 from prag.envs.sciworld.domain import SCIWORLD
 from prag.llm.base import Message
 from prag.llm.scripted import ScriptedLLM

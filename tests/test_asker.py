@@ -18,7 +18,7 @@ from conftest import plan_follower, plans_of, stop_at_first_llm_call
 from support import minilm
 from typer.testing import CliRunner
 
-from prag.agent.mediator import MediatorState
+from prag.agent.sources.mediator import MediatorState
 from prag.cli import _register, app
 from prag.envs.spec import load_spec
 from prag.llm.scripted import ScriptedLLM

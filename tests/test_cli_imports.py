@@ -20,7 +20,7 @@ HEAVY = ("torch", "sentence_transformers", "transformers", "stable_baselines3", 
 # What `stats` and `compare` read is the store alone: not the agent (a run's whole config), the
 # retrieval and its encoder, or the env families; and they read it with SQL on the connection,
 # without sqlite-utils and numpy (which it imports), or the parts of the store they do not use.
-STORE_ONLY = ("prag.run.config", "prag.agent.agent", "prag.retrieval.embed", "prag.retrieval.index",
+STORE_ONLY = ("prag.run.config", "prag.agent.agent", "prag.agent.config", "prag.retrieval.embed", "prag.retrieval.index",
               "prag.envs.registry", "prag.cli.query_cmd", "sqlite_utils", "numpy", "prag.store.corrections",
               "prag.store.ask_policies", "prag.store.action_models")
 

@@ -1,4 +1,4 @@
-"""A choice between things of a kind by a quantity each shows (prag.agent.compared): "the inclined
+"""A choice between things of a kind by a quantity each shows (prag.agent.skills.compared): "the inclined
 plane with the most friction" measured by putting the same thing on each plane and looking at it,
 read the way a stored episode's outcome says, the opposite degree ("least") the opposite way."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ from collections import Counter
 import pytest
 from support import played_rounds, sciworld_spec
 
-from prag.agent.agent import AgentConfig
-from prag.agent.compared import LOOKS, READS, Comparative, Experiment, comparative, orientation, orientations, rates
+from prag.agent.config import AgentConfig
+from prag.agent.skills.compared import LOOKS, READS, Comparative, Experiment, comparative, orientation, orientations, rates
 from prag.envs.sciworld.domain import SCIWORLD
 from prag.llm.scripted import ScriptedLLM
 from prag.store.records import EpisodeRecord, StepRecord

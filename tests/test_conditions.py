@@ -9,12 +9,13 @@ import shutil
 import pytest
 from support import play_until_won, played_rounds, sciworld_spec
 
-from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.carry import Carry
-from prag.agent.conditions import Conditions, branches, comparison, question
-from prag.agent.instructed import sentences
-from prag.agent.irrevocable import gambling
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
 from prag.agent.protocol import Usage
+from prag.agent.skills.carry import Carry
+from prag.agent.skills.conditions import Conditions, branches, comparison, question
+from prag.agent.skills.instructed import sentences
+from prag.agent.skills.irrevocable import gambling
 from prag.envs.base import Observation, Task
 from prag.envs.sciworld.domain import SCIWORLD
 from prag.envs.sciworld.env import SciworldEnv

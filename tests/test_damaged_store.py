@@ -15,7 +15,7 @@ from conftest import write_spec
 from support import episode, run
 from typer.testing import CliRunner
 
-from prag.agent.mediator import MediatorState
+from prag.agent.sources.mediator import MediatorState
 from prag.cli import _register, app, common
 from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.embed import DEFAULT_MODEL

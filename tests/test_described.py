@@ -10,11 +10,12 @@ from dataclasses import replace
 import pytest
 from support import play_until_won
 
-from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.described import DescribedThings, rooms_first_named, things_by_room
-from prag.agent.instructed import Instructed
-from prag.agent.observed import Observed
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
 from prag.agent.protocol import Usage
+from prag.agent.skills.described import DescribedThings, rooms_first_named, things_by_room
+from prag.agent.skills.instructed import Instructed
+from prag.agent.world.observed import Observed
 from prag.envs.base import Task
 from prag.envs.sciworld.domain import SCIWORLD
 from prag.envs.sciworld.env import SciworldEnv
@@ -135,7 +136,7 @@ def test_a_thing_a_focus_on_which_failed_before_is_not_offered_and_the_one_left_
 
 
 def test_the_things_a_fatal_focus_was_aimed_at_are_known_by_every_name_they_had() -> None:
-    from prag.agent.actor import ThisTask, fatal_things
+    from prag.agent.sources.actor import ThisTask, fatal_things
     from prag.retrieval.episodes import Experience
     from prag.store.records import EpisodeRecord, StepRecord
 

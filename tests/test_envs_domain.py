@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prag.agent.hints import hints_for
+from prag.agent.asking.hints import hints_for
 from prag.envs.domain import ALFWORLD, ALL_HINTS, GRID, TEXTWORLD, Domain
 from prag.envs.registry import FAMILIES, domain
 from prag.errors import PragError, SpecError

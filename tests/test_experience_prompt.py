@@ -3,8 +3,10 @@ what stayed closed and what it kept doing; and, for an attempt at the very same 
 goal objects were, said next to the actions."""
 from __future__ import annotations
 
-from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.prompt import PromptLimits, experience_block
+from prag.agent.agent import PragAgent
+from prag.agent.asking.prompt import experience_block
+from prag.agent.config import AgentConfig
+from prag.agent.config import PromptLimits
 from prag.envs.base import Observation, Triple, scene_text_from_triples
 from prag.envs.domain import ALFWORLD
 from prag.llm.scripted import ScriptedLLM
@@ -123,7 +125,7 @@ def test_closed_places_are_pointed_out_while_the_hands_are_free():
 def test_past_two_hundred_actions_the_prompt_shows_patterns_over_the_scenes_names() -> None:
     """ScienceWorld's kitchen: thousands of actions become their patterns and the names, whole
     names first ("orange in bowl" is one thing), and the scene graph is grouped by relation."""
-    from prag.agent.prompt import PATTERNS_OVER, room_card, step_text
+    from prag.agent.asking.prompt import PATTERNS_OVER, room_card, step_text
     from prag.envs.sciworld.domain import SCIWORLD
 
     things = ["metal pot", "sink", "orange in bowl", "cup containing water", "stove", "table", "counter",
@@ -145,7 +147,8 @@ def test_past_two_hundred_actions_the_prompt_only_grows_with_a_card_per_room() -
     the new step), a room's card is shown where it was entered, a room entered again as it was
     left says so in a line, patterns shown once are named by their verb after, and the history
     is shown whole until it is too long, then from a multiple of the window."""
-    from prag.agent.prompt import PromptLimits, RoomCards, messages
+    from prag.agent.asking.prompt import RoomCards, messages
+    from prag.agent.config import PromptLimits
     from prag.envs.sciworld.domain import SCIWORLD
 
     def room(name: str) -> tuple[list[tuple[str, str, str]], list[str]]:
@@ -177,7 +180,7 @@ def test_past_two_hundred_actions_the_prompt_only_grows_with_a_card_per_room() -
 
 
 def test_a_scored_failure_shows_the_steps_that_raised_its_score_and_the_one_that_failed_it() -> None:
-    from prag.agent.prompt import _failure_summary
+    from prag.agent.asking.prompt import _failure_summary
     from prag.envs.sciworld.domain import SCIWORLD
     from prag.store.records import EpisodeRecord, StepRecord
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from prag.agent.explore import find_plan, missing, search_order
-from prag.agent.observed import Observed
-from prag.agent.places import Places, Ranking, no_ranking
+from prag.agent.skills.explore import find_plan, missing, search_order
+from prag.agent.world.observed import Observed
+from prag.agent.world.places import Places, Ranking, no_ranking
 from prag.envs.alfworld.env import AlfworldEnv, AlfworldTaskSource, find_games
 from prag.envs.alfworld.gen import DIFFICULTIES, generate_game
 from prag.envs.base import Environment, Observation, Task

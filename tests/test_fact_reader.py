@@ -1,4 +1,4 @@
-"""Goals read in open vocabulary (prag.agent.fact_reader): facts sentences, the reader's grammar and
+"""Goals read in open vocabulary (prag.agent.goals.fact_reader): facts sentences, the reader's grammar and
 its answers (none among them), a verified reading re-worded with no model, a reading kept where a
 learned model has no plan yet, and ALFWorld played with its goal templates withheld to a win."""
 from __future__ import annotations
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from support import played_rounds
 
-from prag.agent.agent import AgentConfig
-from prag.agent.fact_reader import FactsReader, facts_grammar, phrases
+from prag.agent.config import AgentConfig
+from prag.agent.goals.fact_reader import FactsReader, facts_grammar, phrases
+from prag.agent.goals.readers import ACT_ON, Context, no_recall
 from prag.agent.protocol import Usage
-from prag.agent.readers import ACT_ON, Context, no_recall
 from prag.envs import registry
 from prag.envs.alfworld.model import goal_of_facts
 from prag.envs.facts import HOLDS, PLACED, read_facts, state_predicate

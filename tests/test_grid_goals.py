@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from support import minilm
 
-from prag.agent.agent import AgentConfig, PragAgent
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
+from prag.agent.goals.readers import Context, ExperienceReader, LLMReader, Readings, TemplateReader, read
 from prag.agent.protocol import Usage
-from prag.agent.readers import Context, ExperienceReader, LLMReader, Readings, TemplateReader, read
 from prag.envs.base import Task
 from prag.envs.domain import GRID
 from prag.envs.grid import TASKS, GridEnv

@@ -8,10 +8,11 @@ import shutil
 import pytest
 from support import play_until_won
 
-from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.carry import Carry, CarryInstruction, carry_instruction
-from prag.agent.instructed import Instructed, instructed, names_the_target
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
 from prag.agent.protocol import Decision
+from prag.agent.skills.carry import Carry, CarryInstruction, carry_instruction
+from prag.agent.skills.instructed import Instructed, instructed, names_the_target
 from prag.envs.base import Observation, Task
 from prag.envs.domain import ALFWORLD
 from prag.envs.sciworld.domain import SCIWORLD

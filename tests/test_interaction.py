@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 from support import episode, minilm, run
 
-from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.prompt import PromptLimits, messages
+from prag.agent.agent import PragAgent
+from prag.agent.asking.prompt import messages
+from prag.agent.config import AgentConfig
+from prag.agent.config import PromptLimits
 from prag.corrections.prior import load_prior
 from prag.envs.domain import GRID
 from prag.envs.spec import load_spec

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.irrevocable import Irrevocable, gamble_steps
-from prag.agent.state import Step
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
+from prag.agent.skills.irrevocable import Irrevocable, gamble_steps
+from prag.agent.world.state import Step
 from prag.envs.base import Observation
 from prag.envs.sciworld.domain import SCIWORLD
 from prag.llm.scripted import ScriptedLLM

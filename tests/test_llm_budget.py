@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from support import play_until_won
 
-from prag.agent.agent import AgentConfig, PragAgent
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
 from prag.envs.alfworld.env import AlfworldEnv
 from prag.envs.alfworld.gen import DIFFICULTIES, generate_game
 from prag.envs.base import Task

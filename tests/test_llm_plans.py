@@ -12,10 +12,11 @@ import pytest
 from conftest import plans_of, write_spec
 from typer.testing import CliRunner
 
-from prag.agent.actor import Actor
-from prag.agent.agent import AgentConfig, PragAgent
+from prag.agent.agent import PragAgent
+from prag.agent.asking.prompt import act_instruction
+from prag.agent.config import AgentConfig
 from prag.agent.plans import Follower, Plan
-from prag.agent.prompt import act_instruction
+from prag.agent.sources.actor import Actor
 from prag.cli import _register, app, common
 from prag.envs.base import Environment, Observation
 from prag.envs.domain import GRID

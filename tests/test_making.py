@@ -1,4 +1,4 @@
-"""A thing the goal names that is nowhere, made by combining things of its kind (prag.agent.making):
+"""A thing the goal names that is nowhere, made by combining things of its kind (prag.agent.skills.making):
 recipes learned from what a combination made, a hyphenated name's parts made first, pairs tried
 otherwise; on the real ScienceWorld simulator."""
 from __future__ import annotations
@@ -8,9 +8,11 @@ import shutil
 import pytest
 from support import play_until_won, played_rounds, sciworld_spec
 
-from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.instructed import targets
-from prag.agent.making import Making, Recipe, made, named_parts, recipes
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
+from prag.agent.skills.instructed import targets
+from prag.agent.skills.making import Making, made, named_parts, recipes
+from prag.agent.world.state import Recipe
 from prag.envs.base import Task
 from prag.envs.sciworld.domain import SCIWORLD
 from prag.envs.sciworld.env import SciworldEnv

@@ -6,7 +6,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from prag.agent.mediator import (
+from prag.agent.sources.mediator import (
     Always,
     HardCoded,
     Learned,

@@ -1,9 +1,9 @@
-"""Sub-goals learned from reward (prag.agent.milestones): what a step that raised the score made
+"""Sub-goals learned from reward (prag.agent.goals.milestones): what a step that raised the score made
 true, lifted to the roles the task's words give its things, re-bound in another task, merged in
 the order episodes reached them; worked out by hand on stored episodes of the tidy family's shape."""
 from __future__ import annotations
 
-from prag.agent.milestones import Binder, Term, as_goal, facts_of, lesson, merged, say, won_reading
+from prag.agent.goals.milestones import Binder, Term, as_goal, facts_of, lesson, merged, say, won_reading
 from prag.envs.base import scene_text_from_triples
 from prag.envs.facts import AT, HOLDS, PLACED, state_predicate
 from prag.envs.sciworld.domain import SCIWORLD

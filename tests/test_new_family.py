@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support import minilm
 
-from prag.agent.agent import AgentConfig
+from prag.agent.config import AgentConfig
 from prag.envs import registry
 from prag.envs.spec import load_spec
 from prag.errors import PragError, SpecError

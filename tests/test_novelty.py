@@ -1,4 +1,4 @@
-"""Exploration that seeks what is new (prag.agent.novelty): the step drawn past the LLM budget goes
+"""Exploration that seeks what is new (prag.agent.asking.novelty): the step drawn past the LLM budget goes
 to the task's things and to what this task has not tried, a verb drawn before its action; played
 on the real pantry engine against uniform draws."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from prag.agent.agent import AgentConfig
-from prag.agent.novelty import Explorer, named_things, pair
+from prag.agent.asking.novelty import Explorer, named_things, pair
+from prag.agent.config import AgentConfig
 from prag.envs import registry
 from prag.envs.sciworld.domain import SCIWORLD
 from prag.llm.scripted import RandomChoiceLLM

@@ -10,14 +10,15 @@ from dataclasses import dataclass, field
 import pytest
 from conftest import plans_of, write_spec
 
-from prag.agent.agent import AgentConfig, PragAgent
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
 from prag.agent.person import Person
-from prag.store.episode_extra import Choice, Effort
 from prag.envs.base import Environment, Observation
 from prag.envs.domain import GRID
 from prag.envs.spec import load_spec
 from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.index import Visibility
+from prag.store.episode_extra import Choice, Effort
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Where things are, three switchable sources of the find-X order (prag.agent.places): the store's
+"""Where things are, three switchable sources of the find-X order (prag.agent.world.places): the store's
 semantic memory (a hand-made store, under the progressive rule), the LLM's guess (a scripted
 stand-in LLM, named as such: asked once per kind and only where the memory knows nothing, under a
 grammar of the room's kinds parsed by llama.cpp, its malformed replies dropped, its answers kept
@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 from support import placed_episode, play_until_won, run
 
-from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.explore import search_order
-from prag.agent.observed import Observed
-from prag.agent.places import LLMPlaces, Places, Ranking, parse_places, places_grammar
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
 from prag.agent.protocol import Usage
+from prag.agent.skills.explore import search_order
+from prag.agent.world.observed import Observed
+from prag.agent.world.places import LLMPlaces, Places, Ranking, parse_places, places_grammar
 from prag.envs.alfworld.env import AlfworldEnv
 from prag.envs.alfworld.gen import DIFFICULTIES, generate_game
 from prag.envs.base import Observation, Task
@@ -24,8 +25,8 @@ from prag.envs.domain import ALFWORLD
 from prag.errors import PragError
 from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.index import Visibility
-from prag.run.config import ExperimentConfig, RunConfig
 from prag.run.agents import semantic_memory
+from prag.run.config import ExperimentConfig, RunConfig
 from prag.store import Store
 from prag.store.answers import cached
 

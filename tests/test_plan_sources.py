@@ -1,17 +1,18 @@
-"""Plan sources behind one interface (prag.agent.plan_source): the agent builds its chain from the
-registry (prag.agent.chain) in `--sources` order, so a new source is one class and one line. The
+"""Plan sources behind one interface (prag.agent.sources.plan_source): the agent builds its chain from the
+registry (prag.agent.sources.chain) in `--sources` order, so a new source is one class and one line. The
 example here offers "look" when no earlier source has a step to take."""
 from __future__ import annotations
 
 import pytest
 
-from prag.agent.agent import AgentConfig, PragAgent, parse_sources
-from prag.agent.chain import PLAN_SOURCES, source_names
-from prag.cli.common import sources_help
-from prag.agent.experience_plans import ExperiencePlans
-from prag.agent.plan_source import Planning
+from prag.agent.agent import PragAgent, parse_sources
+from prag.agent.config import AgentConfig
 from prag.agent.plans import Plan
-from prag.agent.search_plans import SearchPlans
+from prag.agent.sources.chain import PLAN_SOURCES, source_names
+from prag.agent.sources.experience_plans import ExperiencePlans
+from prag.agent.sources.plan_source import Planning
+from prag.agent.sources.search_plans import SearchPlans
+from prag.cli.common import sources_help
 from prag.envs.base import Observation, scene_text_from_triples
 from prag.envs.domain import ALFWORLD
 from prag.errors import PragError

@@ -1,4 +1,4 @@
-"""The progress source (prag.agent.progress_plans), end to end on real engines: sub-goals learned
+"""The progress source (prag.agent.sources.progress_plans), end to end on real engines: sub-goals learned
 from the score of one task reached in others; a person's correction (here ScienceWorld's reference
 path standing in for one) of one variation serving another variation of its task."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from support import minilm, played_rounds, sciworld_spec
 
-from prag.agent.agent import AgentConfig
+from prag.agent.config import AgentConfig
 from prag.corrections.given import add_given, reference_transcript
 from prag.envs import registry
 from prag.envs.spec import load_spec

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.prompt import PromptLimits
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
+from prag.agent.config import PromptLimits
 from prag.envs.base import Task
 from prag.errors import LLMError
 from prag.llm import make_llm

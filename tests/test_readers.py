@@ -13,10 +13,9 @@ import pytest
 from conftest import model_parts_installed
 from support import minilm, play_until_won
 
-from prag.agent.agent import AgentConfig, PragAgent, parse_readers
-from prag.store.episode_extra import Effort
-from prag.agent.protocol import Usage
-from prag.agent.readers import (
+from prag.agent.agent import PragAgent, parse_readers
+from prag.agent.config import AgentConfig
+from prag.agent.goals.readers import (
     EXAMPLE_SIMILARITY,
     Context,
     ExperienceReader,
@@ -28,13 +27,14 @@ from prag.agent.readers import (
     goal_grammar,
     read,
 )
+from prag.agent.protocol import Usage
 from prag.cli.console_cmd import ConsolePerson
 from prag.envs.alfworld.env import AlfworldEnv
 from prag.envs.alfworld.gen import DIFFICULTIES, generate_game
 from prag.envs.alfworld.goals import schema
-from prag.envs.goals import FormalGoal
 from prag.envs.base import Task
 from prag.envs.domain import ALFWORLD, GRID
+from prag.envs.goals import FormalGoal
 from prag.envs.sciworld.domain import SCIWORLD
 from prag.errors import PragError
 from prag.llm.scripted import ScriptedLLM
@@ -42,6 +42,7 @@ from prag.retrieval.embed import EmbeddingCache
 from prag.retrieval.index import Visibility
 from prag.retrieval.readings import ReadingMemory
 from prag.store import Store
+from prag.store.episode_extra import Effort
 from prag.store.episode_extra import EpisodeExtra, GoalReading
 from prag.store.exchange import export_lines, import_lines
 from prag.store.records import EpisodeRecord, RunRecord, StepRecord

@@ -10,7 +10,7 @@ import pytest
 from conftest import plan_follower, plans_of, write_spec
 from support import minilm
 
-from prag.agent.agent import AgentConfig
+from prag.agent.config import AgentConfig
 from prag.errors import PragError
 from prag.llm.scripted import ScriptedLLM
 from prag.run.config import (

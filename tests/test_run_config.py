@@ -7,8 +7,8 @@ import json
 import pytest
 from conftest import write_spec
 
-from prag.agent.agent import AgentConfig
-from prag.agent.prompt import PromptLimits
+from prag.agent.config import AgentConfig
+from prag.agent.config import PromptLimits
 from prag.errors import ConfigError, PragError
 from prag.run.config import (
     CONFIG_VERSION,

@@ -14,7 +14,8 @@ import pytest
 from conftest import held_cli, plan_follower, plans_of, signal_when_stored, write_spec
 from support import minilm
 
-from prag.agent.agent import AgentConfig, PragAgent
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
 from prag.envs.domain import ALFWORLD, GRID
 from prag.envs.spec import load_spec
 from prag.errors import PragError
@@ -210,7 +211,7 @@ def test_the_goal_object_note_leaves_out_what_the_agent_holds():
 
 
 def test_the_example_block_changes_only_for_clearly_better_examples():
-    from prag.agent.llm_step import stable_top
+    from prag.agent.asking.llm_step import stable_top
 
     def top(shown, ranked, k=2):
         return stable_top(shown, ranked, k, lambda item: item[0], lambda item: item[1], 0.1)
@@ -297,7 +298,7 @@ def test_the_agent_is_not_offered_to_undo_its_last_action():
 
 
 def test_answers_in_the_prompts_folded_form_are_the_action_they_name():
-    from prag.agent.llm_step import normalise
+    from prag.agent.asking.llm_step import normalise
 
     assert normalise("go to: shelf 1") == normalise("go to shelf 1") == "go to shelf 1"
     assert normalise("take: apple 1 from fridge 1") == "take apple 1 from fridge 1"

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from support import minilm
 
-from prag.agent.agent import AgentConfig
-from prag.agent.instructed import verified_focuses
+from prag.agent.config import AgentConfig
+from prag.agent.skills.instructed import verified_focuses
 from prag.envs.base import Task
 from prag.envs.sciworld import engine
 from prag.envs.sciworld.domain import SCIWORLD
@@ -183,7 +183,7 @@ def test_rounds_replay_the_progress_stored_and_never_repeat_a_fatal_step(tmp_pat
 
 
 def test_progress_is_the_steps_up_to_the_best_score_less_those_that_changed_nothing() -> None:
-    from prag.agent.actor import ThisTask, fatal_actions, progress_made
+    from prag.agent.sources.actor import ThisTask, fatal_actions, progress_made
     from prag.retrieval.episodes import Experience
     from prag.store.records import EpisodeRecord, StepRecord
 
@@ -231,7 +231,7 @@ def test_trained_on_another_substance_the_test_variation_seeks_and_focuses_on_it
     """Protocol (b) in small. A train variation ("boil orange juice") is played by a stand-in that
     knows its gold path: its focus on the juice raised the score. In a test variation ("boil
     gallium"), "focus on the substance", search walks to the gallium and focuses on it, with no
-    LLM call. The words say what the substance is (prag.agent.instructed.Target), and the stored
+    LLM call. The words say what the substance is (prag.agent.skills.instructed.Target), and the stored
     episode's scored focus, re-worded, reads it the same (`verified_focuses`)."""
     for split, seed in (("train", 10), ("test", 0)):
         (tmp_path / f"boil-{split}.toml").write_text(

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from prag.agent.observed import Observed
-from prag.agent.search import means_ends
+from prag.agent.world.observed import Observed
+from prag.agent.world.search import means_ends
 from prag.envs.alfworld.env import TASK_TYPES, AlfworldEnv, find_games
 from prag.envs.alfworld.gen import DIFFICULTIES, generate_game
 from prag.envs.alfworld.rooms import is_openable

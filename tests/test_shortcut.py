@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from prag.agent.actor import ThisTask, candidates
-from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.shortcut import recall, shortcut, without_detours
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
+from prag.agent.sources.actor import ThisTask, candidates
+from prag.agent.sources.shortcut import recall, shortcut, without_detours
 from prag.envs.alfworld.env import AlfworldEnv
 from prag.envs.alfworld.gen import DIFFICULTIES, generate_game
 from prag.envs.base import Environment, Observation, Task

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from support import play_until_won
 
-from prag.agent.actor import Actor
-from prag.agent.agent import AgentConfig, PragAgent, parse_sources
+from prag.agent.agent import PragAgent, parse_sources
+from prag.agent.config import AgentConfig
 from prag.agent.plans import Follower, Plan
+from prag.agent.sources.actor import Actor
 from prag.cli.reference import root
 from prag.envs.alfworld.env import AlfworldEnv
 from prag.envs.alfworld.gen import DIFFICULTIES, generate_game

@@ -9,10 +9,11 @@ import pytest
 from textworld import GameMaker, GameOptions
 from textworld.generator import compile_game
 
-from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.explore import seek_plan
-from prag.agent.observed import Observed
-from prag.agent.roommap import RoomMap
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
+from prag.agent.skills.explore import seek_plan
+from prag.agent.world.observed import Observed
+from prag.agent.world.roommap import RoomMap
 from prag.envs.base import Observation, Task
 from prag.envs.domain import TEXTWORLD
 from prag.envs.textworld.env import TextworldEnv

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from support import fresh_cache
-from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.readers import Context, Reading, TemplateReader, read
-from prag.agent.subgoals import SubGoals
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
+from prag.agent.goals.readers import Context, Reading, TemplateReader, read
+from prag.agent.goals.subgoals import SubGoals
 from prag.envs.base import Observation
 from prag.envs.domain import TEXTWORLD
 from prag.envs.goals import SUBGOALS
@@ -161,7 +162,7 @@ def test_an_objective_the_template_cannot_read_is_left_to_the_later_readers() ->
     later = Asked()
     assert read([TemplateReader(), later], Context(words, TEXTWORLD, [])) == []
     assert later.asked == [words]
-    # The one LLM call is the facts reader's (prag.agent.fact_reader), which reads no facts in it.
+    # The one LLM call is the facts reader's (prag.agent.goals.fact_reader), which reads no facts in it.
     reader = ScriptedLLM(lambda messages: "none" if "Instruction:" in messages[-1]["content"] else refuse(messages))
     agent = PragAgent(reader, None, Visibility(), AgentConfig(ask="hard-coded", sources=("experience", "search", "llm")),
                       domain=TEXTWORLD)

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from support import played_rounds
 
-from prag.agent.agent import AgentConfig
-from prag.agent.explore import _through, find_plan
-from prag.agent.observed import Observed
-from prag.agent.places import Places
+from prag.agent.config import AgentConfig
 from prag.agent.plans import resolve
+from prag.agent.skills.explore import _through, find_plan
+from prag.agent.world.observed import Observed
+from prag.agent.world.places import Places
 from prag.envs import registry
 from prag.envs.base import Observation
 from prag.envs.domain import TEXTWORLD

@@ -3,8 +3,9 @@ draw does not take again what a lost episode took from the same observation and 
 an episode is of this very task by its goal and its start, the things by their own names."""
 from __future__ import annotations
 
-from prag.agent.actor import ThisTask, tried_before
-from prag.agent.agent import AgentConfig, PragAgent
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
+from prag.agent.sources.actor import ThisTask, tried_before
 from prag.envs.base import Observation
 from prag.envs.sciworld.domain import SCIWORLD
 from prag.llm.scripted import ScriptedLLM
@@ -42,7 +43,7 @@ def test_only_this_tasks_lost_episodes_count() -> None:
 
 def agent(budget: int, seed: int) -> PragAgent:
     # Records the choices it is offered; reads the goal as no facts (a goal of one sentence is read:
-    # prag.agent.fact_reader), then answers the step.
+    # prag.agent.goals.fact_reader), then answers the step.
     llm = ScriptedLLM(lambda messages: "none" if "Instruction:" in messages[-1]["content"] else "open door to kitchen",
                       supports_choices=True)
     made = PragAgent(llm, None, Visibility(), AgentConfig(think=False, llm_budget=budget), domain=SCIWORLD, seed=seed)

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from support import play_until_won
 
-from prag.agent.agent import AgentConfig, PragAgent
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
+from prag.agent.goals.readers import ACT_ON, Context, LLMReader, TemplateReader, WordsReader, read
 from prag.agent.protocol import Usage
-from prag.agent.readers import ACT_ON, Context, LLMReader, TemplateReader, WordsReader, read
 from prag.envs.alfworld.env import AlfworldEnv
 from prag.envs.alfworld.gen import DIFFICULTIES, generate_game
 from prag.envs.alfworld.goals import schema

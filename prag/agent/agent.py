@@ -1,5 +1,5 @@
-"""The P-RAG planner: a coordinator of the goal (prag.agent.goal), the episode's state
-(prag.agent.state), the plan sources, the mediator and the LLM's step (prag.agent.llm_step:
+"""The P-RAG planner: a coordinator of the goal (prag.agent.goals.goal), the episode's state
+(prag.agent.world.state), the plan sources, the mediator and the LLM's step (prag.agent.asking.llm_step:
 retrieve, prompt, ask, check the answer, notice loops).
 
 With a corrections source, the transcripts a person corrected that match the history's
@@ -8,12 +8,12 @@ A person may speak during the episode (`hear`): the words enter the history wher
 said, and the latest ones are repeated with every step's actions.
 
 What the agent knows of its environment family comes from the family's `Domain`: the rules
-text, which actions undo the last one (never offered), and the hints (prag.agent.hints) whose
+text, which actions undo the last one (never offered), and the hints (prag.agent.asking.hints) whose
 notes follow each step's actions.
 
 Experience also acts directly (When2Ask's planner-actor-mediator): a retrieved success or a
-verified correction that fits the task becomes a plan (`prag.agent.actor`), and each step the
-ask policy (`prag.agent.mediator`) decides whether the plan's next step is taken without an
+verified correction that fits the task becomes a plan (`prag.agent.sources.actor`), and each step the
+ask policy (`prag.agent.sources.mediator`) decides whether the plan's next step is taken without an
 LLM call or the LLM is asked. With `ask = "always"` every step asks, as P-RAG plays.
 
 The LLM may plan too (`plan_length` n > 1): it answers with the next action and up to n - 1
@@ -24,31 +24,15 @@ experience that still has steps: those are proven, an LLM's guess is not.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
-from prag.agent.actor import Actor
-from prag.agent.asking import Asking
-from prag.agent.chain import chain, source_names
-from prag.agent.fact_reader import FactsReader
-from prag.agent.goal import Goal
-from prag.agent.milestones import won_reading
-from prag.agent.mediator import (
-    POLICIES,
-    Always,
-    AskPolicy,
-    HardCoded,
-    MediatorState,
-    RandomAsk,
-)
-from prag.agent.options import named
-from prag.agent.person import Person
-from prag.agent.places import DEFAULT_PLACES, Ranking, no_ranking
-from prag.agent.plan_source import Planning, PlanSource
-from prag.agent.plans import Plan
-from prag.agent.llm_step import LLMStep
-from prag.agent.prompt import PromptLimits
-from prag.agent.settings import AgentSettings
-from prag.agent.readers import (
+from prag.agent.asking.asking import Asking
+from prag.agent.asking.llm_step import LLMStep
+from prag.agent.config import AgentConfig, AgentSettings
+from prag.agent.goals.fact_reader import FactsReader
+from prag.agent.goals.goal import Goal
+from prag.agent.goals.milestones import won_reading
+from prag.agent.goals.readers import (
     READERS,
     REWARD,
     ExperienceReader,
@@ -61,8 +45,23 @@ from prag.agent.readers import (
     no_recall,
     read,
 )
+from prag.agent.options import named
+from prag.agent.person import Person
+from prag.agent.plans import Plan
 from prag.agent.protocol import Decision, Trace, Usage
-from prag.agent.state import EpisodeState
+from prag.agent.sources.actor import Actor
+from prag.agent.sources.chain import chain, source_names
+from prag.agent.sources.mediator import (
+    POLICIES,
+    Always,
+    AskPolicy,
+    HardCoded,
+    MediatorState,
+    RandomAsk,
+)
+from prag.agent.sources.plan_source import Planning, PlanSource
+from prag.agent.world.places import Ranking, no_ranking
+from prag.agent.world.state import EpisodeState
 from prag.envs.base import Observation
 from prag.envs.domain import Domain
 from prag.envs.sam import ActionModel
@@ -74,11 +73,6 @@ from prag.retrieval.index import Visibility
 from prag.sources import KnowledgeSource, StepSource
 from prag.store.episode_extra import AgentReport, Choice, Effort, GoalReading
 from prag.store.records import StepRecord
-
-ACTION_MODELS = ("given", "learned")  # what means-ends search plans with (`--action-model`)
-EXPLORE = ("novel", "uniform")  # what draws a step past the LLM budget (`--explore`)
-
-
 
 
 def parse_readers(text: str) -> tuple[str, ...]:
@@ -95,72 +89,6 @@ def parse_sources(text: str) -> tuple[str, ...]:
             f"--sources {text!r}: name some of {', '.join(known)}, comma-separated, with llm or person among them"
         )
     return sources
-
-
-@dataclass(frozen=True)
-class AgentConfig:
-    """How the P-RAG agent decides: thoughts, constrained choices, re-asks, loops, prompt sizes."""
-
-    think: bool = False  # a one-sentence thought before each action (ReAct-style)
-    constrained: bool = True  # give the admissible set as choices when the backend enforces them
-    max_reasks: int = 2
-    # An action taken this often from the same observation and scene graph is not offered there
-    # again: the environment would answer the same. The 1.5B model otherwise went round three or
-    # four places for its 20 steps, walking past the closed safe that held its goal object.
-    loop_limit: int = 1
-    keep_margin: float = 0.25  # a shown example is replaced only by one scoring this much higher
-    thought_tokens: int = 48
-    action_tokens: int = 24
-    # Actions per LLM answer: 1 is one action; n > 1 the next action and up to n - 1 planned after it.
-    plan_length: int = 1
-    # The last fraction of the step budget in which an irrevocable action on a thing the goal does
-    # not name may be taken (prag.agent.irrevocable); 1.0 leaves it to the LLM from the first step.
-    gamble_window: float = 0.1
-    limits: PromptLimits = field(default_factory=PromptLimits)
-    # When to ask the LLM (prag.agent.mediator): always | hard-coded | random | learned. Not among
-    # what round 0 depends on (metadata read by prag.run.config): a run may start from another's
-    # round 0 if every step of it was asked (prag.run.runner checks).
-    ask: str = field(default="always", metadata={"round0": False})
-    ask_probability: float = field(default=0.5, metadata={"round0": False})  # the random policy's
-    asker: str | None = field(default=None, metadata={"round0": False})  # the learned one's NAME[:VERSION]
-    plan_pool: int = field(default=10, metadata={"round0": False})  # episodes searched for a plan at the start
-    # With a person present: the LLM's proposals they reject in a row before they are asked for the step
-    # in words (Soar ITL asks after three).
-    max_rejections: int = field(default=3, metadata={"round0": False})
-    # The knowledge sources used (prag.sources), in the order they are tried; the default is P-RAG
-    # with plans from experience.
-    sources: tuple[str, ...] = (KnowledgeSource.EXPERIENCE, KnowledgeSource.LLM)
-    # Who reads the instruction into a formal goal, in order (prag.agent.readers); the person's
-    # yes/no only where a person is present.
-    readers: tuple[str, ...] = READERS
-    # What orders the find-X skill's search (prag.agent.places, in precedence order): the store's
-    # semantic memory, the LLM's guess for kinds the memory never saw, the family's placement rules.
-    places: tuple[str, ...] = DEFAULT_PLACES
-    # Which action model means-ends search plans with (of ACTION_MODELS): the family's given one
-    # where it has one, else the one learned from the store; or the learned one always.
-    action_model: str = "given"
-    # The LLM calls past which an episode's steps cost none (its readings counted): a step only
-    # the LLM would choose is then drawn at random from the admissible actions; a revised goal is
-    # still read. None: no limit. A 1.5B model choosing step after step wins few games and takes
-    # minutes each.
-    llm_budget: int | None = None
-    # What draws a step past the LLM budget (prag.agent.novelty): "novel" (the task's things and
-    # pairs not yet tried first) or "uniform" (any admissible action alike, the baseline).
-    explore: str = "novel"
-    # The LLM time a game's calls may take, in seconds a step of its step cap (its readings counted);
-    # past it, as past `llm_budget`. None: no limit. A budget in time lets a model that answers fast
-    # choose every step no other source takes, and a slow one a share of them.
-    llm_seconds: float | None = None
-
-
-def plans_with_learned(config: AgentConfig, domain: Domain) -> bool:
-    """Whether means-ends search would plan with a model learned from the store: the family has
-    none given (or the config asks for the learned one), and either search is among the sources
-    and the family says what its goals mean as facts, or the progress source is (its sub-goals,
-    learned from reward, are facts)."""
-    facts = KnowledgeSource.SEARCH in config.sources and domain.goal_facts is not None
-    return (facts or KnowledgeSource.PROGRESS in config.sources) and (
-        config.action_model == "learned" or domain.action_model is None)
 
 
 def ask_policy(config: AgentConfig, seed: int = 0) -> AskPolicy:

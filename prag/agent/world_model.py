@@ -17,8 +17,8 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from prag.agent.agent import AgentConfig, plans_with_learned
-from prag.agent.observed import Observed
+from prag.agent.config import AgentConfig, plans_with_learned
+from prag.agent.world.observed import Observed
 from prag.envs import registry
 from prag.envs.base import Observation
 from prag.envs.domain import Domain

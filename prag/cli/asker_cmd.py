@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from prag.agent.agent import AgentConfig, parse_sources
+from prag.agent.agent import parse_sources
+from prag.agent.config import AgentConfig
 from prag.cli import app
 from prag.cli.common import LLMRetriesOpt, LLMTimeoutOpt, console, guarded, injected_llm, label_option
 from prag.cli.layout import show

@@ -127,7 +127,7 @@ def task_at(spec_name: str, tasks: list[Task], index: int) -> Task:
 
 
 def sources_help(sources: Iterable[str]) -> str:
-    """The knowledge sources, each with what it gives (prag.sources, prag.agent.chain), as `--sources` help lists them."""
-    from prag.agent.chain import describe  # the agent's modules: not for `prag stats` and `compare`, which import this one
+    """The knowledge sources, each with what it gives (prag.sources, prag.agent.sources.chain), as `--sources` help lists them."""
+    from prag.agent.sources.chain import describe  # the agent's modules: not for `prag stats` and `compare`, which import this one
 
     return "; ".join(f"{source} ({describe(source)})" for source in sources)

@@ -23,10 +23,11 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
-from prag.agent.agent import AgentConfig, PragAgent, parse_readers, parse_sources
-from prag.agent.chain import source_names
-from prag.agent.places import parse_places
+from prag.agent.agent import PragAgent, parse_readers, parse_sources
+from prag.agent.config import AgentConfig
 from prag.agent.protocol import Agent
+from prag.agent.sources.chain import source_names
+from prag.agent.world.places import parse_places
 from prag.cli import app
 from prag.cli.common import (
     LLMRetriesOpt,

@@ -163,8 +163,7 @@ def _reading(store_path: Path, words: str, asked: ReadingQuery, as_json: bool) -
     """`prag query --reading WORDS`: the readings the chain gives the words (template, verified
     readings from the store, the kinds the words name, the LLM when asked), best first, with why;
     and every stored reading of these very words."""
-    from prag.agent.protocol import Usage
-    from prag.agent.readers import (
+    from prag.agent.goals.readers import (
         Context,
         ExperienceReader,
         GoalReader,
@@ -173,6 +172,7 @@ def _reading(store_path: Path, words: str, asked: ReadingQuery, as_json: bool) -
         WordsReader,
         read,
     )
+    from prag.agent.protocol import Usage
     from prag.envs import registry
     from prag.llm import make_llm
     from prag.retrieval.readings import ReadingMemory

@@ -19,9 +19,10 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from prag.agent.agent import AgentConfig, parse_readers, parse_sources
-from prag.agent.chain import source_names
-from prag.agent.places import parse_places
+from prag.agent.agent import parse_readers, parse_sources
+from prag.agent.config import AgentConfig
+from prag.agent.sources.chain import source_names
+from prag.agent.world.places import parse_places
 from prag.cli import app
 from prag.cli.common import (
     LLMRetriesOpt,

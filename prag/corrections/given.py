@@ -8,7 +8,7 @@ the family gives one, as ScienceWorld's gold paths; stored with origin "referenc
 measurement says it used that stand-in and not a person). Either is replayed from the task's
 start and stored verified only if it wins; its replay, step by step, is what the progress source
 learns the task's sub-goals from, re-bound to the other variations of its template
-(prag.agent.milestones).
+(prag.agent.goals.milestones).
 """
 from __future__ import annotations
 

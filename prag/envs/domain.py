@@ -3,7 +3,7 @@
 A `Domain` holds a family's knowledge that the agent must not hard-wire: the rules text of
 the system prompt, which actions undo which (`inverse`), which actions move the agent and
 where to (`movement`), how object names look in text (`entities`, `kind`), how its scene
-graphs say where things are and what the agent holds, and which hints (prag.agent.hints)
+graphs say where things are and what the agent holds, and which hints (prag.agent.asking.hints)
 suit it. One instance per family, registered in `prag.envs.registry` beside the family's
 factory; nothing here imports an engine.
 """
@@ -20,7 +20,7 @@ from prag.envs.base import Triple
 from prag.envs.facts import GoalFacts
 from prag.envs.goals import GoalSchema
 
-# The notes the agent may add to a step's prompt, in the order they appear (prag.agent.hints).
+# The notes the agent may add to a step's prompt, in the order they appear (prag.agent.asking.hints).
 ALL_HINTS = ("loops", "unvisited", "goal_objects_seen", "not_opened", "seen_in_past_attempts", "heard", "subgoal")
 
 
@@ -93,7 +93,7 @@ class Domain:
     leads_to: str | None = None  # the scene-graph relation (way, it, place) saying where a way leads
     goals: tuple[GoalTemplate, ...] = ()  # the family's goal sentences, most specific first
     # "module:function" writing the family's planning problem from what was observed
-    # (prag.envs.model; means-ends search, prag.agent.search); None: the family has none.
+    # (prag.envs.model; means-ends search, prag.agent.world.search); None: the family has none.
     action_model: str | None = None
     # "module:function" writing the family's planning problem for a goal given as facts
     # (prag.envs.facts.GoalFacts: a goal read in open vocabulary), from what was observed; None:
@@ -114,9 +114,9 @@ class Domain:
     # for the family's goals.
     goal_facts: str | None = None
     # Verbs of actions that make another possible (unlock a door, open it, take what is to be put),
-    # in the order tried when a sub-goal's command is not admissible (prag.agent.subgoals).
+    # in the order tried when a sub-goal's command is not admissible (prag.agent.goals.subgoals).
     readies: tuple[str, ...] = ()
-    # Families whose moves are relative (a map of rooms, prag.agent.roommap): the scene-graph
+    # Families whose moves are relative (a map of rooms, prag.agent.world.roommap): the scene-graph
     # relation (way, it, room) saying a way out of the room lies in a direction (group `to`), the
     # pairs of opposite directions (the way back), and the relation (thing, it, room) of what
     # stands in the room.
@@ -133,24 +133,24 @@ class Domain:
     # (ScienceWorld's "substance in toilet" isa "water").
     own_name: str | None = None
     # Regex of actions that cannot be undone and fail the task when aimed at the wrong thing
-    # (ScienceWorld's "focus on"), group `x` the thing: checked before taken (prag.agent.irrevocable).
+    # (ScienceWorld's "focus on"), group `x` the thing: checked before taken (prag.agent.skills.irrevocable).
     irrevocable: str | None = None
     # The state the scene gives the thing an irrevocable action was taken on (ScienceWorld's
-    # "focused"): what "it" is in the goal's instructions after it (prag.agent.carry).
+    # "focused"): what "it" is in the goal's instructions after it (prag.agent.skills.carry).
     marked: str | None = None
     # The family's action that puts a thing in or on a place, with `{thing}` and `{place}`
     # (ScienceWorld's "move {thing} to {place}"): how a goal's "place it in the blue box" is done
-    # where its own words are no action (prag.agent.carry).
+    # where its own words are no action (prag.agent.skills.carry).
     put: str | None = None
     # The family's action that shows one thing as it is now, with `{thing}` (ScienceWorld's "look at
-    # {thing}"): how an experiment reads what it did to a thing (prag.agent.compared).
+    # {thing}"): how an experiment reads what it did to a thing (prag.agent.skills.compared).
     examine: str | None = None
     # The family's action that pours a thing (a liquid, or what a vessel holds) into a place, with
     # `{thing}` and `{place}` (ScienceWorld's "pour {thing} into {place}"), where `put` moves none.
     pour: str | None = None
     # The family's action that combines what a vessel holds into something else, with `{thing}`
     # the vessel (ScienceWorld's "mix {thing}"): how a thing nowhere in the world is made
-    # (prag.agent.making).
+    # (prag.agent.skills.making).
     combine: str | None = None
 
     def schema(self) -> GoalSchema | None:

@@ -100,7 +100,7 @@ def read_facts(sentence: str) -> GoalFacts | None:
     """The goal a facts sentence states ("apple is clean; apple in fridge": a thing in or on a
     place, "two mugs in cabinet" for two of a kind, a thing in a state, "you hold pen"), None where
     it is no facts sentence or says none: how goals read in open vocabulary are written
-    (prag.agent.fact_reader) and stored as readings."""
+    (prag.agent.goals.fact_reader) and stored as readings."""
     text = sentence.strip().lower().rstrip(".")
     if not text or text == NONE:
         return None

@@ -5,7 +5,7 @@ away"); the planner needs one reading of it. A family's `GoalSchema` says what a
 (its task types, each with a canonical sentence of named slots), which values each slot may take
 (the kinds the family knows, or those in this room), and reads its own canonical sentences back.
 Search, find-X, plans and hints take the canonical sentence of the reading, never the raw words
-(`prag.agent.readers` reads words into goals).
+(`prag.agent.goals.readers` reads words into goals).
 
 Some families' goals are no fixed sentence but a route: TextWorld's objectives spell out their
 steps ("head south, then east, then pick up the teaspoon"). Such a schema reads the words into

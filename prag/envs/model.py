@@ -1,7 +1,7 @@
 """A family's action model for means-ends search: the PDDL planning problem a family writes from
-what the agent has observed (prag.agent.search solves it with Fast Downward).
+what the agent has observed (prag.agent.world.search solves it with Fast Downward).
 
-A model reads only `Seen`, what the agent was shown this episode (prag.agent.observed.Observed
+A model reads only `Seen`, what the agent was shown this episode (prag.agent.world.observed.Observed
 has this shape); never the game's hidden state. Each family says how its actions look as PDDL
 operators and how a plan's operators read back as its commands.
 """

@@ -1,6 +1,6 @@
 """Fast Downward's search on a PDDL problem, in this process's own copy of its library.
 
-Two users: the agent's means-ends search (`prag.agent.search`) and ALFWorld's shortest plans,
+Two users: the agent's means-ends search (`prag.agent.world.search`) and ALFWorld's shortest plans,
 SPL's reference (`prag.envs.alfworld.shortest`). The search is the one textworld's build of the
 library runs for every solve (its `solve_sas`, as its `replan`): a lazy search ordered by the cost
 so far alone. The library keeps one task at a time and the translator sets process-wide options

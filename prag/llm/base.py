@@ -6,7 +6,7 @@ one that cannot returns free text, and the caller validates either way. With `mo
 the answer is a short plan: its first line one of the choices, then up to m further lines of
 free text. A grammar can say that; a server that only does guided choice answers the first
 line alone. `grammar` (GBNF) constrains an answer of another shape, a goal reading's sentence of
-slots (`prag.agent.readers`): a backend that enforces `choices` enforces it too.
+slots (`prag.agent.goals.readers`): a backend that enforces `choices` enforces it too.
 """
 
 from __future__ import annotations

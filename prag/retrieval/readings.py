@@ -2,7 +2,7 @@
 
 An instruction is embedded as episode goals are (MiniLM through the store's embedding cache);
 the verified readings the visibility allows (`prag.store.readings`) are ranked by the cosine of
-their wording's vector with it. The goal readers (`prag.agent.readers`) reuse a near-identical
+their wording's vector with it. The goal readers (`prag.agent.goals.readers`) reuse a near-identical
 wording's reading and show the nearest to the LLM reader as examples.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ class ReadingHit:
     sentence: str
     similarity: float
     episodes: int  # how many visible episodes verified it
-    reader: str = ""  # the reader that read it first (prag.agent.readers.READERS, or "reward")
+    reader: str = ""  # the reader that read it first (prag.agent.goals.readers.READERS, or "reward")
 
 
 class ReadingMemory:

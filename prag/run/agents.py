@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from prag.agent.agent import AgentConfig, PragAgent
-from prag.agent.mediator import AskPolicy
+from prag.agent.agent import PragAgent
+from prag.agent.config import AgentConfig
+from prag.agent.goals.readers import Recall, no_recall
 from prag.agent.person import Person
-from prag.agent.places import Ranking
-from prag.agent.readers import Recall, no_recall
+from prag.agent.sources.mediator import AskPolicy
+from prag.agent.world.places import Ranking
 from prag.agent.world_model import WorldModels
 from prag.envs.domain import Domain
 from prag.envs.sam import ActionModel
@@ -43,7 +44,7 @@ class Players:
     places: Callable[[Visibility], Ranking]
     asker: AskPolicy | None = None
     person: Person | None = None
-    # verified goal readings for a visibility (prag.agent.readers); none where no store is at hand
+    # verified goal readings for a visibility (prag.agent.goals.readers); none where no store is at hand
     readings: Callable[[Visibility], Recall] = lambda visibility: no_recall
     # the action model learned from the store that the agent plans with, if any (prag.agent.world_model)
     models: Callable[[AgentConfig, Visibility, Domain], ActionModel | None] = lambda config, visibility, domain: None

@@ -26,9 +26,9 @@ from stable_baselines3 import PPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import Logger
 
-from prag.agent.agent import AgentConfig
-from prag.agent.mediator import AskPolicy, Learned, MediatorState, ask_reward
+from prag.agent.config import AgentConfig
 from prag.agent.protocol import Decision
+from prag.agent.sources.mediator import AskPolicy, Learned, MediatorState, ask_reward
 from prag.envs.base import Environment, Observation, Task, TaskSource
 from prag.envs.spec import TaskSetSpec
 from prag.errors import PragError

@@ -18,9 +18,9 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from prag.errors import PragError
-from prag.agent.agent import AgentConfig, plans_with_learned
+from prag.agent.config import AgentConfig, plans_with_learned
 from prag.envs import registry
+from prag.errors import PragError
 from prag.run.config import ExecutionConfig, RetrievalConfig, recorded_config
 from prag.run.metrics import RoundMetrics, round_metrics
 from prag.sources import KnowledgeSource
@@ -59,7 +59,7 @@ class Protocol:
     action_grammar: str
     action_filter: list[str]
     sources: list[str]
-    places: list[str]  # what orders the find-X search (prag.agent.places)
+    places: list[str]  # what orders the find-X search (prag.agent.world.places)
     action_model: str  # what means-ends search plans with: given or learned
     llm_budget: int | None  # the most LLM calls a game makes (None: no limit)
     llm_seconds: float | None  # the LLM time a game may take, in seconds a step of its cap (None: no limit)

@@ -17,10 +17,11 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from prag.agent.agent import ACTION_MODELS, EXPLORE, AgentConfig, parse_readers, parse_sources
-from prag.agent.mediator import POLICIES
-from prag.agent.places import parse_places
-from prag.agent.prompt import RETRIEVE_AT
+from prag.agent.agent import parse_readers, parse_sources
+from prag.agent.config import ACTION_MODELS, EXPLORE, AgentConfig
+from prag.agent.config import RETRIEVE_AT
+from prag.agent.sources.mediator import POLICIES
+from prag.agent.world.places import parse_places
 from prag.errors import ConfigError, PragError
 from prag.llm import DEFAULT_RETRIES, DEFAULT_TIMEOUT
 from prag.llm.base import timeout_problem

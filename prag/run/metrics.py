@@ -30,7 +30,7 @@ Definitions, for the N episodes of one round of one run:
   decisions were recorded were all the LLM's (`Outcome.sources`).
 - Goals read right: of the episodes told their goal in other words than the family's own sentence
   (a spec's `goals`; the episode keeps the game's sentence as `goal_sentence`), those whose first
-  and whose last reading (prag.agent.readers) was the game's formal goal.
+  and whose last reading (prag.agent.goals.readers) was the game's formal goal.
 - A person's effort (Soar ITL): their instructions, the words in them and their yes/no answers,
   summed over the round's episodes (each episode's `effort`; none where it was not recorded).
 """
@@ -226,7 +226,7 @@ def steps_by_source(episodes: Iterable[Outcome]) -> Counter[str]:
 
 
 def readings_by_source(episodes: Iterable[Outcome]) -> tuple[Counter[str], int]:
-    """Episodes by the goal reader whose reading they played under last (prag.agent.readers;
+    """Episodes by the goal reader whose reading they played under last (prag.agent.goals.readers;
     "none": nothing read the goal), and how many readings were dropped on the way."""
     counts: Counter[str] = Counter()
     dropped = 0

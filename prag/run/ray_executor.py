@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from prag.agent.agent import AgentConfig, plans_with_learned
-from prag.agent.places import Ranking
-from prag.agent.mediator import AskPolicy
-from prag.agent.readers import Recall
+from prag.agent.config import AgentConfig, plans_with_learned
+from prag.agent.goals.readers import Recall
+from prag.agent.sources.mediator import AskPolicy
+from prag.agent.world.places import Ranking
 from prag.envs.base import Task, TaskSource
 from prag.envs.domain import Domain
 from prag.envs.sam import ActionModel
@@ -52,8 +52,8 @@ from prag.retrieval.embed import EmbeddingCache, Encoder
 from prag.retrieval.episodes import Experience, ExperienceSource
 from prag.retrieval.index import ExperienceIndex, Mode, Visibility, check_mode
 from prag.retrieval.readings import RECALLED, nearest
-from prag.run.config import RunConfig
 from prag.run.agents import Players
+from prag.run.config import RunConfig
 from prag.run.episode import EpisodeDone, Phase, asker_key, build_llm, play_task
 from prag.store import Store
 from prag.store.answers import AnswerEvent, AnswerSnapshot, CachedLLM

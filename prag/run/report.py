@@ -13,11 +13,11 @@ from typing import Any
 
 from rich.table import Table
 
-from prag.store.episode_extra import Effort
 from prag.errors import PragError
 from prag.run.metrics import RoundMetrics, Transition, round_metrics, transitions
 from prag.sources import StepSource
 from prag.store import Store
+from prag.store.episode_extra import Effort
 from prag.store.records import RunRecord
 from prag.text import shown
 
@@ -224,7 +224,7 @@ def sources_table(comparison: Comparison) -> Table:
 
 def readings_table(comparison: Comparison) -> Table:
     """How each round's goals were read: episodes by the reader whose reading they played under,
-    the readings dropped as shown wrong (prag.agent.readers), and, where the goal was worded
+    the readings dropped as shown wrong (prag.agent.goals.readers), and, where the goal was worded
     other than the family's own sentence, how many first and last readings were right."""
     names = sorted({name for r in comparison.rounds for name, _ in r.readings})
 

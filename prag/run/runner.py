@@ -24,9 +24,9 @@ from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from prag.agent.mediator import AskPolicy
 from prag.agent.person import Person
 from prag.agent.protocol import Agent
+from prag.agent.sources.mediator import AskPolicy
 from prag.corrections.prior import load_prior
 from prag.envs import registry
 from prag.envs.base import Observation, Task

@@ -63,7 +63,7 @@ class Correction:
     created_at: str = ""
     id: int | None = None
     # Its replay as an episode keeps it (scene graphs as triples, the family's score): what the
-    # progress source learns its sub-goals from (prag.agent.milestones). Empty where not replayed.
+    # progress source learns its sub-goals from (prag.agent.goals.milestones). Empty where not replayed.
     steps: list[StepRecord] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:

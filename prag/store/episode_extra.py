@@ -65,7 +65,7 @@ class Effort:
 @with_config(FORBID)
 @dataclass
 class SubGoal:
-    """One of a goal's sub-goals (prag.agent.subgoals) and the step that met it."""
+    """One of a goal's sub-goals (prag.agent.goals.subgoals) and the step that met it."""
 
     command: str
     met_at: int | None = None  # the step that met it
@@ -75,7 +75,7 @@ class SubGoal:
 @with_config(FORBID)
 @dataclass(frozen=True)
 class Hypothesis:
-    """One reading of the goal the agent held (prag.agent.readers.Reading), and why it was
+    """One reading of the goal the agent held (prag.agent.goals.readers.Reading), and why it was
     dropped (None: still held at the end)."""
 
     sentence: str

@@ -1,6 +1,6 @@
 """Goal readings: how each stored episode read its instruction, and whether the reading is verified.
 
-An agent's episode keeps its reading in `extra.reading` (prag.agent.readers): the instruction as
+An agent's episode keeps its reading in `extra.reading` (prag.agent.goals.readers): the instruction as
 given, the canonical sentence acted on, the reader that gave it. A reading is verified for that
 wording when the episode was won under it, or a person gave or confirmed it. Table `readings`
 (migration 8): one row per episode with a reading, with its run, round and source for the

@@ -102,7 +102,7 @@ class EpisodeRecord:
 
     @property
     def read_as(self) -> str:
-        """The goal as the agent read it (`extra.reading`, prag.agent.readers), else as given."""
+        """The goal as the agent read it (`extra.reading`, prag.agent.goals.readers), else as given."""
         reading = self.extra.reading
         return reading.sentence if reading is not None and reading.sentence else self.goal
 

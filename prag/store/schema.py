@@ -246,7 +246,7 @@ def _v10(db: sqlite_utils.Database) -> None:
 
 def _v11(db: sqlite_utils.Database) -> None:
     # A correction's replay step by step (scene graphs as triples, scores): the sub-goals a
-    # person's correction teaches are read from it (prag.agent.milestones). Earlier rows: none.
+    # person's correction teaches are read from it (prag.agent.goals.milestones). Earlier rows: none.
     db.execute("alter table corrections add column steps text not null default '[]'")
 
 

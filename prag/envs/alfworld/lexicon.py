@@ -1,7 +1,7 @@
 """Words people use for ALFWorld's kinds and task types, in English and Korean.
 
 Written for prag from everyday usage, not from any split's annotations: the goal readers'
-`words` source (`prag.agent.readers.WordsReader`) finds these in an instruction, and the LLM
+`words` source (`prag.agent.goals.readers.WordsReader`) finds these in an instruction, and the LLM
 reader is told which kinds the words can mean. A word may name several kinds, likeliest first
 ("table": a dining table before a coffee table); the room decides among them, since only kinds
 it shows are kept for places.

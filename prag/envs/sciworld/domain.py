@@ -42,5 +42,5 @@ SCIWORLD = Domain(
     examine="look at {thing}",
     pour="pour {thing} into {place}",
     combine="mix {thing}",
-    readies=("pick up",),  # what readies moving a thing the goal says to carry (prag.agent.carry)
+    readies=("pick up",),  # what readies moving a thing the goal says to carry (prag.agent.skills.carry)
 )

@@ -1,0 +1,132 @@
+"""A thing the goal describes rather than names, chosen by the LLM among the things seen.
+
+"Find a(n) animal. First, focus on the thing": no thing's name says it is an animal ("dove",
+"wolf"). "Focus on the animal with the longest life span": no thing is called that. What the
+words cannot settle, the LLM's knowledge may: once find-X has searched every place for the
+words and found nothing so called, the LLM is asked, room by room, "Which one of them is a(n)
+animal?" among the things seen there, with "none" allowed, under a constraint (one of those
+names). The first room it names a thing in gives the thing the instruction means; the rooms the
+goal mentions ("The animals are in the 'outside' location") are asked first, the others in the
+order they were first seen.
+
+A kind is asked only after the words failed in every room: asked first, the 1.5B model named a
+wrong thing for "a(n) living thing" in 11 of 20 rooms, where the words name it ("living thing in
+flower pot 6"); for "a(n) animal" in 1 of 20, with the goal's own text in the question in 4 of
+10 ("sink" in a bathroom): the question shows the room's things alone
+(benchmarks/kind_questions.py). A focus is irrevocable, so a wrong answer loses the task; a
+thing already chosen is not offered again, nor one a focus on which failed this very task in an
+earlier round (prag.agent.sources.actor.fatal_things): round after round, the candidates left narrow
+(the other of two inclined planes). Each question is one LLM call, counted in the LLM
+budget, and asked past it as a goal's reading is (`--llm-budget` bounds the steps the LLM
+chooses): at most one a room for each description, where the model says "none" in most rooms.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from prag.agent.protocol import Usage
+from prag.agent.skills.instructed import is_a, unqualified
+from prag.agent.world.observed import Observed
+from prag.llm import LLM, Message
+
+NONE = "none"
+_SYSTEM = "You know what kinds of thing there are in the world."
+
+
+@dataclass
+class DescribedThings:
+    """The LLM's choices of described things in one episode."""
+
+    llm: LLM
+    usage: Usage
+    seed: int = 0
+    asked: set[tuple[str, str]] = field(default_factory=set)  # (description, room)
+    chosen: list[str] = field(default_factory=list)
+
+    def choose(self, description: str, head: str, goal: str, observed: Observed,
+               ruled_out: Collection[str] = (), known: Mapping[str, int] | None = None) -> str | None:
+        """The thing seen that the LLM says `description` ("a(n) animal", "the animal with the
+        longest life span") is, asking the rooms not yet asked about it; None when it names none.
+        Where things seen are called what it is (`head`: "inclined plane j", "inclined plane
+        with a iron surface" for "the inclined plane with the most friction"), it is one of
+        them: the LLM is asked once which, with no "none" (and not at all where one is left).
+        Things `ruled_out` (a focus on them failed this very task before) are not offered.
+        Where experience answered the description (`known`: own name -> wins minus failures,
+        prag.agent.skills.answered), the thing seen with the most wins is taken with no question (the
+        LLM asked among those tied, where they are not all one by their own name), and one with
+        more failures than wins is not offered."""
+        rooms = things_by_room(observed)
+        passed = {*self.chosen, *ruled_out}
+
+        def own(thing: str) -> str:
+            return observed.own_names.get(thing, thing)
+
+        def may_offer(thing: str) -> bool:  # by its own name too: a round later the wolf is younger
+            return thing not in passed and own(thing) not in passed
+        if known:
+            seen = [thing for things in rooms.values() for thing in things if may_offer(thing)]
+            tally = {thing: known.get(own(thing).lower(), 0) for thing in seen}
+            best = max(tally.values(), default=0)
+            if best > 0:
+                tied = [thing for thing in seen if tally[thing] == best]
+                one = len({own(thing) for thing in tied}) == 1  # an egg and a hatchling of the parrot
+                answer = tied[0] if one else self._ask(description, "seen", tied, False)
+                if answer is not None:
+                    self.chosen.append(answer)
+                    return answer
+            passed |= {thing for thing, count in tally.items() if count < 0}
+        of_kind = [thing for thing in called(head, rooms) if may_offer(thing)]
+        if of_kind:
+            asked: list[tuple[str, list[str], bool]] = [("seen", of_kind, False)]
+        else:
+            asked = [(f"in the {room}", things, True) for room, things in rooms_first_named(goal, rooms)]
+        for where, things, none in asked:
+            offered = [thing for thing in things if may_offer(thing)]
+            if (description, where) in self.asked or not offered:
+                continue
+            self.asked.add((description, where))
+            answer = offered[0] if len(offered) == 1 and not none else self._ask(description, where, offered, none)
+            if answer is not None:
+                self.chosen.append(answer)
+                return answer
+        return None
+
+    def _ask(self, description: str, where: str, things: Sequence[str], none: bool) -> str | None:
+        question = f"Things {where}: {', '.join(things)}.\nWhich one of them is {description}? Answer with its name"
+        messages: list[Message] = [
+            {"role": "system", "content": _SYSTEM},
+            {"role": "user", "content": f"{question}, or {NONE}." if none else f"{question}."},
+        ]
+        choices = [*things, NONE] if none and NONE not in things else list(things)
+        completion = self.llm.complete(messages, choices=choices, max_tokens=16, seed=self.seed)
+        self.usage.add(completion)
+        answer = completion.text.strip().rstrip(".").lower()  # read as words, never evaluated
+        return answer if answer in things else None
+
+
+def called(head: str, rooms: Mapping[str, list[str]]) -> list[str]:
+    """The things seen (`things_by_room`) whose names say they are what `head` is: "inclined plane
+    j" and "inclined plane with a iron surface" are inclined planes."""
+    return [thing for things in rooms.values() for thing in things if is_a(unqualified(thing), head)]
+
+
+def things_by_room(observed: Observed) -> dict[str, list[str]]:
+    """The things seen, by the room they were last seen from, in the order the rooms were first
+    learnt of; places that are rooms, and the ways between them, are no things."""
+    rooms = set(observed.places) | observed.visited
+    found: dict[str, list[str]] = {}
+    for thing in observed.seen:
+        room = observed.seen_from.get(thing)
+        if thing not in rooms and thing not in observed.ways and room is not None:
+            found.setdefault(room, []).append(thing)
+    order = {room: n for n, room in enumerate(dict.fromkeys([*observed.places, *observed.visited]))}
+    return {room: sorted(found[room]) for room in sorted(found, key=lambda room: order.get(room, len(order)))}
+
+
+def rooms_first_named(goal: str, rooms: dict[str, list[str]]) -> Iterable[tuple[str, list[str]]]:
+    """The rooms, those the goal's words mention first."""
+    said = " ".join(re.findall(r"[\w-]+", goal.lower()))
+    named = [room for room in rooms if re.search(rf"\b{re.escape(room.lower())}\b", said)]
+    return [(room, rooms[room]) for room in [*named, *(room for room in rooms if room not in named)]]

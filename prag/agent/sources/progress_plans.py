@@ -1,0 +1,366 @@
+"""The progress source: sub-goals learned from reward (prag.agent.goals.milestones), reached again.
+
+At an episode's first step the verified corrections and stored episodes retrieved for it (those of
+this very task, and of other variations of its template: their goals differ only in the things
+they name) are read for what their scores rewarded; their sub-goals are merged in the order they
+were reached (corrections first, then this very task's episodes, then the others). Each step the
+source marks the sub-goals this episode reached (their core facts hold now, re-bound to its
+things; a sub-goal that is an action, once the score rose while it was the next) and the actions
+to avoid here; then, where no earlier source has a step that can be taken, it offers a step toward
+the sub-goal it pursued last, else the first one a step can be taken toward, trying in order:
+
+1. its route, re-bound: where what held with it holds now, the step that reached it first; else
+   the first of the route's steps, from where the route was left, that can be taken now;
+2. the route's last step again, while a change that takes time is awaited (`_wait`);
+3. means-ends search to its facts on the action model learned from the store;
+4. in an episode of this very task, the way to the room the route's step was taken in; for a
+   sub-goal of being somewhere, the way there (the map of the rooms the episodes walked);
+5. carrying its thing to its place (the family's `readies` and `put`);
+6. the way back to where its things were seen; a closed thing here opened, or find-X, for its
+   things not yet seen.
+
+Where none has a step, the LLM (or the exploration past its budget) takes it, with the sub-goal in
+the prompt. A sub-goal that many steps toward raised no score is given up until the score rises.
+An irrevocable step on what the goal does not name, or one answering an undecided conditional
+branch, is held back as the LLM's are; one that failed this very task is never offered.
+"""
+from __future__ import annotations
+
+import re
+
+from prag.agent.goals.milestones import Binder, Lesson, LiftedAction, Milestone, Way, as_goal, facts_of, lesson, merged
+from prag.agent.plans import Plan, episode_rewording
+from prag.agent.skills.carry import readying
+from prag.agent.skills.explore import find_plan, go_plan, opening
+from prag.agent.skills.irrevocable import Irrevocable
+from prag.agent.sources.actor import ThisTask
+from prag.agent.sources.plan_source import Planning
+from prag.agent.world.places import Places
+from prag.agent.world.search import to_facts
+from prag.envs.base import Observation
+from prag.envs.facts import AT, PLACED
+from prag.sources import StepSource
+from prag.store.corrections import Correction
+from prag.store.records import EpisodeRecord, StepRecord
+
+# How far along a route a step may be taken from where the route was left: an action of it not
+# admissible now (its door already open) is passed over, not one that needs a room not yet reached.
+LOOKAHEAD = 3
+# How often the last step of a route is taken again while its sub-goal is awaited (heat takes time).
+WAITS = 10
+# The steps offered toward one sub-goal, the score not rising, before it is given up for the episode
+# (until the score rises): another variation's sub-goal may not be reachable here at all, and two
+# such sent the agent back and forth between two rooms.
+EFFORT = 15
+
+
+class ProgressPlans:
+    """Sub-goals learned from reward: the next one not yet reached, by the route that reached it before."""
+
+    def __init__(self, planning: Planning) -> None:
+        self.planning = planning
+        s = planning.settings
+        self.irrevocable = Irrevocable(s.domain)
+        self.places = Places(s.domain, s.config.places, s.ranking, None)
+        self._at = 0
+        self.restart()
+
+    def restart(self) -> None:
+        self.milestones: list[Milestone] | None = None
+        self.ways: list[Way] = []
+        self.avoid: list[tuple[int | None, LiftedAction]] = []  # (the episode it was learned from, the action)
+        self.same_task: set[int | None] = set()  # the episodes of this very task: their rooms are where they were
+        self.heading: tuple[int, int, str] | None = None  # (sub-goal, route step, room) being walked to
+        self.passed: set[tuple[int, int]] = set()  # route steps not found where the route took them
+        self.focus: Milestone | None = None  # the sub-goal a step was last offered toward
+        self.waited: dict[int, int] = {}  # sub-goal (its id) -> the steps waited for it (`_wait`)
+        self.efforts: dict[int, int] = {}  # sub-goal (its id) -> the steps offered toward it since the score last rose
+        self.binders: dict[int | None, Binder] = {}
+        self.reached: set[int] = set()
+        self.along: dict[int, int] = {}  # sub-goal (its id) -> how far along its route the episode went
+        self.offered: tuple[int, str] | None = None  # (sub-goal, the route's step) offered last
+        self.score: float | None = None
+        self._at = 0
+
+    @property
+    def next(self) -> Milestone | None:
+        """The first sub-goal not yet reached, None when every one is (or none was learned)."""
+        return next((m for i, m in enumerate(self.milestones or ()) if i not in self.reached), None)
+
+    def offer(self, observation: Observation) -> None:
+        p = self.planning
+        if self._at == p.state.t:
+            return
+        self._at = p.state.t
+        if self.milestones is None:
+            self._learn(observation)
+        self._update(observation)
+        p.state.avoided = self._avoided(observation)
+        left = [m for i, m in enumerate(self.milestones or ()) if i not in self.reached
+                and self.efforts.get(id(m), 0) < EFFORT]
+        p.state.subgoal = left[0].describe() if left else None
+        if not left or p.actor.step_now(observation.admissible) is not None:
+            return  # nothing learned to reach, or an earlier source has a step
+        # The sub-goal pursued last step first (not one walked away from to another's thing and back),
+        # then the first a step can be taken toward (the cup may not be in this room).
+        for milestone in sorted(left, key=lambda m: m is not self.focus):
+            plan = self._toward_milestone(milestone, observation)
+            if plan is not None:
+                self.efforts[id(milestone)] = self.efforts.get(id(milestone), 0) + 1
+                self.focus = milestone
+                p.state.subgoal = milestone.describe()
+                p.actor.follow_search(plan, observation.admissible)
+                return
+        self.focus = None
+
+    def _avoided(self, observation: Observation) -> set[str]:
+        """The admissible actions that are ones a stored episode's score fell after, re-bound here."""
+        found = set()
+        for origin, action in self.avoid:
+            command = self.binders[origin].command(action, {}, observation.admissible)
+            if command is not None:
+                found.add(command)
+        return found
+
+    def _toward_milestone(self, milestone: Milestone, observation: Observation) -> Plan | None:
+        return (self._route(milestone, observation, walk=False) or self._wait(milestone, observation)
+                or self._searched(milestone, observation)
+                or self._route(milestone, observation, walk=True) or self._carry(milestone, observation)
+                or self._back_to(milestone) or self._find(milestone, observation))
+
+    def _learn(self, observation: Observation) -> None:
+        """The sub-goals of the verified corrections and stored episodes of this task's template
+        (the goals differ only in the things they name), merged in order, corrections first."""
+        p, s = self.planning, self.planning.settings
+        pool = s.experiences.retrieve(p.goal.sentence, observation.scene_text, s.visibility, k=s.config.plan_pool) \
+            if s.experiences is not None else []
+        p.llm_step.retrieve_corrections(observation.scene_text)
+        corrected = [as_episode(hit.correction) for hit in p.llm_step.correction_pool
+                     if hit.correction.verified and hit.correction.steps]
+        lessons: list[Lesson] = []
+        origins: list[int | None] = []
+        task = ThisTask.of(p.goal.sentence, p.first, s.domain)
+        # Corrections first, then this very task's own episodes (a cooking game's recipe is its
+        # own: another game's rewarded ingredients are not this one's), then the template's others.
+        for episode, rank in [*((e, 0) for e in corrected), *((e.episode, 1 if task.played_in(e.episode) else 2) for e in pool)]:
+            rewording = episode_rewording(episode, p.goal.sentence)
+            if rewording is None:
+                continue
+            learned = lesson(episode, s.domain, rank)
+            if learned.milestones or learned.avoid:
+                lessons.append(learned)
+                origins.append(episode.id)
+                self.binders[episode.id] = Binder(s.domain, rewording)
+                if task.played_in(episode):
+                    self.same_task.add(episode.id)
+        self.milestones = merged(lessons)
+        self.ways = list(dict.fromkeys(way for learned in lessons for way in learned.ways))
+        self.avoid = [(learned_from, action) for learned_from, learned in zip(origins, lessons) for action in learned.avoid]
+
+    def _update(self, observation: Observation) -> None:
+        """What this step shows: the names seen, and the sub-goals it reached."""
+        domain = self.planning.settings.domain
+        state, names = facts_of(StepRecord.of(0, None, observation), domain)
+        # The names the actions offered here use are names here too (an empty shelf is in no triple).
+        offered = {name: name for action in observation.admissible for name in domain.entities(action)}
+        for binder in self.binders.values():
+            binder.see({**offered, **names})
+        rose = self.score is not None and observation.score is not None and observation.score > self.score
+        self.score = observation.score
+        if rose:
+            self.efforts.clear()  # what was given up on may be reachable from here
+        last = self.planning.state.last.action
+        if self.offered is not None and last == self.offered[1]:
+            self.along[self.offered[0]] = self.along.get(self.offered[0], 0) + 1
+        self.offered = None
+        for index, milestone in enumerate(self.milestones or ()):
+            if index in self.reached:
+                continue
+            binder = self.binders[milestone.origin]
+            if milestone.core and binder.holds(milestone.core, state) is not None or (
+                    not milestone.core and rose and milestone is self.next):
+                self.reached.add(index)
+
+    def _route(self, milestone: Milestone, observation: Observation, walk: bool) -> Plan | None:
+        """The next step toward the sub-goal: the first action of its route, from where the route
+        was left, that can be taken now (re-bound); with `walk`, else the way to the room it was
+        taken in (in an episode of this very task), and for a sub-goal of being somewhere, the way there."""
+        p = self.planning
+        binder = self.binders[milestone.origin]
+        here = observation.location
+        held = binder.holds(milestone.context, facts_of(StepRecord.of(0, None, observation), p.settings.domain)[0])
+        bound = held or {}
+        route = [*milestone.route, *([(None, milestone.action)] if milestone.action is not None else [])]
+        along = self.along.get(id(milestone), 0)
+        if route and held is not None:
+            # What held with the sub-goal holds now: the step that reached it first, without what the
+            # exploration that found it did on the way (it ate a pepper the recipe needed).
+            last = len(route) - 1
+            window = [last, *range(along, min(along + LOOKAHEAD, last))]
+        else:
+            window = list(range(along, min(along + LOOKAHEAD, len(route))))
+        for index in window:
+            room, action = route[index]
+            offset = index - along
+            command = binder.command(action, bound, observation.admissible)
+            if command is None and walk and room is not None and room != here and milestone.origin in self.same_task:
+                step = self._toward(room, observation) if (id(milestone), along + offset) not in self.passed else None
+                if step is not None:
+                    self.heading = (id(milestone), along + offset, room)
+                    return self._plan(step, milestone)
+                continue
+            if command is None and self.heading == (id(milestone), along + offset, here):
+                # Arrived where the route took this step, and it cannot be taken here: not sought there again.
+                self.passed.add((id(milestone), along + offset))
+            if command is None or command in p.state.fatal | p.state.avoided or self._idle(command, observation):
+                continue
+            if self._held_back(command, observation):
+                continue
+            self.along[id(milestone)] = along + offset
+            self.offered = (id(milestone), command)
+            return self._plan(command, milestone)
+        if not walk:
+            return None
+        rooms = [name for predicate, terms in milestone.core if predicate == AT for name in binder.candidates(terms[0])]
+        step = next((s for s in (self._toward(room, observation) for room in rooms) if s is not None), None)
+        return self._plan(step, milestone) if step is not None else None
+
+    def _toward(self, room: str, observation: Observation) -> str | None:
+        """The first move of the way to `room` by the rooms the stored episodes went through (or the
+        door to open before it), None where no way is known or its move cannot be taken now."""
+        domain = self.planning.settings.domain
+        here = observation.location
+        if here is None or room == here:
+            return None
+        came: dict[str, tuple[str, str] | None] = {here: None}
+        queue = [here]
+        while queue and room not in came:
+            at = queue.pop(0)
+            for (start, move, end) in self.ways:
+                if start == at and end not in came:
+                    came[end] = (at, move)
+                    queue.append(end)
+        if room not in came:
+            return None
+        hop, step = room, came[room]
+        while step is not None and step[0] != here:
+            hop, step = step[0], came[step[0]]
+        if step is not None and step[1] in observation.admissible:
+            return step[1]
+        doors = [way for way, relation, to in observation.scene_triples if relation == domain.leads_to and to == hop]
+        opening = [domain.open_action.format(door) for door in doors]
+        return next((action for action in opening if action in observation.admissible), None)
+
+    def _wait(self, milestone: Milestone, observation: Observation) -> Plan | None:
+        """The route's last action again, up to WAITS times, once the whole route was taken and
+        what held when the sub-goal was reached holds again: a change that takes time (the
+        chocolate melting on the stove lit) came after steps that changed nothing else."""
+        route = milestone.route
+        if not route or not milestone.context or self.along.get(id(milestone), 0) < len(route):
+            return None
+        if self.waited.get(id(milestone), 0) >= WAITS:
+            return None
+        binder = self.binders[milestone.origin]
+        state = facts_of(StepRecord.of(0, None, observation), self.planning.settings.domain)[0]
+        bound = binder.holds(milestone.context, state)
+        command = binder.command(route[-1][1], bound, observation.admissible) if bound is not None else None
+        if command is None or self._held_back(command, observation):
+            return None
+        self.waited[id(milestone)] = self.waited.get(id(milestone), 0) + 1
+        return self._plan(command, milestone)
+
+    def _held_back(self, command: str, observation: Observation) -> bool:
+        """An irrevocable step on what the goal does not name, or one answering a conditional
+        branch not yet decided ("move it to the red box"), as the LLM's steps are held back
+        (prag.agent.skills.irrevocable): another variation's route took it for its own answer."""
+        p = self.planning
+        window = p.settings.config.gamble_window
+        return command in self.irrevocable.deferred([command], p.goal.sentence, observation, p.state.t, p.state.max_steps,
+                                                    window)
+
+    def _idle(self, command: str, observation: Observation) -> bool:
+        """Taken from this very observation and scene before (`loop_limit` times): the world would
+        answer the same (a stove that will not light)."""
+        p = self.planning
+        return p.state.tried[(observation.text, observation.scene_text, command)] >= p.settings.config.loop_limit
+
+    def _plan(self, step: str, milestone: Milestone) -> Plan:
+        return Plan((step,), StepSource.PROGRESS, milestone.origin, goal=self.planning.goal.sentence)
+
+    def _searched(self, milestone: Milestone, observation: Observation) -> Plan | None:
+        """Means-ends search to the sub-goal's core on the action model learned from the store,
+        where the family gives none (the cup is on the counter this time, not where the route took it from)."""
+        model = self.planning.settings.world_model
+        if model is None or not milestone.core or any(p == AT for p, _ in milestone.core):
+            return None
+        p = self.planning
+        return to_facts(as_goal(milestone.core), p.state.observed, observation.admissible, p.settings.domain, model,
+                        source=StepSource.PROGRESS)
+
+    def _carry(self, milestone: Milestone, observation: Observation) -> Plan | None:
+        """For a thing to be in a place (the rubber in the metal pot, in another room): the family's
+        verb that readies moving it while it is not held (`Domain.readies`), else the way to the
+        place's room, then its put (`Domain.put`)."""
+        p = self.planning
+        domain, observed = p.settings.domain, p.state.observed
+        binder = self.binders[milestone.origin]
+        taken = [step.action for step in p.state.steps]
+        for predicate, (thing, place) in ((f, t) for f, t in milestone.core if f == PLACED and len(t) == 2):
+            things, places = binder.candidates(thing), binder.candidates(place)
+            held = [name for name in observed.held if binder.names.get(name, name) in things]
+            if not held:
+                for name in (n for n, canon in binder.names.items() if canon in things):
+                    step = readying(domain, name, observation, taken)
+                    if step is not None:
+                        return self._plan(step, milestone)
+                continue
+            put = ((domain.put or "").replace("{thing}", "{0}").replace("{place}", "{1}"), (thing, place))
+            command = binder.command(put, {thing: binder.names.get(held[0], held[0])}, observation.admissible) \
+                if domain.put else None
+            if command is not None and not self._held_back(command, observation):
+                return self._plan(command, milestone)
+            for name in places:
+                plan = go_plan(observed.room_seen(name), observed)
+                if plan is not None:
+                    return Plan(plan.steps, StepSource.PROGRESS, milestone.origin, goal=plan.goal)
+        return None
+
+    def _find(self, milestone: Milestone, observation: Observation) -> Plan | None:
+        """For the sub-goal's things not seen yet in this episode: a closed thing here opened (the
+        metal pot may be in the cupboard), else the find-X skill for their kinds."""
+        observed, domain = self.planning.state.observed, self.planning.settings.domain
+        binder = self.binders[milestone.origin]
+        unseen = [t.kind for _, terms in milestone.core for t in terms if not binder.candidates(t)]
+        if not unseen:
+            return None
+        here = {s for s, _, _ in observation.scene_triples}
+        for thing in sorted(here & observed.closed):
+            if domain.passage is None or not re.fullmatch(domain.passage, thing):
+                step = opening(thing, observation.admissible, observed)
+                if step:
+                    return self._plan(step[0], milestone)
+        plan = find_plan(list(dict.fromkeys(unseen)), observed, self.places)
+        return Plan(plan.steps, StepSource.PROGRESS, milestone.origin, goal=plan.goal) if plan is not None else None
+
+    def _back_to(self, milestone: Milestone) -> Plan | None:
+        """The way back to where a thing of the sub-goal was seen, where it is not here nor held.
+        A sub-goal whose things are all at hand or held and that no step reaches is left to the
+        other sources (search, the LLM) as it is."""
+        observed = self.planning.state.observed
+        binder = self.binders[milestone.origin]
+        held = {binder.names.get(name, name) for name in observed.held}
+        for _, terms in milestone.core:
+            for term in terms:
+                for name in binder.candidates(term):
+                    if name in held:
+                        continue
+                    plan = go_plan(observed.room_seen(name), observed)
+                    if plan is not None:
+                        return Plan(plan.steps, StepSource.PROGRESS, milestone.origin, goal=plan.goal)
+        return None
+
+
+def as_episode(correction: Correction) -> EpisodeRecord:
+    """A verified correction's replay as an episode of its task (its id negated: apart from the agent's)."""
+    return EpisodeRecord("correction", 0, correction.task_id, correction.task_type, correction.goal, correction.verified,
+                         list(correction.steps), id=-(correction.id or 0), source="correction")

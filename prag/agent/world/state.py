@@ -1,0 +1,118 @@
+"""The episode so far, as the agent keeps it: one record per step, and what was decided and said.
+
+A step is what the agent saw after an action (the first step: after the reset, with no action):
+the observation, the scene graph as text and as triples, the location, and which source chose
+the action. The prompt, the hints, loop detection and the mediator read the episode from here.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from prag.agent.protocol import Decision
+from prag.agent.world.observed import Observed
+from prag.envs.base import Observation, Triple, canonical
+from prag.envs.domain import Domain
+from prag.sources import StepSource
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A combination seen (prag.agent.skills.making): the things (own names) gone after it and those new."""
+
+    inputs: frozenset[str]
+    outputs: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: the action taken (None at the reset) and what it led to."""
+
+    action: str | None
+    observation: str
+    scene: str  # the scene graph as the text that is embedded
+    graph: list[Triple]  # its triples, canonical
+    location: str | None  # the scene graph's key node
+    source: StepSource | None = None  # who chose the action; None at the reset, or an action not the agent's
+
+    @classmethod
+    def of(cls, action: str | None, observation: Observation, source: StepSource | None = None) -> Step:
+        return cls(action, observation.text, observation.scene_text, canonical(observation.scene_triples),
+                   observation.location, source)
+
+
+@dataclass
+class EpisodeState:
+    """The episode's steps, what the agent has observed, what it decided and what the person said."""
+
+    steps: list[Step]
+    observed: Observed
+    max_steps: int  # the episode's step budget (the environment's cap; 50 where it says none)
+    outcomes: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # (action, observation, scene) after it
+    tried: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # (observation, scene, action) from there
+    # the same, done in this task's lost episodes of earlier rounds (prag.agent.sources.actor.tried_before)
+    tried_before: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    utterances: list[tuple[int, str]] = field(default_factory=list)  # (index of the step it followed, text)
+    decisions: list[Decision] = field(default_factory=list)  # every step's, in order
+    fatal: set[str] = field(default_factory=set)  # actions that failed this task outright before (prag.agent.sources.actor)
+    failed_things: set[str] = field(default_factory=set)  # what they were aimed at, by every name (prag.agent.sources.actor)
+    verified: list[str] = field(default_factory=list)  # what the goal's instructions name, as experience read it
+    # how stored episodes answered described things, by own name (prag.agent.skills.answered), and which were read
+    answers: dict[str, Counter[str]] = field(default_factory=dict)
+    answered_by: set[int] = field(default_factory=set)
+    # which way comparative descriptions read their measurements, as experience says (prag.agent.skills.compared)
+    orientations: dict[str, Counter[int]] = field(default_factory=dict)
+    recipes: list[Recipe] = field(default_factory=list)  # combinations seen in stored episodes (prag.agent.skills.making)
+    subgoal: str | None = None  # the next sub-goal learned from reward, in words (prag.agent.sources.progress_plans)
+    avoided: set[str] = field(default_factory=set)  # actions a stored score fell after, re-bound here (the same)
+    last_changed: bool = True  # the last action changed the observation or the scene graph
+    steps_since_ask: int = 0
+    asks: int = 0
+
+    @classmethod
+    def start(cls, observation: Observation, domain: Domain, goal: str) -> EpisodeState:
+        budget = observation.max_steps if observation.max_steps is not None else 50
+        return cls([Step.of(None, observation)], Observed.start(observation, domain, goal=goal), budget)
+
+    @property
+    def t(self) -> int:
+        """How many steps there are, the reset's included."""
+        return len(self.steps)
+
+    @property
+    def last(self) -> Step:
+        return self.steps[-1]
+
+    @property
+    def history(self) -> list[tuple[str | None, str]]:
+        """(action, observation) of every step."""
+        return [(step.action, step.observation) for step in self.steps]
+
+    @property
+    def locations(self) -> list[str | None]:
+        return [step.location for step in self.steps]
+
+    @property
+    def graphs(self) -> list[list[Triple]]:
+        return [step.graph for step in self.steps]
+
+    def decided(self, decision: Decision) -> Decision:
+        self.decisions.append(decision)
+        return decision
+
+    def add(self, action: str, observation: Observation) -> None:
+        """What `action` led to."""
+        last = self.last
+        self.last_changed = (observation.text, observation.scene_text) != (last.observation, last.scene)
+        self.tried[(last.observation, last.scene, action)] += 1
+        # The decision of this step, if the agent was asked for it (`decided` once a step).
+        decision = self.decisions[-1] if len(self.decisions) == self.t else None
+        source = decision.source if decision is not None and decision.action == action else None
+        self.steps.append(Step.of(action, observation, source))
+        # The scene graph tells apart visits that look alike but differ (going back holding something).
+        self.outcomes[(action, observation.text, observation.scene_text)] += 1
+        self.observed.update(action, observation)
+
+    def hear(self, text: str) -> None:
+        """The person's words join the episode after the latest step."""
+        self.utterances.append((self.t - 1, " ".join(text.split())))

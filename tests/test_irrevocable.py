@@ -120,3 +120,16 @@ def test_a_step_into_a_box_a_conditional_branch_names_waits_as_a_doubtful_focus_
     held = Irrevocable(SCIWORLD).deferred(actions, goal, seen, 10, 100, 0.1)
     assert held == {"pour table into green box", "move sodium chloride to blue box"}
     assert Irrevocable(SCIWORLD).deferred(actions, goal, seen, 10, 100, 1.0) == set()
+
+
+def test_a_focus_a_conditional_branch_says_to_take_waits_until_the_branch_is_decided() -> None:
+    """"If the melting point ... is above 50.0 degrees celsius, focus on the green box": a stored
+    route of another variation ended in its own answer, and the progress source took it here
+    (both melting-point tasks failed outright in round 1)."""
+    goal = ("Your task is to measure the melting point of orange juice. First, focus on the thermometer. Next, focus "
+            "on the orange juice. If the melting point of orange juice is above 50.0 degrees celsius, focus on the "
+            "green box. If the melting point of orange juice is below 50.0 degrees celsius, focus on the blue box.")
+    actions = ["focus on green box", "focus on blue box", "focus on orange juice", "open green box"]
+    seen = Observation(goal, "This room is called the kitchen.", actions, [], "at: kitchen", location="kitchen", score=78)
+    assert Irrevocable(SCIWORLD).deferred(actions, goal, seen, 43, 100, 0.1) == {"focus on green box", "focus on blue box"}
+    assert Irrevocable(SCIWORLD).deferred(actions, goal, seen, 43, 100, 1.0) == set()

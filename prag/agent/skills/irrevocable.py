@@ -10,8 +10,11 @@ step budget (`AgentConfig.gamble_window`, `prag run --gamble-window`), where lit
 forfeit, and only while the episode has earned no score (where the family keeps one) that a
 wrong one would lose, or less than a right one wins where its chance is known (one of two
 branches of a goal's condition: prag.agent.skills.conditions). A step that carries something to a place
-a conditional branch names ("If it is conductive, place it in the green box") answers the
-branch, and is held back alike until the branch is decided (search then carries the thing).
+a conditional branch names ("If it is conductive, place it in the green box"), or an irrevocable
+step on what a branch says to act on so ("If the melting point is above 50.0 degrees celsius,
+focus on the green box"), answers the branch, and is held back alike until the branch is decided
+(search then takes it). A stored route of another variation ended in its own branch's answer:
+the progress source took it here, and failed both melting-point tasks in a round.
 Plans from experience are not held back: a stored episode's progress that took one is evidence
 the LLM's pick is not (its failures are, in turn, never offered again: prag.agent.sources.actor's fatal
 actions).
@@ -32,6 +35,7 @@ from prag.agent.skills.conditions import branches
 from prag.agent.skills.instructed import names, names_the_target, sentences
 from prag.envs.base import Observation, Triple
 from prag.envs.domain import Domain
+from prag.text import without_article
 
 FULL_SCORE = 100.0  # a won task's score, where the family keeps one (ScienceWorld's)
 
@@ -58,8 +62,10 @@ class Irrevocable:
         if gambling(observation, t, max_steps, window):
             return repeated
         answers = answer_places(goal)
+        targets = answer_targets(goal, self.domain.irrevocable)
         return repeated | {action for action in actions
-                           if self.doubtful(action, goal, triples) or any(_into(action, place) for place in answers)}
+                           if self.doubtful(action, goal, triples) or self.domain.aimed_at(action) in targets
+                           or any(_into(action, place) for place in answers)}
 
     def repeated(self, actions: Iterable[str], triples: Sequence[Triple]) -> set[str]:
         """Those aimed at a thing the scene marks as acted on so already (`Domain.marked`): never
@@ -75,6 +81,15 @@ def answer_places(goal: str) -> frozenset[str]:
     wrong answer fails the task as a wrong focus does (a random "pour table into green box" did)."""
     return frozenset(carried.place for carried in (carry_of(branch.instruction) for branch in branches(sentences(goal)))
                      if carried is not None)
+
+
+@lru_cache(maxsize=256)
+def answer_targets(goal: str, irrevocable: str | None) -> frozenset[str]:
+    """The things the goal's conditional branches say to take an irrevocable step on ("focus on
+    the green box": green box, by the family's `irrevocable` pattern): that step answers the branch."""
+    aimed = (re.fullmatch(irrevocable, branch.instruction) if irrevocable is not None else None
+             for branch in branches(sentences(goal)))
+    return frozenset(without_article(match["x"]) for match in aimed if match is not None)
 
 
 def _into(action: str, place: str) -> bool:

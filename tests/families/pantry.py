@@ -12,92 +12,38 @@ import random
 from pathlib import Path
 from typing import Any
 
-from prag.envs.base import KnowsItsPlan, Observation, Task, Triple, scene_text_from_triples
+from prag.envs.base import Task
 from prag.envs.domain import Domain, GoalTemplate, Undo
 from prag.envs.facts import PLACED, GoalFacts
 from prag.envs.goals import FormalGoal, GoalSchema
 from prag.envs.registry import Family
 from prag.errors import SpecError
+from tests.families.places import PlacesEnv, kind
 
 PLACES = ("shelf 1", "shelf 2", "table 1", "counter 1", "box 1")
 OPENS = frozenset({"box 1"})  # places that open; they start closed
 THINGS = ("cup 1", "apple 1", "plate 1")
 
 
-def kind(name: str) -> str:
-    return name.rsplit(" ", 1)[0]
-
-
-def link(place: str) -> str:
-    """How a thing rests at `place`: in what opens, on the rest."""
-    return "in" if place in OPENS else "on"
-
-
-class PantryEnv(KnowsItsPlan):
+class PantryEnv(PlacesEnv):
     """One pantry task: things placed by the task's seed, a goal naming a kind of thing and of place."""
 
-    def __init__(self, task: Task) -> None:
-        self.task = task
+    PLACES = PLACES
+    OPENS = OPENS
+    INTRO = "You are in the pantry."
 
-    def reset(self) -> Observation:
-        rng = random.Random(self.task.seed)
-        self.where = {thing: rng.choice(PLACES) for thing in THINGS}
+    def start(self, rng: random.Random) -> tuple[dict[str, str], str, list[str]]:
+        where = {thing: rng.choice(PLACES) for thing in THINGS}
         self.thing = rng.choice(THINGS)
-        self.target = rng.choice([p for p in PLACES if kind(p) != kind(self.where[self.thing])])
-        self.at: str | None = None
-        self.held: str | None = None
-        self.open: set[str] = set()
-        self.goal = f"put {'an' if self.thing[0] in 'aeiou' else 'a'} {kind(self.thing)} {link(self.target)} {kind(self.target)}"
-        source = self.where[self.thing]
-        self._plan = [f"go to {source}", *([f"open {source}"] if source in OPENS else []), f"take {self.thing} from {source}",
-                      f"go to {self.target}", *([f"open {self.target}"] if self.target in OPENS else []),
-                      f"put {self.thing} {link(self.target)} {self.target}"]
-        return self._observe("You are in the pantry. You see " + ", ".join(PLACES) + ".")
+        self.target = rng.choice([p for p in PLACES if kind(p) != kind(where[self.thing])])
+        goal = f"put {'an' if self.thing[0] in 'aeiou' else 'a'} {kind(self.thing)} {self.link(self.target)} {kind(self.target)}"
+        source = where[self.thing]
+        plan = [*self.visit(source), f"take {self.thing} from {source}", *self.visit(self.target),
+                f"put {self.thing} {self.link(self.target)} {self.target}"]
+        return where, goal, plan
 
-    def step(self, action: str) -> Observation:
-        if action not in self._admissible():
-            return self._observe("Nothing happens.")
-        verb, _, rest = action.partition(" ")
-        if verb == "go":
-            self.at = rest.removeprefix("to ")
-        elif verb == "open":
-            self.open.add(rest)
-        elif verb == "close":
-            self.open.discard(rest)
-        elif verb == "take":
-            self.held = rest.split(" from ")[0]
-            del self.where[self.held]
-        elif verb == "put" and self.held is not None and self.at is not None:
-            self.where[self.held], self.held = self.at, None
-        return self._observe(f"You {action}.")
-
-    def close(self) -> None:
-        pass
-
-    def _reachable(self) -> bool:
-        return self.at is not None and (self.at not in OPENS or self.at in self.open)
-
-    def _admissible(self) -> list[str]:
-        actions = [f"go to {p}" for p in PLACES if p != self.at] + ["look"]
-        if self.at in OPENS:
-            actions.append(f"{'close' if self.at in self.open else 'open'} {self.at}")
-        if self._reachable() and self.held is None:
-            actions += [f"take {t} from {self.at}" for t, p in self.where.items() if p == self.at]
-        if self._reachable() and self.held is not None:
-            actions.append(f"put {self.held} {link(str(self.at))} {self.at}")
-        return actions
-
-    def _observe(self, text: str) -> Observation:
-        """What the agent sees: the things where it stands (if the place is open), what it holds,
-        whether the place it stands at is open."""
-        triples: list[Triple] = [("agent", "holds", self.held)] if self.held else []
-        if self.at in OPENS:
-            triples.append((self.at, "is", "open" if self.at in self.open else "closed"))
-        if self._reachable():
-            triples += [(t, link(p), p) for t, p in self.where.items() if p == self.at]
-        won = self.where.get(self.thing) is not None and kind(self.where[self.thing]) == kind(self.target)
-        return Observation(self.goal, text, self._admissible(), triples, scene_text_from_triples(self.at, triples),
-                           won=won, done=won, location=self.at)
+    def won(self) -> bool:
+        return self.where.get(self.thing) is not None and kind(self.where[self.thing]) == kind(self.target)
 
 
 class PantrySource:

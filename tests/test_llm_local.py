@@ -18,16 +18,7 @@ from prag.llm import make_llm
 from prag.llm.local import LocalLLM
 
 llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
-
-
-@pytest.fixture(scope="module")
-def llm() -> LocalLLM:
-    try:
-        model = make_llm("local:0.5b", n_ctx=4096)
-    except LLMError as exc:
-        pytest.skip(f"the local 0.5B model is not available: {exc}")
-    assert isinstance(model, LocalLLM)
-    return model
+from local_models import llm  # noqa: E402,F401  (the module-scoped 0.5B model, a fixture)
 
 
 def _evaluated(llm: LocalLLM) -> int:

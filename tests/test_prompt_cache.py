@@ -16,8 +16,6 @@ from prag.agent.agent import PragAgent
 from prag.agent.config import AgentConfig
 from prag.agent.config import PromptLimits
 from prag.envs.base import Task
-from prag.errors import LLMError
-from prag.llm import make_llm
 from prag.llm.base import LLM, Completion, Message
 from prag.llm.local import LocalLLM
 from prag.llm.scripted import ScriptedLLM
@@ -27,16 +25,7 @@ from prag.store.records import EpisodeRecord, StepRecord
 from tests.families.pantry import DOMAIN, PantryEnv
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
-
-
-@pytest.fixture(scope="module")
-def llm() -> LocalLLM:
-    try:
-        model = make_llm("local:0.5b", n_ctx=4096)
-    except LLMError as exc:
-        pytest.skip(f"the local 0.5B model is not available: {exc}")
-    assert isinstance(model, LocalLLM)
-    return model
+from local_models import llm  # noqa: E402,F401  (the module-scoped 0.5B model, a fixture)
 
 
 def _past(number: int) -> EpisodeRecord:

@@ -108,13 +108,19 @@ def say(fact: LiftedFact) -> str:
     names = [str(t) for t in terms]
     if predicate == AT:
         return f"you are in {names[0]}"
-    if predicate == HOLDS:
-        return f"you hold {names[0]}"
+    return _sentence(predicate, names) or " ".join([predicate, *names])
+
+
+def _sentence(predicate: str, words: list[str]) -> str | None:
+    """A fact over these words as a facts sentence says it (prag.envs.facts), None for a
+    predicate it has no words for."""
     if predicate == PLACED:
-        return f"{names[0]} in {names[1]}"
+        return f"{words[0]} in {words[1]}"
+    if predicate == HOLDS:
+        return f"you hold {words[0]}"
     if predicate.startswith(STATE):
-        return f"{names[0]} is {predicate[len(STATE):]}"
-    return " ".join([predicate, *names])
+        return f"{words[0]} is {predicate[len(STATE):]}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -328,14 +334,7 @@ def _written(fact: LiftedFact) -> str | None:
     predicate, terms = fact
     if any(t.phrase is None for t in terms):
         return None
-    words = [str(t.phrase) for t in terms]
-    if predicate == PLACED:
-        return f"{words[0]} in {words[1]}"
-    if predicate == HOLDS:
-        return f"you hold {words[0]}"
-    if predicate.startswith(STATE):
-        return f"{words[0]} is {predicate[len(STATE):]}"
-    return None
+    return _sentence(predicate, [str(t.phrase) for t in terms])
 
 
 # --- merging what several episodes teach -------------------------------------------------------

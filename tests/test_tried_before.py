@@ -3,9 +3,12 @@ draw does not take again what a lost episode took from the same observation and 
 an episode is of this very task by its goal and its start, the things by their own names."""
 from __future__ import annotations
 
+from collections import Counter
+
 from prag.agent.agent import PragAgent
 from prag.agent.config import AgentConfig
 from prag.agent.sources.actor import ThisTask, tried_before
+from prag.agent.world.state import Lessons
 from prag.envs.base import Observation
 from prag.envs.sciworld.domain import SCIWORLD
 from prag.llm.scripted import ScriptedLLM
@@ -56,15 +59,15 @@ def test_a_random_draw_avoids_what_an_earlier_round_took_from_here_but_the_llm_m
     drawn = set()
     for seed in range(30):
         played = agent(0, seed)
-        played.state.tried_before.update((HALL, SCENE, action) for action in taken)
+        played.state.lessons = Lessons(tried_before=Counter((HALL, SCENE, action) for action in taken))
         drawn.add(played.act(hallway()).action)
     assert drawn == {"pick up orange"}
     # With every action tried before, the draw is among those tried least.
     played = agent(0, 0)
-    played.state.tried_before.update((HALL, SCENE, action) for action in ACTIONS + taken[:1])
+    played.state.lessons = Lessons(tried_before=Counter((HALL, SCENE, action) for action in ACTIONS + taken[:1]))
     assert played.act(hallway()).action != "open door to kitchen"
     asked = agent(6, 0)
-    asked.state.tried_before.update((HALL, SCENE, action) for action in taken)
+    asked.state.lessons = Lessons(tried_before=Counter((HALL, SCENE, action) for action in taken))
     assert asked.act(hallway()).action == "open door to kitchen"
 
 

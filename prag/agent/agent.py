@@ -51,6 +51,7 @@ from prag.agent.plans import Plan
 from prag.agent.protocol import Decision, Trace, Usage
 from prag.agent.sources.actor import Actor
 from prag.agent.sources.chain import chain, source_names
+from prag.agent.sources.lessons import taught
 from prag.agent.sources.mediator import (
     POLICIES,
     Always,
@@ -137,9 +138,15 @@ class PragAgent:
                                 usage)
         self.asking = Asking(self.llm_step, s.person, s.config, self.state, effort)
         self.actor = Actor(s.domain)
-        planning = Planning(s, self.goal, self.state, self.llm_step, self.actor, self._revise, StepRecord.of(0, None, observation))
-        # A mediator that always asks follows no plan: none is sought (nor corrections retrieved for one).
-        self.plans: list[PlanSource] = [] if isinstance(self.asker, Always) else chain(s.config.sources, planning)
+        self.first = StepRecord.of(0, None, observation)
+        planning = Planning(s, self.goal, self.state, self.llm_step, self.actor, self._revise, self.first)
+        # A mediator that always asks follows no plan: none is sought (nor corrections retrieved for
+        # one), and nothing is learned from past episodes but the prompt's examples, as P-RAG plays.
+        # Otherwise what they teach is learned before any source is consulted, whichever are.
+        self.plans: list[PlanSource] = []
+        if not isinstance(self.asker, Always):
+            self.state.lessons = taught(s, self.goal.sentence, self.first, observation.scene_text)
+            self.plans = chain(s.config.sources, planning)
 
     def _readers(self, usage: Usage, effort: Effort) -> list[GoalReader]:
         """The goal readers the config names, in its order; the person's only with a person."""
@@ -159,6 +166,9 @@ class PragAgent:
     def _revise(self, why: str, wrong: dict[str, str]) -> None:
         """The reading acted on cannot be right: the goal takes the next hypothesis, planned for afresh."""
         if self.goal.revise(why, wrong, self.state.observed):
+            # What past episodes teach the new reading joins what they taught the old.
+            self.state.lessons = taught(self.settings, self.goal.sentence, self.first, self.state.last.scene,
+                                        self.state.lessons)
             self.actor.restart()
             for source in self.plans:
                 source.restart()

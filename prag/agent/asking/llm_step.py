@@ -96,13 +96,13 @@ class LLMStep:
         this step are not offered. Past the LLM budget, an admissible action drawn at random."""
         if self.past_llm_budget:
             self.past_budget += 1
-            held_back = rejected | self.state.fatal | self.state.avoided | self._deferred(observation, observation.admissible)
+            held_back = rejected | self.state.lessons.fatal | self.state.avoided | self._deferred(observation, observation.admissible)
             choices = [a for a in observation.admissible if a not in held_back] or list(observation.admissible)
             # Not what an earlier round drew from here: a round past its replayed progress goes on
             # otherwise than the last one did. The LLM is not held to it: a step that earned no
             # score (a door on the way) may still be the one to take.
             here = (observation.text, observation.scene_text)
-            tried = {a: self.state.tried[(*here, a)] + self.state.tried_before[(*here, a)] for a in choices}
+            tried = {a: self.state.tried[(*here, a)] + self.state.lessons.tried_before[(*here, a)] for a in choices}
             choices = [a for a in choices if tried[a] < self.config.loop_limit] or _least_tried(tried)
             salt = f"{observation.text}:{self.state.t}"
             if self.config.explore == "uniform":
@@ -116,7 +116,7 @@ class LLMStep:
         choices = list(observation.admissible)
         tried = {action: self.state.tried[(observation.text, observation.scene_text, action)] for action in choices}
         banned = {action for action, count in tried.items() if count >= self.config.loop_limit} | self._undoing(observation)
-        banned |= self.state.fatal | self.state.avoided | self._deferred(observation, choices)
+        banned |= self.state.lessons.fatal | self.state.avoided | self._deferred(observation, choices)
         choices = [a for a in choices if a not in rejected] or choices
         allowed = [a for a in choices if a not in banned] or _least_tried({a: tried[a] for a in choices})
         self.usage.banned_actions += len(choices) - len(allowed)
@@ -156,7 +156,7 @@ class LLMStep:
     def _tried(self) -> set[str]:
         """The actions this task took: in this episode, and in its lost episodes before."""
         actions = {step.action for step in self.state.steps if step.action is not None}
-        return actions | {action for _, _, action in self.state.tried_before}
+        return actions | {action for _, _, action in self.state.lessons.tried_before}
 
     @property
     def past_llm_budget(self) -> bool:

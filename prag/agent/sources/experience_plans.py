@@ -1,13 +1,10 @@
 """The experience source's plans: the successes among a wider retrieval than the prompt's, and
-the corrections retrieved for the instructions (prag.agent.sources.actor ranks them); and, from the same
-episodes, the actions that failed this task and what its instructions name (prag.agent.skills.instructed)."""
+the corrections retrieved for the instructions (prag.agent.sources.actor ranks them). What the same
+episodes teach besides (the actions that failed this task, what its instructions name, ...) is
+learned once for every source (prag.agent.sources.lessons), not here."""
 from __future__ import annotations
 
-from prag.agent.skills.answered import answers, merge
-from prag.agent.skills.compared import orientations
-from prag.agent.skills.instructed import verified_focuses
-from prag.agent.skills.making import recipes
-from prag.agent.sources.actor import ThisTask, candidates, fatal_actions, fatal_things, tried_before
+from prag.agent.sources.actor import ThisTask, candidates
 from prag.agent.sources.plan_source import Planning
 from prag.envs.base import Observation
 from prag.sources import KnowledgeSource
@@ -48,14 +45,4 @@ class ExperiencePlans:
         task = ThisTask.of(p.goal.sentence, p.first, s.domain)
         plans = candidates(task, pool, p.llm_step.correction_pool, only_this_task=KnowledgeSource.SEARCH in s.config.sources,
                            progress=KnowledgeSource.PROGRESS not in s.config.sources)
-        p.state.fatal |= fatal_actions(task, pool)
-        p.state.failed_things |= fatal_things(task, pool)
-        p.state.tried_before |= tried_before(task, pool)
-        p.state.verified = p.state.verified or verified_focuses(p.goal.sentence, pool, s.domain)
-        unread = [e.episode for e in pool if e.episode.id not in p.state.answered_by]
-        p.state.answered_by |= {e.id for e in unread if e.id is not None}
-        merge(p.state.answers, answers(unread, s.domain))
-        merge(p.state.orientations, orientations(unread, s.domain))
-        p.state.recipes += [recipe for episode in unread
-                            for recipe in recipes([(step.action, step.triples) for step in episode.steps], s.domain)]
         p.actor.offer(plans, observation.admissible)

@@ -212,7 +212,7 @@ class ProgressPlans:
             if command is None and self.heading == (id(milestone), along + offset, here):
                 # Arrived where the route took this step, and it cannot be taken here: not sought there again.
                 self.passed.add((id(milestone), along + offset))
-            if command is None or command in p.state.fatal | p.state.avoided or self._idle(command, observation):
+            if command is None or command in p.state.lessons.fatal | p.state.avoided or self._idle(command, observation):
                 continue
             if self._held_back(command, observation):
                 continue

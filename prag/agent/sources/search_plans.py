@@ -65,7 +65,7 @@ class SearchPlans:
             follower = p.actor.follower
         if follower is not None and follower.plan.source == StepSource.SEARCH and p.actor.step_now(observation.admissible):
             return
-        self.instructed.heed(p.state.verified)
+        self.instructed.heed(p.state.lessons.verified)
         wanted = self._to_make()  # "the intermediate paint you created": a part of what is to be made
         self.made = made(self._scenes(), p.settings.domain)
         self.instructed.made = set(self.made) & set(named_parts(wanted) if wanted else ())
@@ -141,14 +141,14 @@ class SearchPlans:
         p = self.planning
         domain, goal = p.settings.domain, p.goal.sentence
         steps = [(step.action, step.observation, step.graph) for step in p.state.steps]
-        branch = self.conditions.measured(steps, domain) or self.conditions.ruled_out(p.state.failed_things)
+        branch = self.conditions.measured(steps, domain) or self.conditions.ruled_out(p.state.lessons.failed_things)
         if branch is None:
             named = instructed(goal, domain)
             step = self.conditions.measuring(observation.admissible, named, domain, observation.scene_triples)
             if step is not None:
                 p.actor.follow_search(Plan((step,), StepSource.SUBGOAL, goal=goal), observation.admissible)
                 return True
-            left = self.conditions.left(p.state.failed_things)
+            left = self.conditions.left(p.state.lessons.failed_things)
             if left and gambling(observation, p.state.t, p.state.max_steps, p.settings.config.gamble_window,
                                  chance=1 / len(left)):
                 branch = self.conditions.known(named[-1] if named else None) or self.conditions.drawn(left, goal)
@@ -164,13 +164,13 @@ class SearchPlans:
         if target is None or target.description is None:
             return False
         state = self.planning.state
-        observed, failed = state.observed, state.failed_things
+        observed, failed = state.observed, state.lessons.failed_things
         described = comparative(target.description)
         chosen = None
         if self.experiment is not None and described is not None:
-            chosen = self.experiment.choice(self._steps(), described, orientation(state.orientations, described))
+            chosen = self.experiment.choice(self._steps(), described, orientation(state.lessons.orientations, described))
         chosen = chosen or self.described.choose(target.description, target.head, self.planning.goal.sentence,
-                                                 observed, failed, state.answers.get(target.description))
+                                                 observed, failed, state.lessons.answers.get(target.description))
         if chosen is not None:  # by its own name, which stays while the words for it change as it grows
             self.instructed.mean(observed.own_names.get(chosen, chosen))
         return chosen is not None
@@ -186,7 +186,7 @@ class SearchPlans:
         if described is None:
             return False
         p = self.planning
-        observed, passed = p.state.observed, p.state.failed_things
+        observed, passed = p.state.observed, p.state.lessons.failed_things
         if self.experiment is None:
             candidates = [thing for thing in called(described.head, things_by_room(observed))
                           if thing not in passed and observed.own_names.get(thing, thing) not in passed]
@@ -212,7 +212,7 @@ class SearchPlans:
         wanted = self._to_make()
         if wanted is None or domain.combine is None:
             return False
-        known = [*p.state.recipes, *recipes(self._scenes(), domain)]
+        known = [*p.state.lessons.recipes, *recipes(self._scenes(), domain)]
         step = self.making.step(wanted, observation.scene_triples, observation.admissible, known, self.made)
         plan = Plan((step,), StepSource.SUBGOAL, goal=p.goal.sentence) if step is not None else None
         if plan is None:  # nothing to try here: more things of its kind where not yet searched, or where seen

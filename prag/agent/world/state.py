@@ -25,6 +25,29 @@ class Recipe:
 
 
 @dataclass(frozen=True)
+class Lessons:
+    """What the past episodes retrieved for this task teach, learned from them in one place
+    (prag.agent.sources.lessons.taught) when the episode starts and again when its goal is revised;
+    every source and the LLM's step read it, none writes it. What this episode itself shows (a
+    recipe made now, an action tried now) is the episode's own, kept in `EpisodeState`."""
+
+    # the actions that failed this very task outright before (prag.agent.sources.actor.fatal_actions)
+    fatal: frozenset[str] = frozenset()
+    # what they were aimed at, by every name (prag.agent.sources.actor.fatal_things)
+    failed_things: frozenset[str] = frozenset()
+    # (observation, scene, action) done in this task's lost episodes of earlier rounds
+    # (prag.agent.sources.actor.tried_before); read, never counted up
+    tried_before: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    verified: tuple[str, ...] = ()  # what the goal's instructions name, as experience read it
+    # how stored episodes answered described things, by own name (prag.agent.skills.answered)
+    answers: dict[str, Counter[str]] = field(default_factory=dict)
+    # which way comparative descriptions read their measurements, as experience says (prag.agent.skills.compared)
+    orientations: dict[str, Counter[int]] = field(default_factory=dict)
+    recipes: tuple[Recipe, ...] = ()  # combinations seen in stored episodes (prag.agent.skills.making)
+    read: frozenset[int] = frozenset()  # the stored episodes these were learned from, by id
+
+
+@dataclass(frozen=True)
 class Step:
     """One step: the action taken (None at the reset) and what it led to."""
 
@@ -50,19 +73,11 @@ class EpisodeState:
     max_steps: int  # the episode's step budget (the environment's cap; 50 where it says none)
     outcomes: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # (action, observation, scene) after it
     tried: Counter[tuple[str, str, str]] = field(default_factory=Counter)  # (observation, scene, action) from there
-    # the same, done in this task's lost episodes of earlier rounds (prag.agent.sources.actor.tried_before)
-    tried_before: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     utterances: list[tuple[int, str]] = field(default_factory=list)  # (index of the step it followed, text)
     decisions: list[Decision] = field(default_factory=list)  # every step's, in order
-    fatal: set[str] = field(default_factory=set)  # actions that failed this task outright before (prag.agent.sources.actor)
-    failed_things: set[str] = field(default_factory=set)  # what they were aimed at, by every name (prag.agent.sources.actor)
-    verified: list[str] = field(default_factory=list)  # what the goal's instructions name, as experience read it
-    # how stored episodes answered described things, by own name (prag.agent.skills.answered), and which were read
-    answers: dict[str, Counter[str]] = field(default_factory=dict)
-    answered_by: set[int] = field(default_factory=set)
-    # which way comparative descriptions read their measurements, as experience says (prag.agent.skills.compared)
-    orientations: dict[str, Counter[int]] = field(default_factory=dict)
-    recipes: list[Recipe] = field(default_factory=list)  # combinations seen in stored episodes (prag.agent.skills.making)
+    # What the stored episodes retrieved for this task teach (prag.agent.sources.lessons): set by the
+    # coordinator when the episode starts and when the goal is revised, read by every source.
+    lessons: Lessons = field(default_factory=Lessons)
     subgoal: str | None = None  # the next sub-goal learned from reward, in words (prag.agent.sources.progress_plans)
     avoided: set[str] = field(default_factory=set)  # actions a stored score fell after, re-bound here (the same)
     last_changed: bool = True  # the last action changed the observation or the scene graph

@@ -1,0 +1,62 @@
+"""What past episodes teach this episode (`prag.agent.world.state.Lessons`), learned in one place:
+from the same retrieval the experience source plans from (the goal and the scene, `plan_pool`
+episodes) and this task as stored episodes know it (`ThisTask`). The coordinator (prag.agent.agent)
+learns them when the episode starts and again when its goal is revised, whatever the sources;
+the sources and the LLM's step read them from the episode's state, none writes them.
+
+- the actions that failed this very task outright (`fatal_actions`) and what they were aimed at
+  (`fatal_things`): never offered again, and the branches of a choice they rule out;
+- what this task's lost episodes did from where (`tried_before`): a step drawn past the LLM
+  budget goes on otherwise;
+- what the goal's instructions name, as an episode of its template that raised its score read it
+  (`verified_focuses`);
+- how stored episodes answered described things (`answers`), which way comparative descriptions
+  read (`orientations`), and the combinations they made (`recipes`).
+
+After a revision the new reading's lessons join the old: an action that failed this task failed
+it whatever the reading, and an episode already read is not counted twice.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from prag.agent.config import AgentSettings
+from prag.agent.skills.answered import answers, merge
+from prag.agent.skills.compared import orientations
+from prag.agent.skills.instructed import verified_focuses
+from prag.agent.skills.making import recipes
+from prag.agent.sources.actor import ThisTask, fatal_actions, fatal_things, tried_before
+from prag.agent.world.state import Lessons
+from prag.retrieval.episodes import Experience
+from prag.store.records import StepRecord
+
+
+def taught(settings: AgentSettings, goal: str, first: StepRecord, scene: str, before: Lessons = Lessons()) -> Lessons:
+    """What the episodes retrieved for `goal` and `scene` teach the task that started at `first`,
+    joined to what was learned `before` (for an earlier reading of the goal)."""
+    s = settings
+    pool = s.experiences.retrieve(goal, scene, s.visibility, k=s.config.plan_pool) if s.experiences is not None else []
+    return learned(ThisTask.of(goal, first, s.domain), pool, before)
+
+
+def learned(task: ThisTask, pool: Sequence[Experience], before: Lessons = Lessons()) -> Lessons:
+    """What the episodes of `pool` teach `task`, joined to `before`: each episode is read once."""
+    domain = task.domain
+    unread = [e.episode for e in pool if e.episode.id not in before.read]
+    told = {description: Counter(counts) for description, counts in before.answers.items()}
+    merge(told, answers(unread, domain))
+    read_so = {key: Counter(counts) for key, counts in before.orientations.items()}
+    merge(read_so, orientations(unread, domain))
+    made = [recipe for episode in unread
+            for recipe in recipes([(step.action, step.triples) for step in episode.steps], domain)]
+    return Lessons(
+        fatal=before.fatal | fatal_actions(task, pool),
+        failed_things=before.failed_things | fatal_things(task, pool),
+        tried_before=before.tried_before | tried_before(task, pool),
+        verified=before.verified or tuple(verified_focuses(task.goal, pool, domain)),
+        answers=told,
+        orientations=read_so,
+        recipes=(*before.recipes, *made),
+        read=before.read | {e.id for e in unread if e.id is not None},
+    )

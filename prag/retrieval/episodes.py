@@ -78,6 +78,11 @@ class ExperienceSource:
         )
         return [Experience(hit, self._episode(hit.episode_id)) for hit in hits]
 
+    def every(self, goal: str, scene: str, visibility: Visibility) -> list[Experience]:
+        """Every episode the visibility allows, best first: what a caller filters for the
+        episodes of one task (prag.agent.sources.lessons), whichever the top `k` would leave out."""
+        return self.retrieve(goal, scene, visibility, k=self.index.size)
+
     def _episode(self, episode_id: int) -> EpisodeRecord:
         if episode_id not in self._episodes:
             self._episodes[episode_id] = self.store.episode(episode_id)

@@ -105,7 +105,8 @@ class ProgressPlans:
         # then the first a step can be taken toward (the cup may not be in this room).
         for milestone in sorted(left, key=lambda m: m is not self.focus):
             plan = self._toward_milestone(milestone, observation)
-            if plan is not None:
+            # Whichever way found it (a search to a sub-goal of a focus plans the focus itself).
+            if plan is not None and not self._held_back(plan.steps[0], observation):
                 self.efforts[id(milestone)] = self.efforts.get(id(milestone), 0) + 1
                 self.focus = milestone
                 p.state.subgoal = milestone.describe()

@@ -70,3 +70,35 @@ def test_a_correction_of_one_sciworld_variation_serves_another_re_bound_to_its_s
     assert ("move rubber to metal pot", StepSource.PROGRESS) in taken
     focused = next(s.score for s in episode.steps if s.action == "focus on rubber")
     assert (episode.score or 0) > (focused or 0)
+
+
+def test_a_step_found_toward_a_sub_goal_that_answers_an_undecided_branch_waits() -> None:
+    """Whichever way the progress source finds its step (here a stand-in for the search to a
+    sub-goal of a focus, which planned the focus on the branch's box itself), a step answering a
+    branch not yet decided is not taken: it failed both melting-point tasks outright in a round."""
+    from prag.agent.agent import PragAgent
+    from prag.agent.goals.milestones import Binder, Milestone
+    from prag.agent.plans import Plan
+    from prag.agent.sources.progress_plans import ProgressPlans
+    from prag.envs.base import Observation
+    from prag.envs.sciworld.domain import SCIWORLD
+    from prag.llm.scripted import ScriptedLLM
+    from prag.retrieval.index import Visibility
+
+    goal = ("Your task is to measure the melting point of orange juice. First, focus on the thermometer. Next, focus "
+            "on the orange juice. If the melting point of orange juice is above 10.0 degrees celsius, focus on the "
+            "green box. If the melting point of orange juice is below 10.0 degrees celsius, focus on the blue box.")
+    actions = ["focus on green box", "look around", "open door to hallway"]
+    seen = Observation(goal, "This room is called the kitchen.", actions, [], "at: kitchen", location="kitchen",
+                       score=78, max_steps=100)
+    llm = ScriptedLLM(lambda messages: "none" if "Instruction:" in messages[-1]["content"] else "look around",
+                      supports_choices=True)
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("progress", "llm"), think=False),
+                      domain=SCIWORLD)
+    agent.reset(seen)
+    (progress,) = [source for source in agent.plans if isinstance(source, ProgressPlans)]
+    progress.milestones = [Milestone(core=(), origin=1)]
+    progress.binders = {1: Binder(SCIWORLD, {})}
+    progress._toward_milestone = lambda milestone, observation: Plan(("focus on green box",), StepSource.PROGRESS)  # type: ignore[method-assign]
+    step = agent.act(seen)
+    assert step.action != "focus on green box"

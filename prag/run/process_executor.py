@@ -79,6 +79,9 @@ class Processes:
             self._end_workers()
             raise
         except BrokenProcessPool:
+            # The pool's own thread reaps its workers as it ends them: waiting for it first means no
+            # second waitpid races it (a reaped worker whose exit code was lost would go unnamed).
+            self.pool.shutdown(wait=True, cancel_futures=True)
             raise PragError(f"a worker process of the round {self._how_workers_ended()} mid-episode; the "
                             f"episodes under way were not stored") from None
         finally:
@@ -91,7 +94,6 @@ class Processes:
         when nothing else ended one."""
         ended: list[tuple[int, int]] = []
         for pid, process in self._started.items():
-            process.join(timeout=1)  # a dead worker's exit code is known once it is reaped
             if process.exitcode:
                 ended.append((pid, process.exitcode))
         causes = [(pid, code) for pid, code in ended if code != -signal.SIGTERM] or ended

@@ -12,7 +12,7 @@ from support import minilm
 from prag.agent.agent import PragAgent
 from prag.agent.config import AgentConfig
 from prag.agent.plans import Plan
-from prag.agent.sources.actor import Candidate
+from prag.agent.proposal import Proposal, Standing, View
 from prag.agent.sources.mediator import Learned
 from prag.envs.base import Environment
 from prag.envs.domain import GRID
@@ -116,8 +116,23 @@ def started(mediated: PragAgent, env: Environment, steps: tuple[str, ...]) -> Pr
     """An agent reset on the task and following a plan of `steps`."""
     observation = env.reset()
     mediated.reset(observation)
-    mediated.actor.offer([Candidate(1, len(steps), Plan(steps, "episode"))], observation.admissible)
+    mediated.arbiter.sources.insert(0, Replay(Plan(steps, "episode")))
     return mediated
+
+
+class Replay:
+    """A scripted proven source: proposes one stored plan (as experience would) at every step."""
+
+    standing = Standing.PROVEN
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+
+    def propose(self, view: View) -> Proposal:
+        return Proposal.of(self.plan)
+
+    def restart(self) -> None:
+        pass
 
 
 def test_the_rooms_own_correction_is_followed_though_another_rooms_transcript_of_the_goal_ranks_first(world):

@@ -136,7 +136,7 @@ def test_a_thing_a_focus_on_which_failed_before_is_not_offered_and_the_one_left_
 
 
 def test_the_things_a_fatal_focus_was_aimed_at_are_known_by_every_name_they_had() -> None:
-    from prag.agent.sources.actor import ThisTask, fatal_things
+    from prag.agent.sources.past_episodes import ThisTask, fatal_things
     from prag.retrieval.episodes import Experience
     from prag.store.records import EpisodeRecord, StepRecord
 

@@ -15,8 +15,7 @@ from typer.testing import CliRunner
 from prag.agent.agent import PragAgent
 from prag.agent.asking.prompt import act_instruction
 from prag.agent.config import AgentConfig
-from prag.agent.plans import Follower, Plan
-from prag.agent.sources.actor import Actor
+from prag.agent.plans import Plan
 from prag.cli import _register, app, common
 from prag.envs.base import Environment, Observation
 from prag.envs.domain import GRID
@@ -175,22 +174,6 @@ def test_asking_every_step_marks_the_answers_that_were_the_plans_next_step(grid)
     assert [d.same_plan for d in agent.state.decisions] == [False] + [True] * (len(plan) - 1)
 
 
-def test_an_llm_plan_does_not_replace_a_plan_from_experience_that_is_still_going():
-    actor = Actor(GRID)
-    proven = Plan(("go to table 1", "pick up eggs 1"), "episode", origin=7)
-    actor.follower = Follower(proven)
-    actor.follow_llm(Plan(("go to kitchen",), "llm"))
-    assert actor.follower.plan == proven
-    actor.follower.advance()
-    actor.follower.advance()  # it ran out
-    guess = Plan(("go to kitchen",), "llm")
-    actor.follow_llm(guess)
-    assert actor.follower.plan == guess
-    newer = Plan(("go to fridge 1", "open fridge 1"), "llm")
-    actor.follow_llm(newer)  # a later answer replaces an earlier one's plan
-    assert actor.follower.plan == newer and actor.source == "llm"
-
-
 # --- the answer cache ---------------------------------------------------------------------------
 
 
@@ -250,8 +233,8 @@ def test_the_local_model_answers_a_plan_the_agent_can_follow(grid):
     agent.reset(observation)
     decision = agent.act(observation)
     assert decision.valid and decision.action in observation.admissible  # the grammar's first line
-    assert agent.actor.follower is not None and agent.actor.source == "llm"
-    assert len(agent.actor.follower.plan.steps) <= 2
+    assert agent.arbiter.plan is not None and agent.arbiter.source == "llm"
+    assert len(agent.arbiter.plan.steps) <= 2
     assert agent.llm_step.usage.cost.calls == 1 and agent.llm_step.usage.reasks == 0
 
 

@@ -1,10 +1,10 @@
 """What another variation of a task teaches this one: its progress, re-worded to this goal
-(prag.agent.sources.actor.progress_elsewhere), and what its instructions name (prag.agent.skills.instructed.verified_focuses)."""
+(prag.agent.sources.past_episodes.progress_elsewhere), and what its instructions name (prag.agent.skills.instructed.verified_focuses)."""
 from __future__ import annotations
 
 from prag.agent.plans import reword, reworded
 from prag.agent.skills.instructed import Instructed, verified_focuses
-from prag.agent.sources.actor import ELSEWHERE, Actor, ThisTask, candidates
+from prag.agent.sources.past_episodes import ELSEWHERE, Actor, ThisTask, candidates
 from prag.envs.sciworld.domain import SCIWORLD
 from prag.retrieval.episodes import Experience
 from prag.store.records import EpisodeRecord, StepRecord

@@ -1,6 +1,6 @@
-"""Plan sources behind one interface (prag.agent.sources.plan_source): the agent builds its chain from the
+"""Plan sources behind one interface (prag.agent.proposal.Proposer): the agent builds its chain from the
 registry (prag.agent.sources.chain) in `--sources` order, so a new source is one class and one line. The
-example here offers "look" when no earlier source has a step to take."""
+example here proposes "look" when no earlier source has a step to take."""
 from __future__ import annotations
 
 import pytest
@@ -8,6 +8,7 @@ import pytest
 from prag.agent.agent import PragAgent, parse_sources
 from prag.agent.config import AgentConfig
 from prag.agent.plans import Plan
+from prag.agent.proposal import Proposal, Standing, View
 from prag.agent.sources.chain import PLAN_SOURCES, source_names
 from prag.agent.sources.experience_plans import ExperiencePlans
 from prag.agent.sources.plan_source import Planning
@@ -24,18 +25,19 @@ ADMISSIBLE = ["look", "go to table 1", "go to sofa 1"]
 
 
 class LookAround:
-    """An example source: "look" when the actor has no step it can take here."""
+    """An example source: "look" when the plan being followed has no step it can take here."""
 
+    standing = Standing.SEARCHED
     consulted: list[int] = []  # the steps it was asked at
 
     def __init__(self, planning: Planning) -> None:
         self.planning = planning
 
-    def offer(self, observation: Observation) -> None:
+    def propose(self, view: View) -> Proposal | None:
         LookAround.consulted.append(self.planning.state.t)
-        actor = self.planning.actor
-        if actor.step_now(observation.admissible) is None and "look" in observation.admissible:
-            actor.follow_search(Plan(("look",), StepSource.FIND, goal=self.planning.goal.sentence), observation.admissible)
+        if view.step_now() is None and "look" in view.observation.admissible:
+            return Proposal.of(Plan(("look",), StepSource.FIND, goal=self.planning.goal.sentence))
+        return None
 
     def restart(self) -> None:
         pass
@@ -60,16 +62,17 @@ def agent(sources: tuple[str, ...], ask: str = "hard-coded") -> PragAgent:
 def test_the_chain_follows_the_sources_order(look: None) -> None:
     played = agent(("look", "search", "experience", "llm"))
     played.reset(seen())
-    assert [type(source) for source in played.plans] == [LookAround, SearchPlans, ExperiencePlans]
+    assert [type(source) for source in played.arbiter.sources] == [LookAround, SearchPlans, ExperiencePlans]
     played = agent(("experience", "llm", "look"))
     played.reset(seen())
-    assert [type(source) for source in played.plans] == [ExperiencePlans, LookAround]
+    assert [type(source) for source in played.arbiter.sources] == [ExperiencePlans, LookAround]
 
 
 def test_the_cli_takes_a_registered_source_by_name_and_describes_it(look: None) -> None:
     assert parse_sources("look,experience,llm") == ("look", "experience", "llm")
     assert source_names()[-2:] == ("llm", "person")
-    assert "look (An example source: \"look\" when the actor has no step it can take here.)" in sources_help(source_names())
+    assert ("look (An example source: \"look\" when the plan being followed has no step it can take here.)"
+            in sources_help(source_names()))
 
 
 def test_an_unregistered_source_is_an_error_naming_the_registered_ones() -> None:

@@ -96,7 +96,7 @@ def test_a_step_found_toward_a_sub_goal_that_answers_an_undecided_branch_waits()
     agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("progress", "llm"), think=False),
                       domain=SCIWORLD)
     agent.reset(seen)
-    (progress,) = [source for source in agent.plans if isinstance(source, ProgressPlans)]
+    (progress,) = [source for source in agent.arbiter.sources if isinstance(source, ProgressPlans)]
     progress.milestones = [Milestone(core=(), origin=1)]
     progress.binders = {1: Binder(SCIWORLD, {})}
     progress._toward_milestone = lambda milestone, observation: Plan(("focus on green box",), StepSource.PROGRESS)  # type: ignore[method-assign]

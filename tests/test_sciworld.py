@@ -183,7 +183,7 @@ def test_rounds_replay_the_progress_stored_and_never_repeat_a_fatal_step(tmp_pat
 
 
 def test_progress_is_the_steps_up_to_the_best_score_less_those_that_changed_nothing() -> None:
-    from prag.agent.sources.actor import ThisTask, fatal_actions, progress_made
+    from prag.agent.sources.past_episodes import ThisTask, fatal_actions, progress_made
     from prag.retrieval.episodes import Experience
     from prag.store.records import EpisodeRecord, StepRecord
 

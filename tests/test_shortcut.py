@@ -13,7 +13,7 @@ import pytest
 
 from prag.agent.agent import PragAgent
 from prag.agent.config import AgentConfig
-from prag.agent.sources.actor import ThisTask, candidates
+from prag.agent.sources.past_episodes import ThisTask, candidates
 from prag.agent.sources.shortcut import recall, shortcut, without_detours
 from prag.envs.alfworld.env import AlfworldEnv
 from prag.envs.alfworld.gen import DIFFICULTIES, generate_game

@@ -12,8 +12,6 @@ from support import play_until_won
 
 from prag.agent.agent import PragAgent, parse_sources
 from prag.agent.config import AgentConfig
-from prag.agent.plans import Follower, Plan
-from prag.agent.sources.actor import Actor
 from prag.cli.reference import root
 from prag.envs.alfworld.env import AlfworldEnv
 from prag.envs.alfworld.gen import DIFFICULTIES, generate_game
@@ -138,19 +136,6 @@ def test_without_the_llm_the_person_is_asked_for_the_steps_no_earlier_source_giv
         assert person.asked == 0 and chosen == {"find", "search"}
     else:
         assert person.asked == len(plan) and chosen == {"person"}
-
-
-def test_a_plan_from_experience_with_a_step_to_take_outranks_search():
-    actor = Actor(ALFWORLD)
-    experience = Plan(("go to fridge 1", "open fridge 1"), "episode", origin=1)
-    actor.follower = Follower(experience)
-    find = Plan(("go to cabinet 1",), "find")
-    actor.follow_search(find, ["go to fridge 1", "go to cabinet 1"])
-    assert actor.follower.plan is experience  # its step can be taken: it goes on
-    actor.follow_search(find, ["go to cabinet 1"])  # its step cannot be taken now: search takes over
-    assert actor.follower.plan is find
-    actor.follow_search(None, ["go to cabinet 1"])  # what it sought was seen: the search plan ends
-    assert actor.follower is None
 
 
 def test_steps_are_counted_by_the_source_that_chose_them():

@@ -7,7 +7,7 @@ from collections import Counter
 
 from prag.agent.agent import PragAgent
 from prag.agent.config import AgentConfig
-from prag.agent.sources.actor import ThisTask, tried_before
+from prag.agent.sources.past_episodes import ThisTask, tried_before
 from prag.agent.world.state import Lessons
 from prag.envs.base import Observation
 from prag.envs.sciworld.domain import SCIWORLD

@@ -12,15 +12,16 @@ text, which actions undo the last one (never offered), and the hints (prag.agent
 notes follow each step's actions.
 
 Experience also acts directly (When2Ask's planner-actor-mediator): a retrieved success or a
-verified correction that fits the task becomes a plan (`prag.agent.sources.actor`), and each step the
+verified correction that fits the task becomes a plan (`prag.agent.sources.past_episodes`); every
+source proposes and one arbiter adopts by one table (`prag.agent.sources.arbiter`), and each step the
 ask policy (`prag.agent.sources.mediator`) decides whether the plan's next step is taken without an
 LLM call or the LLM is asked. With `ask = "always"` every step asks, as P-RAG plays.
 
 The LLM may plan too (`plan_length` n > 1): it answers with the next action and up to n - 1
 further actions, one per line. Constrained decoding still forces the first line to be
-admissible; the further lines become the actor's plan (source `llm`), each validated when its
-turn comes. Such a plan replaces one that ran out or an earlier answer's, never a plan from
-experience that still has steps: those are proven, an LLM's guess is not.
+admissible; the further lines are its proposed plan (source `llm`, a guess), each validated when its
+turn comes. The arbiter adopts it where the plan followed ran out or was an earlier answer, never over a plan
+that still has steps: those are proven or searched, an LLM's guess is not.
 """
 from __future__ import annotations
 
@@ -47,9 +48,8 @@ from prag.agent.goals.readers import (
 )
 from prag.agent.options import named
 from prag.agent.person import Person
-from prag.agent.plans import Plan
 from prag.agent.protocol import Decision, Trace, Usage
-from prag.agent.sources.actor import Actor
+from prag.agent.sources.arbiter import Arbiter
 from prag.agent.sources.chain import chain, source_names
 from prag.agent.sources.lessons import taught
 from prag.agent.sources.mediator import (
@@ -60,7 +60,7 @@ from prag.agent.sources.mediator import (
     MediatorState,
     RandomAsk,
 )
-from prag.agent.sources.plan_source import Planning, PlanSource
+from prag.agent.sources.plan_source import Planning
 from prag.agent.world.places import Ranking, no_ranking
 from prag.agent.world.state import EpisodeState
 from prag.envs.base import Observation
@@ -71,7 +71,7 @@ from prag.llm.base import LLM
 from prag.retrieval.corrections import CorrectionSource
 from prag.retrieval.episodes import ExperienceSource
 from prag.retrieval.index import Visibility
-from prag.sources import KnowledgeSource, StepSource
+from prag.sources import KnowledgeSource
 from prag.store.episode_extra import AgentReport, Choice, Effort, GoalReading
 from prag.store.records import StepRecord
 
@@ -137,16 +137,16 @@ class PragAgent:
         self.llm_step = LLMStep(s.llm, s.experiences, s.corrections, s.visibility, s.config, s.seed, self.goal, self.state,
                                 usage)
         self.asking = Asking(self.llm_step, s.person, s.config, self.state, effort)
-        self.actor = Actor(s.domain)
         self.first = StepRecord.of(0, None, observation)
-        planning = Planning(s, self.goal, self.state, self.llm_step, self.actor, self._revise, self.first)
+        planning = Planning(s, self.goal, self.state, self.llm_step, self._revise, self.first)
         # A mediator that always asks follows no plan: none is sought (nor corrections retrieved for
         # one), and nothing is learned from past episodes but the prompt's examples, as P-RAG plays.
         # Otherwise what they teach is learned before any source is consulted, whichever are.
-        self.plans: list[PlanSource] = []
+        plans = []
         if not isinstance(self.asker, Always):
             self.state.lessons = taught(s, self.goal.sentence, self.first, observation.scene_text)
-            self.plans = chain(s.config.sources, planning)
+            plans = chain(s.config.sources, planning)
+        self.arbiter = Arbiter(s.domain, plans, self.asking)
 
     def _readers(self, usage: Usage, effort: Effort) -> list[GoalReader]:
         """The goal readers the config names, in its order; the person's only with a person."""
@@ -169,8 +169,8 @@ class PragAgent:
             # What past episodes teach the new reading joins what they taught the old.
             self.state.lessons = taught(self.settings, self.goal.sentence, self.first, self.state.last.scene,
                                         self.state.lessons)
-            self.actor.restart()
-            for source in self.plans:
+            self.arbiter.restart()
+            for source in self.arbiter.sources:
                 source.restart()
 
     def hear(self, text: str) -> None:
@@ -185,41 +185,25 @@ class PragAgent:
 
     def act(self, observation: Observation) -> Decision:
         """The plan's next step when the mediator does not ask; otherwise the LLM's answer."""
-        self._offer(observation)
-        while True:
-            state = self._state(observation)
-            if self.asker.ask(state):
-                break
-            step = self.actor.step_now(observation.admissible)
-            assert self.actor.follower is not None  # a policy that does not ask has a plan to follow
-            if step is not None:
-                self.actor.follower.advance()  # `step` is the plan's next step: no need to resolve it again
+        self.arbiter.consult(observation)
+        while not self.asker.ask(self._state(observation)):
+            followed = self.arbiter.follow(observation.admissible)
+            if followed is not None:
                 self.state.steps_since_ask += 1
-                return self.state.decided(Decision(step, source=self.actor.follower.plan.source, asked=False))
+                return self.state.decided(followed)
             # The mediator keeps the plan but its step cannot be taken: passed over, not forced.
-            self.actor.follower.advance()
         self.state.asks += 1
         self.state.steps_since_ask = 0
-        decision, planned = self.asking.ask(observation)
-        same = self.actor.took(decision.action, observation.admissible)
-        if self.settings.config.plan_length > 1 and decision.valid:
-            self.actor.follow_llm(Plan(tuple(planned), StepSource.LLM, goal=self.goal.sentence))
-        return self.state.decided(replace(decision, asked=True, same_plan=same))
+        return self.state.decided(self.arbiter.ask(observation))
 
     def mediator_state(self, observation: Observation) -> MediatorState:
         """What the ask policy sees for this observation. Training environments read it before
         `act` (prag.run.asker), so the plans `act` would offer at this step are offered first."""
-        self._offer(observation)
+        self.arbiter.consult(observation)
         return self._state(observation)
 
-    def _offer(self, observation: Observation) -> None:
-        """The chain's plan sources, in the config's order, each offering the actor its plan
-        once per step; the mediator then follows a plan or asks the LLM or the person."""
-        for source in self.plans:
-            source.offer(observation)
-
     def _state(self, observation: Observation) -> MediatorState:
-        return self.actor.state(
+        return self.arbiter.state(
             t=self.state.t, max_steps=self.state.max_steps, admissible=observation.admissible,
             last_changed=self.state.last_changed, steps_since_ask=self.state.steps_since_ask, asks=self.state.asks,
             holding=bool(self.settings.domain.held(observation.scene_triples)),

@@ -1,10 +1,15 @@
 """When the mediator asks: the chain's last sources, the LLM and the person (Soar ITL's
-instruction and confirmation), and what the person's words and answers cost them."""
+instruction and confirmation), and what the person's words and answers cost them. To the arbiter
+(prag.agent.sources.arbiter) they are one asked source, whose plans are guesses."""
 from __future__ import annotations
+
+from typing import ClassVar
 
 from prag.agent.asking.llm_step import LLMStep, normalise
 from prag.agent.config import AgentConfig
 from prag.agent.person import Person
+from prag.agent.plans import Plan
+from prag.agent.proposal import Proposal, Standing, View
 from prag.agent.protocol import Decision
 from prag.agent.world.state import EpisodeState
 from prag.envs.base import Observation
@@ -14,6 +19,8 @@ from prag.store.episode_extra import Effort
 
 class Asking:
     """The LLM's step, confirmed by the person when one is given, or the person's words."""
+
+    standing: ClassVar[Standing] = Standing.GUESSED
 
     def __init__(self, llm_step: LLMStep, person: Person | None, config: AgentConfig, state: EpisodeState,
                  effort: Effort) -> None:
@@ -27,6 +34,17 @@ class Asking:
         """The person says something: it joins the history after the latest observation."""
         self.state.hear(text)
         self.effort.said(text)
+
+    def restart(self) -> None:
+        """Nothing to forget: each ask is answered afresh."""
+
+    def propose(self, view: View) -> Proposal:
+        """The step chosen now, and with `plan_length` > 1 the LLM's plan for after it (the
+        actions its answer planned after the one taken)."""
+        decision, planned = self.ask(view.observation)
+        guessed = self.config.plan_length > 1 and decision.valid
+        plans = (Plan(tuple(planned), StepSource.LLM, goal=self.llm_step.goal.sentence),) if guessed else ()
+        return Proposal(plans, decision=decision)
 
     def ask(self, observation: Observation) -> tuple[Decision, list[str]]:
         """The LLM (its proposals confirmed by the person when one is given), or without the LLM,

@@ -2,7 +2,7 @@
 Go-Explore: return to the best state reached, then explore from there).
 
 Returning is the experience source's part (a lost episode's progress is replayed up to its best
-score, prag.agent.sources.actor). What is drawn after it is no uniform draw over the admissible actions:
+score, prag.agent.sources.past_episodes). What is drawn after it is no uniform draw over the admissible actions:
 ScienceWorld lists thousands, most of them `connect X to Y`, so a uniform draw connected wires to
 doors for the rest of an episode. The draw goes by tiers, the first that holds any action:
 
@@ -15,7 +15,7 @@ doors for the rest of an episode. The draw goes by tiers, the first that holds a
 4. any action.
 
 "This task has tried" counts this episode's actions and those of the stored lost episodes of
-this very task (what an earlier round did, prag.agent.sources.actor.tried_before). Within a tier a
+this very task (what an earlier round did, prag.agent.sources.past_episodes.tried_before). Within a tier a
 verb is drawn first, uniformly among the verbs the tier offers, then one of its actions: a verb
 with a thousand actions weighs as much as one with three. (Untried (verb, thing) pairs rather than
 actions, in the second tier, held a thing forever once it had been put down somewhere: on the tidy

@@ -219,7 +219,7 @@ def lesson(episode: EpisodeRecord, domain: Domain, rank: int = 2) -> Lesson:
             route.append((before.location, action, lifted))
         gain = _gain(before, after, episode, best)
         if gain < 0 and lifted is not None and (after.score is None or after.score >= 0):
-            avoid.append(lifted)  # a task failed outright is this task's own (prag.agent.sources.actor.fatal_actions)
+            avoid.append(lifted)  # a task failed outright is this task's own (prag.agent.sources.past_episodes.fatal_actions)
         if gain <= 0:
             continue
         best = max(best, after.score if after.score is not None else best + gain)

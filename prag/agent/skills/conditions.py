@@ -182,7 +182,7 @@ class Conditions:
 
     def left(self, failed: Collection[str]) -> list[Branch]:
         """The branches not ruled out: one is ruled out where its instruction names a thing an
-        irrevocable step `failed` this very task on before (prag.agent.sources.actor.fatal_things: the
+        irrevocable step `failed` this very task on before (prag.agent.sources.past_episodes.fatal_things: the
         other box was the right one)."""
         return [b for b in self.branches
                 if not any(re.search(rf"\b{re.escape(thing)}\b", b.instruction) for thing in failed)]

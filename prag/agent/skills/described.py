@@ -15,7 +15,7 @@ flower pot 6"); for "a(n) animal" in 1 of 20, with the goal's own text in the qu
 10 ("sink" in a bathroom): the question shows the room's things alone
 (benchmarks/kind_questions.py). A focus is irrevocable, so a wrong answer loses the task; a
 thing already chosen is not offered again, nor one a focus on which failed this very task in an
-earlier round (prag.agent.sources.actor.fatal_things): round after round, the candidates left narrow
+earlier round (prag.agent.sources.past_episodes.fatal_things): round after round, the candidates left narrow
 (the other of two inclined planes). Each question is one LLM call, counted in the LLM
 budget, and asked past it as a goal's reading is (`--llm-budget` bounds the steps the LLM
 chooses): at most one a room for each description, where the model says "none" in most rooms.

@@ -16,7 +16,7 @@ focus on the green box"), answers the branch, and is held back alike until the b
 (search then takes it). A stored route of another variation ended in its own branch's answer:
 the progress source took it here, and failed both melting-point tasks in a round.
 Plans from experience are not held back: a stored episode's progress that took one is evidence
-the LLM's pick is not (its failures are, in turn, never offered again: prag.agent.sources.actor's fatal
+the LLM's pick is not (its failures are, in turn, never offered again: prag.agent.sources.past_episodes's fatal
 actions).
 
 Why not ask the model: zero-shot, the 1.5B model read "First, focus on the substance" as an order

@@ -1,3 +1,4 @@
-"""Where a step comes from besides asking: the plan sources registered by name (`chain`), each
-offering the actor (`actor`) a plan for the observation (`plan_source`: experience, search,
-progress), and the mediator that decides each step between following the plan and asking."""
+"""Where a step comes from: the plan sources registered by name (`chain`), each proposing plans
+for the observation (experience, search, progress); the arbiter that adopts proposals by one table
+and follows the plan (`arbiter`); and the mediator that decides each step between following it and
+asking (`mediator`)."""

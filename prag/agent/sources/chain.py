@@ -1,26 +1,28 @@
 """The plan sources by knowledge-source name (prag.sources): the agent builds its chain from
-these in `--sources` order. A new source is a module with a `PlanSource` class and a line here:
-`--sources` then takes its name, and its help shows the class's first docstring line."""
+these in `--sources` order. A new source is a module with a class that proposes
+(prag.agent.proposal.Proposer: its standing declares how the arbiter adopts its plans)
+and a line here: `--sources` then takes its name, and its help shows the class's first docstring line."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
 from prag.agent.sources.experience_plans import ExperiencePlans
-from prag.agent.sources.plan_source import Planning, PlanSource
+from prag.agent.sources.plan_source import Planning
 from prag.agent.sources.progress_plans import ProgressPlans
+from prag.agent.proposal import Proposer
 from prag.agent.sources.search_plans import SearchPlans
 from prag.sources import KNOWLEDGE, KnowledgeSource
 
-PLAN_SOURCES: dict[str, Callable[[Planning], PlanSource]] = {
+PLAN_SOURCES: dict[str, Callable[[Planning], Proposer]] = {
     KnowledgeSource.EXPERIENCE: ExperiencePlans,
     KnowledgeSource.SEARCH: SearchPlans,
     KnowledgeSource.PROGRESS: ProgressPlans,
 }
 
 
-def chain(sources: Sequence[str], planning: Planning) -> list[PlanSource]:
+def chain(sources: Sequence[str], planning: Planning) -> list[Proposer]:
     """The plan sources named among `sources`, in their order (the LLM and the person, asked
-    when the mediator asks, are not plan sources)."""
+    when the mediator asks, propose only then: prag.agent.asking.asking)."""
     return [PLAN_SOURCES[name](planning) for name in sources if name in PLAN_SOURCES]
 
 

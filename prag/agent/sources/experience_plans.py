@@ -1,18 +1,23 @@
 """The experience source's plans: the successes among a wider retrieval than the prompt's, and
-the corrections retrieved for the instructions (prag.agent.sources.actor ranks them). What the same
+the corrections retrieved for the instructions (prag.agent.sources.past_episodes ranks them), proven. What the same
 episodes teach besides (the actions that failed this task, what its instructions name, ...) is
 learned once for every source (prag.agent.sources.lessons), not here."""
 from __future__ import annotations
 
-from prag.agent.sources.actor import ThisTask, candidates
+from typing import ClassVar
+
+from prag.agent.sources.past_episodes import ELSEWHERE, ThisTask, candidates
 from prag.agent.sources.plan_source import Planning
+from prag.agent.proposal import Proposal, Standing, View
 from prag.envs.base import Observation
 from prag.sources import KnowledgeSource
 
 
 class ExperiencePlans:
-    """Plans from experience, offered at the first step, after a revision, or when the plan
+    """Plans from experience, proposed at the first step, after a revision, or when the plan
     being followed ran out; once per step."""
+
+    standing: ClassVar[Standing] = Standing.PROVEN
 
     def __init__(self, planning: Planning) -> None:
         self.planning = planning
@@ -21,18 +26,18 @@ class ExperiencePlans:
     def restart(self) -> None:
         self._offered_at = 0
 
-    def offer(self, observation: Observation) -> None:
-        follower = self.planning.actor.follower
+    def propose(self, view: View) -> Proposal | None:
         t = self.planning.state.t
-        due = t == 1 or self._offered_at == 0 or (follower is not None and follower.left == 0)
-        if due and self._offered_at != t:
-            self._offered_at = t
-            self._offer_plans(observation)
+        due = t == 1 or self._offered_at == 0 or (view.plan is not None and view.left == 0)
+        if not due or self._offered_at == t:
+            return None
+        self._offered_at = t
+        return self._plans(view.observation)
 
-    def _offer_plans(self, observation: Observation) -> None:
+    def _plans(self, observation: Observation) -> Proposal | None:
         p, s = self.planning, self.planning.settings
         if s.experiences is None and s.corrections is None:
-            return
+            return None
         p.llm_step.retrieve_corrections(observation.scene_text)
         pool = (
             s.experiences.retrieve(p.goal.sentence, observation.scene_text, s.visibility, k=s.config.plan_pool)
@@ -45,4 +50,4 @@ class ExperiencePlans:
         task = ThisTask.of(p.goal.sentence, p.first, s.domain)
         plans = candidates(task, pool, p.llm_step.correction_pool, only_this_task=KnowledgeSource.SEARCH in s.config.sources,
                            progress=KnowledgeSource.PROGRESS not in s.config.sources)
-        p.actor.offer(plans, observation.admissible)
+        return Proposal(tuple(c.plan for c in plans if c.rank < ELSEWHERE), tuple(c.plan for c in plans if c.rank >= ELSEWHERE))

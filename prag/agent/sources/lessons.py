@@ -27,7 +27,7 @@ from prag.agent.skills.answered import answers, merge
 from prag.agent.skills.compared import orientations
 from prag.agent.skills.instructed import verified_focuses
 from prag.agent.skills.making import recipes
-from prag.agent.sources.actor import ThisTask, fatal_actions, fatal_things, tried_before
+from prag.agent.sources.past_episodes import ThisTask, fatal_actions, fatal_things, tried_before
 from prag.agent.world.state import Lessons
 from prag.retrieval.episodes import Experience
 from prag.store.records import StepRecord

@@ -27,14 +27,16 @@ branch, is held back as the LLM's are; one that failed this very task is never o
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from prag.agent.goals.milestones import Binder, Lesson, LiftedAction, Milestone, Way, as_goal, facts_of, lesson, merged
 from prag.agent.plans import Plan, episode_rewording
 from prag.agent.skills.carry import readying
 from prag.agent.skills.explore import find_plan, go_plan, opening
 from prag.agent.skills.irrevocable import Irrevocable
-from prag.agent.sources.actor import ThisTask
+from prag.agent.sources.past_episodes import ThisTask
 from prag.agent.sources.plan_source import Planning
+from prag.agent.proposal import Proposal, Standing, View
 from prag.agent.world.places import Places
 from prag.agent.world.search import to_facts
 from prag.envs.base import Observation
@@ -56,6 +58,8 @@ EFFORT = 15
 
 class ProgressPlans:
     """Sub-goals learned from reward: the next one not yet reached, by the route that reached it before."""
+
+    standing: ClassVar[Standing] = Standing.SEARCHED
 
     def __init__(self, planning: Planning) -> None:
         self.planning = planning
@@ -87,10 +91,10 @@ class ProgressPlans:
         """The first sub-goal not yet reached, None when every one is (or none was learned)."""
         return next((m for i, m in enumerate(self.milestones or ()) if i not in self.reached), None)
 
-    def offer(self, observation: Observation) -> None:
-        p = self.planning
+    def propose(self, view: View) -> Proposal | None:
+        p, observation = self.planning, view.observation
         if self._at == p.state.t:
-            return
+            return None
         self._at = p.state.t
         if self.milestones is None:
             self._learn(observation)
@@ -99,8 +103,8 @@ class ProgressPlans:
         left = [m for i, m in enumerate(self.milestones or ()) if i not in self.reached
                 and self.efforts.get(id(m), 0) < EFFORT]
         p.state.subgoal = left[0].describe() if left else None
-        if not left or p.actor.step_now(observation.admissible) is not None:
-            return  # nothing learned to reach, or an earlier source has a step
+        if not left or view.step_now() is not None:
+            return None  # nothing learned to reach, or an earlier source has a step
         # The sub-goal pursued last step first (not one walked away from to another's thing and back),
         # then the first a step can be taken toward (the cup may not be in this room).
         for milestone in sorted(left, key=lambda m: m is not self.focus):
@@ -110,9 +114,9 @@ class ProgressPlans:
                 self.efforts[id(milestone)] = self.efforts.get(id(milestone), 0) + 1
                 self.focus = milestone
                 p.state.subgoal = milestone.describe()
-                p.actor.follow_search(plan, observation.admissible)
-                return
+                return Proposal.of(plan)
         self.focus = None
+        return None
 
     def _avoided(self, observation: Observation) -> set[str]:
         """The admissible actions that are ones a stored episode's score fell after, re-bound here."""

@@ -31,12 +31,12 @@ class Lessons:
     every source and the LLM's step read it, none writes it. What this episode itself shows (a
     recipe made now, an action tried now) is the episode's own, kept in `EpisodeState`."""
 
-    # the actions that failed this very task outright before (prag.agent.sources.actor.fatal_actions)
+    # the actions that failed this very task outright before (prag.agent.sources.past_episodes.fatal_actions)
     fatal: frozenset[str] = frozenset()
-    # what they were aimed at, by every name (prag.agent.sources.actor.fatal_things)
+    # what they were aimed at, by every name (prag.agent.sources.past_episodes.fatal_things)
     failed_things: frozenset[str] = frozenset()
     # (observation, scene, action) done in this task's lost episodes of earlier rounds
-    # (prag.agent.sources.actor.tried_before); read, never counted up
+    # (prag.agent.sources.past_episodes.tried_before); read, never counted up
     tried_before: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     verified: tuple[str, ...] = ()  # what the goal's instructions name, as experience read it
     # how stored episodes answered described things, by own name (prag.agent.skills.answered)

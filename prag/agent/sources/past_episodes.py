@@ -1,4 +1,5 @@
-"""The actor of When2Ask's planner-actor-mediator: which plan it follows, and its next step.
+"""What stored episodes of this very task offer: the plans experience proposes, ranked, and what
+this task's lost episodes say (the actions that failed it outright, what an earlier round tried).
 
 Plans come from experience, in the order of the prompt's layering: a verified correction of
 this very task, then the agent's own success at this very task (same goal, same first scene
@@ -6,8 +7,8 @@ graph: the same room, so its actions replay as they were, without their detours:
 `prag.agent.sources.shortcut`), then corrections and successes of other tasks of the same template,
 re-bound to this one (`prag.agent.plans.adapt`). Among successes of this very task the shortest
 wins. Where the family keeps scores, a lost episode's progress (its steps up to its best score)
-follows: this task's own, then another variation's, re-worded to this goal. The mediator
-(`prag.agent.sources.mediator`) decides each step whether the actor's step is taken or the LLM is asked.
+follows: this task's own, then another variation's, re-worded to this goal. The arbiter
+(`prag.agent.sources.arbiter`) adopts the best, and the mediator decides each step whether its step is taken.
 """
 from __future__ import annotations
 
@@ -15,15 +16,14 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from prag.agent.plans import Follower, Names, Plan, adapt, episode_rewording, reword
+from prag.agent.plans import Plan, adapt, episode_rewording, reword
 from prag.agent.skills.irrevocable import Irrevocable
-from prag.agent.sources.mediator import MediatorState
 from prag.agent.sources.shortcut import shortcut
 from prag.envs.base import Triple
 from prag.envs.domain import Domain
 from prag.retrieval.corrections import CorrectionHit
 from prag.retrieval.episodes import Experience
-from prag.sources import EXPERIENCE_STEPS, SEARCH_STEPS, StepSource
+from prag.sources import StepSource
 from prag.store.records import EpisodeRecord, StepRecord
 
 
@@ -195,82 +195,3 @@ def tried_before(task: ThisTask, experiences: Sequence[Experience]) -> Counter[t
         tried.update((before.observation, before.scene, after.action)
                      for before, after in zip(steps, steps[1:]) if after.action is not None)
     return tried
-
-
-class Actor:
-    """Follows one plan at a time; a new one is adopted only when there is none or it ran out."""
-
-    def __init__(self, names: Names) -> None:
-        self.names = names
-        self.follower: Follower | None = None
-        self.adopted: list[Plan] = []
-
-    def restart(self) -> None:
-        """The goal was revised: no plan is followed, and the plans adopted for the old reading
-        may be adopted again for the new one."""
-        self.follower = None
-        self.adopted = []
-
-    def offer(self, offered: Sequence[Candidate], admissible: Sequence[str]) -> None:
-        """Plans from experience: the best is adopted unless the current one still has steps,
-        and none is adopted twice in an episode (it already failed to go on once). The best is
-        the first whose first step can be taken now: a transcript of another room with the same
-        goal (a shipped prior transcript) ranks as high as this room's own correction, and, once
-        adopted, would block it for the whole episode. When no first step can be taken, the best
-        is adopted all the same and the mediator decides; but not another variation's progress,
-        which started elsewhere."""
-        if self.follower is not None and self.follower.left > 0:
-            return
-        fresh = [candidate for candidate in offered if candidate.plan not in self.adopted]
-        takeable = [c.plan for c in fresh if Follower(c.plan).step_now(admissible, self.names) is not None]
-        untakeable = [c.plan for c in fresh if c.rank < ELSEWHERE and c.plan not in takeable]
-        best = next(iter(takeable or untakeable), None)
-        if best is not None:
-            self.follower = Follower(best)
-            self.adopted.append(best)
-
-    def follow_search(self, plan: Plan | None, admissible: Sequence[str]) -> None:
-        """A plan from search (find-X, means-ends) for this step: it replaces any plan but one
-        from experience whose next step can be taken now. None ends a search plan being
-        followed: what it sought was found, or nothing is left to search."""
-        follower = self.follower
-        if follower is not None and follower.plan.source in EXPERIENCE_STEPS and self.step_now(admissible) is not None:
-            return
-        if plan is not None:
-            self.follower = Follower(plan)
-        elif follower is not None and follower.plan.source in SEARCH_STEPS:
-            self.follower = None
-
-    def follow_llm(self, plan: Plan) -> None:
-        """The LLM's plan (the actions its answer planned after the one taken): it replaces a plan
-        that ran out or an earlier answer's, never a plan from experience that still has steps."""
-        if self.follower is None or self.follower.left == 0 or self.follower.plan.source == StepSource.LLM:
-            self.follower = Follower(plan)
-
-    @property
-    def source(self) -> StepSource | None:
-        """Where the plan being followed came from; None when there is none."""
-        return self.follower.plan.source if self.follower else None
-
-    def step_now(self, admissible: Sequence[str]) -> str | None:
-        return self.follower.step_now(admissible, self.names) if self.follower else None
-
-    def state(
-        self, t: int, max_steps: int, admissible: Sequence[str], last_changed: bool, steps_since_ask: int,
-        asks: int, holding: bool,
-    ) -> MediatorState:
-        """What the mediator sees now."""
-        follower = self.follower
-        return MediatorState(
-            t=t, max_steps=max_steps, has_plan=follower is not None,
-            plan_source=self.source, plan_left=follower.left if follower else 0,
-            next_admissible=self.step_now(admissible) is not None, last_changed=last_changed,
-            steps_since_ask=steps_since_ask, asks=asks, n_admissible=len(admissible), holding=holding,
-        )
-
-    def took(self, action: str, admissible: Sequence[str]) -> bool:
-        """An action was taken: the plan moves on when it was the plan's next step. True then."""
-        if self.follower is not None and self.step_now(admissible) == action:
-            self.follower.advance()
-            return True
-        return False

@@ -152,6 +152,10 @@ class Domain:
     # the vessel (ScienceWorld's "mix {thing}"): how a thing nowhere in the world is made
     # (prag.agent.skills.making).
     combine: str | None = None
+    # The skills search tries with the goal's words, in this order (prag.agent.skills.repertoire:
+    # instructed, take-along, created, conditions, carry, find, compared, make, described); ()
+    # for none: the goal is then searched for by its facts and its sub-goals alone.
+    skills: tuple[str, ...] = ()
 
     def schema(self) -> GoalSchema | None:
         """The family's goal schema, None when it has none."""

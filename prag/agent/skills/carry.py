@@ -6,8 +6,8 @@ The goal's unconditional sentence "<verb> it <to|into|in|on> the <place>[ in the
 the thing the scene marks as acted on so (`Domain.marked`, ScienceWorld's "focused"), whatever
 the actions call it now ("living thing in flower pot 6", then "living thing in inventory"). Where
 "<verb> <it> <link> <place>" is admissible, with a thing whose name ends in the place's words in
-view, it is taken; else, while the thing is not held, the family's verb that readies a move
-(`Domain.readies`: "pick up") is taken on it, once (a thing the world will not let go of is left
+view, it is taken; else, while the thing is not held (`Domain.held`), the family's verb that readies
+a move (`Domain.readies`: "pick up") is taken on it, once (a thing the world will not let go of is left
 to the other sources); else the agent goes towards the room the sentence
 names (by the ways seen), and where it names none or no way to it is known, find-X seeks the place.
 Where the sentence's words are no admissible action ("place it in the blue box"), the family's
@@ -52,11 +52,17 @@ def carry_of(sentence: str) -> CarryInstruction | None:
 
 def readying(domain: Domain, thing: str, observation: Observation, taken: Sequence[str | None]) -> str | None:
     """The admissible action of the family's verbs that ready moving a thing (`Domain.readies`:
-    "pick up") on `thing` while it is not held, once (a refusal is not asked again); None else."""
-    if (thing, "in", domain.held_by) in observation.scene_triples:
+    "pick up") on `thing` while it is not held, once (a refusal is not asked again); None else.
+    The verb and the thing may be followed by where it is taken from ("take cup 1 from box 1")."""
+    if thing in domain.held(observation.scene_triples):
         return None
-    return next((ready for ready in (f"{verb} {thing}" for verb in domain.readies)
-                 if ready in observation.admissible and ready not in taken), None)
+    for verb in domain.readies:
+        said = f"{verb} {thing}"
+        ready = said if said in observation.admissible else next(
+            (action for action in observation.admissible if action.startswith(f"{said} ")), None)
+        if ready is not None and ready not in taken:
+            return ready
+    return None
 
 
 class Carry:
@@ -103,7 +109,7 @@ class Carry:
             return None
         triples = observation.scene_triples
         it = self._marked(triples, taken)
-        if it is None or (it, "in", self.domain.held_by) not in set(triples):
+        if it is None or it not in self.domain.held(triples):
             return None
         return None if any(self._is_place(s, triples) for s, _, _ in triples) else order
 

@@ -23,12 +23,13 @@ from prag.agent.plans import Plan
 from prag.agent.skills.carry import readying
 from prag.agent.skills.compared import Experiment, comparative, orientation
 from prag.agent.skills.described import called, things_by_room
-from prag.agent.skills.explore import find_plan, go_plan, opening
+from prag.agent.skills.explore import find_plan, go_plan, opening, route
 from prag.agent.skills.instructed import instructed as instructed_names
 from prag.agent.skills.instructed import is_a
 from prag.agent.skills.irrevocable import gambling
 from prag.agent.skills.making import recipes
 from prag.agent.skills.skill import Skill, Turn, scenes, timeline
+from prag.agent.world.observed import Observed
 from prag.envs.domain import Domain
 from prag.errors import PragError
 from prag.sources import StepSource
@@ -106,8 +107,19 @@ def carry(turn: Turn) -> Plan | None:
     if order is None:
         return None
     observed = turn.state.observed
-    # The room it names, else where the place was seen, else a search for the place.
-    return go_plan(order.room or observed.room_seen(order.place), observed) or find_plan([order.place], observed, work.places)
+    # The room it names, else where the place was seen, else a search for the place, else the
+    # way to a place of its words already searched (a family whose places are gone to themselves).
+    return go_plan(order.room or observed.room_seen(order.place), observed) or find_plan(
+        [order.place], observed, work.places) or _to_place(order.place, observed, work.domain)
+
+
+def _to_place(words: str, observed: Observed, domain: Domain) -> Plan | None:
+    """The steps to the first known place the words name (by its name, its own name or its kind)."""
+    for place in observed.places:
+        if any(is_a(name.lower(), words) for name in (place, observed.own_names.get(place, ""), domain.kind(place))):
+            steps = route(place, observed, domain)
+            return Plan(tuple(steps), StepSource.FIND, goal=observed.goal) if steps else None
+    return None
 
 
 def find(turn: Turn) -> Plan | None:

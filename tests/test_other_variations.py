@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from prag.agent.plans import reword, reworded
+from prag.agent.proposal import Proposal, Standing, View
 from prag.agent.skills.instructed import Instructed, verified_focuses
-from prag.agent.sources.past_episodes import ELSEWHERE, Actor, ThisTask, candidates
+from prag.agent.sources.arbiter import Arbiter
+from prag.agent.sources.past_episodes import ELSEWHERE, ThisTask, candidates, proposed
+from prag.envs.base import Observation
 from prag.envs.sciworld.domain import SCIWORLD
 from prag.retrieval.episodes import Experience
 from prag.store.records import EpisodeRecord, StepRecord
@@ -56,11 +59,30 @@ def test_another_variations_progress_is_re_worded_and_stops_before_a_focus_this_
 def test_another_variations_progress_is_adopted_only_where_its_first_step_can_be_taken() -> None:
     lead = BOIL.format("boil", "lead")
     offered = candidates(at_foundry(lead), [Experience(None, _boil_water())], [])  # type: ignore[arg-type]
-    actor = Actor(SCIWORLD)
-    actor.offer(offered, ["open door to outside", "look around"])
-    assert actor.follower is None  # it started in another room
-    actor.offer(offered, ["go to kitchen", "look around"])
-    assert actor.follower is not None and actor.step_now(["go to kitchen"]) == "go to kitchen"
+    arbiter = Arbiter(SCIWORLD, [Replayed(proposed(offered))], Replayed(Proposal()))
+    arbiter.consult(seen(["open door to outside", "look around"]))
+    assert arbiter.plan is None  # it started in another room
+    arbiter.consult(seen(["go to kitchen", "look around"]))
+    assert arbiter.plan is not None and arbiter.step_now(["go to kitchen"]) == "go to kitchen"
+
+
+class Replayed:
+    """A scripted proven source: proposes what experience proposed, every step."""
+
+    standing = Standing.PROVEN
+
+    def __init__(self, proposal: Proposal) -> None:
+        self.proposal = proposal
+
+    def propose(self, view: View) -> Proposal:
+        return self.proposal
+
+    def restart(self) -> None:
+        pass
+
+
+def seen(admissible: list[str]) -> Observation:
+    return Observation(BOIL.format("boil", "lead"), "This room is called the foundry.", admissible, [], "at: foundry")
 
 
 def test_a_focus_that_scored_in_another_variation_says_what_the_substance_is_here() -> None:

@@ -162,13 +162,14 @@ def described(turn: Turn) -> Plan | None:
     """Where the next instruction describes its thing and every place was searched for the
     words, the thing the LLM chooses for it among those seen (prag.agent.skills.described): its
     step where it is in view, else the way back to where it was seen."""
+    words = turn.sought
     if not turn.nowhere() or not _choose_described(turn):
         return None
     plan = instructed(turn)
     if plan is not None:
         return plan
     observed = turn.state.observed
-    sought = turn.work.instructed.next or turn.sought  # the thing chosen: back to where it was seen
+    sought = turn.work.instructed.next or words  # the thing chosen: back to where it was seen
     return go_plan(observed.room_seen(sought), observed) if sought is not None else None
 
 

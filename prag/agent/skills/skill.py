@@ -79,13 +79,24 @@ class Turn:
     observation: Observation
     state: EpisodeState
     work: Instructions
-    sought: str | None  # the thing an instruction sends the agent to find now
+    _sought: tuple[str | None] | None = None  # set by a skill; until then the next instruction's thing
     _found: dict[str, Plan | None] = field(default_factory=dict)  # find-X's plan, by the thing sought
 
     @classmethod
     def start(cls, observation: Observation, state: EpisodeState, work: Instructions) -> Turn:
         work.prepare(state)
-        return cls(observation, state, work, work.instructed.next)
+        return cls(observation, state, work)
+
+    @property
+    def sought(self) -> str | None:
+        """The thing an instruction sends the agent to find now: the next instruction's, as the
+        skills before left it (`instructed` moves past the instructions taken), unless one said
+        otherwise."""
+        return self.work.instructed.next if self._sought is None else self._sought[0]
+
+    @sought.setter
+    def sought(self, thing: str | None) -> None:
+        self._sought = (thing,)
 
     @property
     def taken(self) -> list[str | None]:

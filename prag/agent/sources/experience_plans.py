@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from prag.agent.sources.past_episodes import ELSEWHERE, ThisTask, candidates
-from prag.agent.sources.plan_source import Planning
 from prag.agent.proposal import Proposal, Standing, View
+from prag.agent.sources.past_episodes import ThisTask, candidates, proposed
+from prag.agent.sources.plan_source import Planning
 from prag.envs.base import Observation
 from prag.sources import KnowledgeSource
 
@@ -50,4 +50,4 @@ class ExperiencePlans:
         task = ThisTask.of(p.goal.sentence, p.first, s.domain)
         plans = candidates(task, pool, p.llm_step.correction_pool, only_this_task=KnowledgeSource.SEARCH in s.config.sources,
                            progress=KnowledgeSource.PROGRESS not in s.config.sources)
-        return Proposal(tuple(c.plan for c in plans if c.rank < ELSEWHERE), tuple(c.plan for c in plans if c.rank >= ELSEWHERE))
+        return proposed(plans)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from prag.agent.plans import Plan, adapt, episode_rewording, reword
+from prag.agent.proposal import Proposal
 from prag.agent.skills.irrevocable import Irrevocable
 from prag.agent.sources.shortcut import shortcut
 from prag.envs.base import Triple
@@ -109,6 +110,12 @@ def candidates(
         if not same and progress:
             found += progress_elsewhere(episode, goal, domain)
     return sorted(found, key=lambda c: (c.rank, -c.score, c.length))
+
+
+def proposed(found: Sequence[Candidate]) -> Proposal:
+    """Candidates as experience proposes them: another variation's progress last, adopted only
+    where its first step can be taken now."""
+    return Proposal(tuple(c.plan for c in found if c.rank < ELSEWHERE), tuple(c.plan for c in found if c.rank >= ELSEWHERE))
 
 
 def progress_elsewhere(episode: EpisodeRecord, goal: str, domain: Domain) -> list[Candidate]:

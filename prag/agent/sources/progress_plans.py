@@ -31,12 +31,12 @@ from typing import ClassVar
 
 from prag.agent.goals.milestones import Binder, Lesson, LiftedAction, Milestone, Way, as_goal, facts_of, lesson, merged
 from prag.agent.plans import Plan, episode_rewording
+from prag.agent.proposal import Proposal, Standing, View
 from prag.agent.skills.carry import readying
 from prag.agent.skills.explore import find_plan, go_plan, opening
 from prag.agent.skills.irrevocable import Irrevocable
 from prag.agent.sources.past_episodes import ThisTask
 from prag.agent.sources.plan_source import Planning
-from prag.agent.proposal import Proposal, Standing, View
 from prag.agent.world.places import Places
 from prag.agent.world.search import to_facts
 from prag.envs.base import Observation

@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from prag.envs.base import Observation, Task, scene_text_from_triples
-from prag.envs.domain import Domain, Undo
 from prag.envs.registry import Family
 from prag.errors import SpecError
-from tests.families.places import PlacesEnv, kind
+from tests.families.places import PlacesEnv, kind, room_domain
 
 PLACES = ("shelf 1", "table 1", "counter 1", "box 1", "basket 1")
 OPENS = frozenset({"box 1"})
@@ -93,13 +92,9 @@ class ErrandEnv(PlacesEnv):
         return self.score() >= 100
 
 
-DOMAIN = Domain(
-    name="errand",
+DOMAIN = room_domain(
+    "errand",
     rules="You run an errand. Each turn pick one admissible action. Choosing cannot be undone.",
-    undo=(Undo(r"take (?P<x>.+) from (?P<y>.+)", ("put {x} on {y}", "put {x} in {y}")), Undo(r"open (?P<x>.+)", ("close {x}",))),
-    move=r"go to (?P<to>.+)",
-    entity=r"\b[a-z]+ \d+\b",
-    placement={"in": "in", "on": "on"},
     own_name="isa",
     irrevocable=r"choose (?P<x>.+)",
     marked="chosen",

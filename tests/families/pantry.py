@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from prag.envs.base import Task
-from prag.envs.domain import Domain, GoalTemplate, Undo
+from prag.envs.domain import GoalTemplate
 from prag.envs.facts import PLACED, GoalFacts
 from prag.envs.goals import FormalGoal, GoalSchema
 from prag.envs.registry import Family
 from prag.errors import SpecError
-from tests.families.places import PlacesEnv, kind
+from tests.families.places import PlacesEnv, kind, room_domain
 
 PLACES = ("shelf 1", "shelf 2", "table 1", "counter 1", "box 1")
 OPENS = frozenset({"box 1"})  # places that open; they start closed
@@ -80,13 +80,9 @@ def as_facts(goal: FormalGoal) -> GoalFacts:
     return GoalFacts((("o", slots["obj"]), ("r", slots["recep"])), ((PLACED, "o", "r"),))
 
 
-DOMAIN = Domain(
-    name="pantry",
+DOMAIN = room_domain(
+    "pantry",
     rules="You tidy a pantry. Each turn pick one admissible action. Open the box to see inside.",
-    undo=(Undo(r"take (?P<x>.+) from (?P<y>.+)", ("put {x} on {y}", "put {x} in {y}")), Undo(r"open (?P<x>.+)", ("close {x}",))),
-    move=r"go to (?P<to>.+)",
-    entity=r"\b[a-z]+ \d+\b",
-    placement={"in": "in", "on": "on"},
     goals=(GoalTemplate(r"put (?:an? )?(?P<obj>\w+) (?:in|on) (?P<recep>\w+)"),),
     goal_schema=f"{__name__}:schema",
     goal_facts=f"{__name__}:as_facts",

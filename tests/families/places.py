@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 from prag.envs.base import KnowsItsPlan, Observation, Task, Triple, scene_text_from_triples
+from prag.envs.domain import Domain, Undo
 
 
 def kind(name: str) -> str:
@@ -95,3 +96,14 @@ class PlacesEnv(KnowsItsPlan):
         won = self.won()
         return Observation(self.goal, text, self._admissible(), triples, scene_text_from_triples(self.at, triples),
                            won=won, done=won, location=self.at, score=self.score())
+
+
+def room_domain(name: str, rules: str, **more: object) -> Domain:
+    """A family's `Domain` on this room: its action grammar (go to, open and close, take from, put
+    in or on), names of a kind and a number, and whatever else the family declares."""
+    return Domain(
+        name=name, rules=rules,
+        undo=(Undo(r"take (?P<x>.+) from (?P<y>.+)", ("put {x} on {y}", "put {x} in {y}")), Undo(r"open (?P<x>.+)", ("close {x}",))),
+        move=r"go to (?P<to>.+)", entity=r"\b[a-z]+ \d+\b", placement={"in": "in", "on": "on"},
+        **more,  # type: ignore[arg-type]
+    )

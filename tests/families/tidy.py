@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from prag.envs.base import Task
-from prag.envs.domain import Domain, Undo
 from prag.envs.registry import Family
 from prag.errors import SpecError
-from tests.families.places import PlacesEnv, kind
+from tests.families.places import PlacesEnv, kind, room_domain
 
 PLACES = ("shelf 1", "table 1", "counter 1", "box 1", "basket 1")
 OPENS = frozenset({"box 1"})
@@ -71,13 +70,9 @@ def from_params(params: dict[str, Any], spec_dir: Path) -> TidySource:
     return TidySource(int(params.get("tasks", 8)), int(params.get("seed", 0)))
 
 
-DOMAIN = Domain(
-    name="tidy",
+DOMAIN = room_domain(
+    "tidy",
     rules="You tidy a room. Each turn pick one admissible action. Open the box to see inside.",
-    undo=(Undo(r"take (?P<x>.+) from (?P<y>.+)", ("put {x} on {y}", "put {x} in {y}")), Undo(r"open (?P<x>.+)", ("close {x}",))),
-    move=r"go to (?P<to>.+)",
-    entity=r"\b[a-z]+ \d+\b",
-    placement={"in": "in", "on": "on"},
 )
 
 FAMILY = Family(from_params, DOMAIN)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from prag.agent.plans import Plan
 from prag.agent.skills.carry import Carry
@@ -98,8 +99,9 @@ class Turn:
     def sought(self, thing: str | None) -> None:
         self._sought = (thing,)
 
-    @property
+    @cached_property
     def taken(self) -> list[str | None]:
+        """The actions taken so far (read by several skills a step: listed once)."""
         return [step.action for step in self.state.steps]
 
     def seeking(self) -> bool:

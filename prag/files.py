@@ -21,8 +21,9 @@ def checked_file(path: str | Path, what: str, error: type[PragError] = PragError
         raise error(f"{path} is a directory: give {what}")
     try:
         found = path.stat()
-        with path.open("rb"):
-            pass
+        if stat.S_ISREG(found.st_mode):  # only a file is opened: opening a pipe waits for a writer, forever
+            with path.open("rb"):
+                pass
     except FileNotFoundError:
         raise error(f"no file at {path}: give {what}") from None
     except OSError as exc:

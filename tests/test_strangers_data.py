@@ -11,9 +11,11 @@ import os
 import sqlite3
 import subprocess
 import tempfile
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from conftest import write_spec
@@ -33,6 +35,7 @@ from prag.text import first_control, hidden, shown
 
 _register()
 WIDE = {"COLUMNS": "200"}
+T = TypeVar("T")
 PLAY = ("--llm", "random", "--rounds", "1", "--limit", "1", "--max-steps", "2", "--no-prior")
 
 
@@ -95,8 +98,8 @@ def test_an_imported_name_that_breaks_the_rules_is_refused_by_the_line_that_hold
     with Store(target) as store:
         assert [r.id for r in store.runs()] == ["mine"]
     assert invoke("import", target, path, "--skip-bad").exit_code == 0
-    with Store(target) as store:
-        assert [r.id for r in store.runs()] == ["mine", "r1"] and store.count("episodes") == 1
+    with Store(target) as store:  # as a set: runs are listed oldest first, to the second, and r1 may be a second older
+        assert sorted(r.id for r in store.runs()) == ["mine", "r1"] and store.count("episodes") == 1
 
 
 def test_a_spec_whose_name_would_lead_out_of_runs_is_refused(tmp_path):
@@ -218,12 +221,57 @@ def test_an_import_line_or_text_past_its_bound_is_refused_by_its_line(tmp_path):
     assert not (tmp_path / "s.db").exists()  # nothing imported: a new store is not left behind
 
 
-@pytest.mark.parametrize("args", [("run", "/dev/urandom", "--store", "{db}"), ("import", "{db}", "/dev/zero")],
-                         ids=["spec", "import"])
+# A person's transcript is a file a user names too (`corrections add --transcript`).
+TRANSCRIPT_OF = ("corrections", "add", "{db}", "{spec}", "--task", "collect_toys-0", "--transcript")
+
+
+@pytest.mark.parametrize("args", [("run", "/dev/urandom", "--store", "{db}"), ("import", "{db}", "/dev/zero"),
+                                  (*TRANSCRIPT_OF, "/dev/null")],
+                         ids=["spec", "import", "transcript"])
 def test_a_device_given_for_a_file_is_refused_as_one(tmp_path, args):
-    # Before: `prag run /dev/urandom` said the spec "is empty".
-    result = invoke(*(a.format(db=tmp_path / "s.db") for a in args))
+    # Before: `prag run /dev/urandom` said the spec "is empty"; `corrections add --transcript
+    # /dev/urandom` read on until the kernel's OOM killer ended it at 21 GB (/dev/null here: it ends).
+    spec = write_spec(tmp_path, "pair", ["collect_toys"])
+    result = invoke(*(a.format(db=tmp_path / "s.db", spec=spec) for a in args))
     assert result.exit_code == 1 and "is a character device, not a file: give" in " ".join(result.output.split())
+    assert not (tmp_path / "s.db").exists()
+
+
+def opened_by(fifo: Path, call: Callable[[], T]) -> tuple[T, bool]:
+    """What `call` returned, and whether it opened the pipe `fifo` and waited there for a writer:
+    after 10 s a writer comes and goes, so that such a call ends (and its test fails) instead of
+    hanging."""
+    done, waited = threading.Event(), []
+
+    def release() -> None:
+        wait = 10.0
+        while not done.wait(wait):
+            with contextlib.suppress(OSError):  # ENXIO: no reader waits on it (yet)
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+                waited.append(True)
+            wait = 0.5
+
+    helper = threading.Thread(target=release, daemon=True)
+    helper.start()
+    try:
+        return call(), bool(waited)
+    finally:
+        done.set()
+        helper.join()
+
+
+@pytest.mark.parametrize("args", [("run", "{pipe}", "--store", "{db}"), ("import", "{db}", "{pipe}"),
+                                  (*TRANSCRIPT_OF, "{pipe}")],
+                         ids=["spec", "import", "transcript"])
+def test_a_pipe_given_for_a_file_is_refused_without_waiting_for_a_writer(tmp_path, args):
+    # Before: the check opened the file before it looked at what it was, and opening a pipe waits
+    # for a writer: `prag run FIFO`, `prag import s.db FIFO` and `--transcript FIFO` hung for good.
+    spec = write_spec(tmp_path, "pair", ["collect_toys"])
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    result, waited = opened_by(pipe, lambda: invoke(*(a.format(db=tmp_path / "s.db", spec=spec, pipe=pipe) for a in args)))
+    assert not waited, "the pipe was opened: the command waited for a writer"
+    assert result.exit_code == 1 and f"{pipe} is a pipe, not a file: give" in " ".join(result.output.split()), result.output
     assert not (tmp_path / "s.db").exists()
 
 

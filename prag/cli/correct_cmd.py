@@ -17,6 +17,7 @@ from prag.corrections.given import add_given, reference_transcript, task_ids
 from prag.corrections.learn import Outcome, correct_episode
 from prag.corrections.replay import Replay
 from prag.errors import PragError
+from prag.files import read_text
 from prag.llm import DEFAULT_RETRIES, DEFAULT_TIMEOUT, SPEC_HELP, make_llm
 from prag.retrieval.embed import DEFAULT_MODEL, EmbeddingCache, Encoder
 from prag.store import Store
@@ -127,6 +128,8 @@ def _report(outcome: Outcome) -> None:
     console.print(shown(outcome.message, lines=True))
 
 
+TRANSCRIPT_FILE = "a person's console transcript (UTF-8 text), as `prag corrections show` prints one"
+
 corrections_app = typer.Typer(help="Corrections by a person: add, list, show, delete.", no_args_is_help=True)
 app.add_typer(corrections_app, name="corrections")
 
@@ -151,7 +154,8 @@ def add_cmd(
     ids = task_ids(spec, task)
     if transcript_file is not None and len(ids) != 1:
         raise PragError("--transcript is the transcript of one task: name it with --task")
-    given = parse(_read_text(transcript_file)) if transcript_file is not None else None
+    # read as every file a user names is: a device or a pipe refused unread, the size bounded
+    given = parse(read_text(transcript_file, TRANSCRIPT_FILE)) if transcript_file is not None else None
     with Store(store_path) as store:
         cache = EmbeddingCache(store, Encoder(DEFAULT_MODEL))
         for task_id in ids:
@@ -234,10 +238,3 @@ def _summary(c: Correction) -> dict[str, Any]:
         for key, value in c.to_dict().items()
         if key not in {"transcript", "input_transcript", "answer", "scenes", "steps"}
     }
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PragError(f"cannot read the transcript {path}: {exc}") from None

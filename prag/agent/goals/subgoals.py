@@ -12,8 +12,10 @@ A sub-goal is met when its command was taken (by any source), or when its effect
 admissible actions: what would undo it is admissible and it is not ("close gate" but no "open
 gate": the gate is open). A move's turn comes where the sub-goal before was met: away from there
 (another source moved on) no move is offered until the agent is back. What an observation spells
-out (`GoalSchema.revealed`: tw-cooking's recipe, once the cookbook is read) joins the sub-goals
-before the current one. Only the observation's text, its
+out (`GoalSchema.revealed`: tw-cooking's recipe, once the cookbook is read; or instructions
+learned from reward, prag.agent.goals.written, after the actions that read them) joins the
+sub-goals before the current one. Sub-goals that are guesses may be given `patience`: one not met
+within that many steps of its turn is given up. Only the observation's text, its
 admissible actions and where it says the agent is are read, never the game's hidden state.
 """
 from __future__ import annotations
@@ -60,14 +62,22 @@ class SubGoals:
     here: str | None = None  # where the agent is
     revealed: Callable[[str], Sequence[str]] | None = None  # text -> the sub-goals it spells out
     taken: list[str] = field(default_factory=list)  # the readying actions taken for the current sub-goal
+    reveal_after: frozenset[str] = frozenset()  # only these actions' texts reveal sub-goals (none: any's)
+    patience: int | None = None  # the steps a sub-goal's turn lasts before it is given up (None: no end)
+    # A guess at the action a sub-goal that is no command means (a line no reward explained yet,
+    # prag.agent.goals.written.Written.trial); taking it meets the sub-goal, as "tried".
+    trial: Callable[[str, Sequence[str]], str | None] | None = None
+    guess: str | None = None
+    turn: int = 0  # the step the current sub-goal's turn came
 
     @classmethod
     def start(
         cls, commands: Sequence[str], domain: Domain, observation: Observation,
-        revealed: Callable[[str], Sequence[str]] | None = None,
+        revealed: Callable[[str], Sequence[str]] | None = None, reveal_after: frozenset[str] = frozenset(),
+        patience: int | None = None, trial: Callable[[str, Sequence[str]], str | None] | None = None,
     ) -> SubGoals:
         goals = cls([SubGoal(c) for c in commands], domain, observation.location, observation.text.lower(),
-                    observation.location, revealed)
+                    observation.location, revealed, reveal_after=reveal_after, patience=patience, trial=trial)
         goals._mark_seen(0, observation)
         return goals
 
@@ -82,6 +92,8 @@ class SubGoals:
             return None
         admissible = observation.admissible
         action = next((a for a in admissible if meets(goal.command, a)), None)
+        if action is None and self.trial is not None:
+            action = self.guess = self.trial(goal.command, admissible)
         return action if action is not None else self._readying(goal.command, admissible)
 
     def _readying(self, command: str, admissible: Sequence[str]) -> str | None:
@@ -110,10 +122,15 @@ class SubGoals:
         on_route = was == self.at or self.domain.movement(action) is None
         if goal is not None and on_route and meets(goal.command, action):
             self._met(goal, t, "taken", observation)
+        elif goal is not None and action == self.guess:
+            self._met(goal, t, "tried", observation)
         elif goal is not None and was == self.at:
             self.taken.append(action)
-        self._reveal(observation.text)
+        if not self.reveal_after or action in self.reveal_after:
+            self._reveal(observation.text)
         self._mark_seen(t, observation)
+        if (goal := self.current) is not None and self.patience is not None and t + 1 - self.turn >= self.patience:
+            self._met(goal, t, "given up", observation)
 
     def _reveal(self, text: str) -> None:
         """The sub-goals the text spells out that are not among the sub-goals yet, before the current one."""
@@ -131,6 +148,8 @@ class SubGoals:
         goal.met_at, goal.how = t, how
         self.at = observation.location
         self.taken = []
+        self.turn = t + 1
+        self.guess = None
 
     def _shows(self, command: str, admissible: Sequence[str]) -> bool:
         """Whether the command's effect shows: an action undoing it is admissible and it is not."""

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from os.path import commonprefix
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from prag.envs.domain import Domain
@@ -60,9 +60,9 @@ class Written:
         return [action for action, n in self.read_by.most_common() if n >= READING_EVIDENCE]
 
     def commands(self, text: str, listed: bool = True) -> list[str]:
-        """What the text's lines say to do, in their order, as commands; lines of no known meaning
-        are left out. A line that is a name alone (an item of a list: "red potato") is read only
-        where the text is `listed`, not in the task's own sentences ("you are hungry")."""
+        """What the text's lines say to do, in their order, as commands; a line of no known meaning
+        as itself (for `trial`). A line that is a name alone (an item of a list: "red potato") is
+        read so only where the text is `listed`, not in the task's own sentences ("you are hungry")."""
         found = []
         for line in lines(text):
             command = self.command(line, listed)
@@ -83,41 +83,60 @@ class Written:
             # A meaning of the verb the line says first ("chop the {x}": "chop {x} with knife").
             meanings.sort(key=lambda m: m.split()[0] != pattern.split()[0])
             return meanings[0].replace(SLOT, thing) if meanings else None
-        verb, thing = line.split()[0], _things(line)[0]
+        verb, rest = line.split()[0], line.split(" ", 1)[-1]
+        thing = rest.split(" ", 1)[1] if rest.split()[0] in ARTICLES and " " in rest else rest
         if listed and verb in self.shapes and thing != line:
             # The line says an action's verb ("chop the red potato"): as that verb's actions go.
             return self.shapes[verb].most_common(1)[0][0].replace(SLOT, thing)
-        return line if listed else None  # for `trial`
+        return line  # for `trial`
 
-    def trial(self, line: str, admissible: Sequence[str]) -> str | None:
-        """An action to try for a line of no known meaning, on the thing it names (the line without
-        its first word and article, or the whole line): one of the line's own verb, else one of a
-        verb some rewarded meaning uses whose meaning no line was rewarded for yet (one meaning to
-        one line), that never failed for this line and did not only ever fail; None where none is."""
+    def trial(self, line: str, admissible: Sequence[str], tried: Collection[str] = ()) -> tuple[str, bool] | None:
+        """An action to try for a line of no known meaning, and whether taking it is the try (not
+        what readies one). On the thing the line names (the line without its first word and
+        article, or the whole line), not one `tried` for another line: one of the line's own verb;
+        else, where that verb is an action's, what readies it: an action of a verb some rewarded
+        meaning uses on a tool one used ("take knife": "slice {x} with knife"); else one of such a
+        verb whose meaning no line was rewarded for yet (one meaning to one line) and that never
+        failed for this line; else the readying; else the same of any
+        verb the episodes used. None where none is."""
         if line.split()[0] in self.verbs and not ARTICLES & set(line.split()):
             return None  # a command already ("take red potato"), not a line to guess for
         claimed = {meaning for counts in self.meanings.values() for meaning in counts}
         rewarded = {meaning.split()[0] for meaning in claimed}
-        only_failed = {meaning for _, meaning in self.failed} - claimed
+        tools = {tool for meaning in claimed for tool in _tools(meaning)}
+        said = line.split()[0]
         options = []
-        for action in admissible:
-            verb = action.split()[0]
+        for action in (a for a in admissible if a not in tried):
+            verb, rest = action.lower().split(" ", 1) if " " in action else (action.lower(), "")
             for thing in _things(line):
-                if not re.fullmatch(rf"{re.escape(verb)} {re.escape(thing)}(?: .+)?", action.lower()):
+                if not re.fullmatch(rf"{re.escape(thing)}(?: .+)?", rest):
                     continue
                 pattern, meaning = _slotted(line, thing), _slotted(action.lower(), thing)
-                if verb == line.split()[0]:
+                if verb == said:
                     options.append((0, action))
-                elif verb in rewarded and meaning not in claimed | only_failed and not self.failed[(pattern, meaning)]:
-                    options.append((1, action))
-        return min(options)[1] if options else None
+                elif verb in self.verbs and meaning not in claimed and not self.failed[(pattern, meaning)]:
+                    options.append((2 if verb in rewarded else 4, action))
+            if verb in rewarded and any(rest == tool or rest.startswith(tool + " ") for tool in tools):
+                options.append((1 if said in self.verbs else 3, action))
+        if not options:
+            return None
+        rank, action = min(options)
+        return action, rank in (0, 2, 4)
+
+
+def _tools(meaning: str) -> list[str]:
+    """The other things a meaning names after its slot ("cook {x} with stove": stove)."""
+    _, _, after = meaning.partition(SLOT)
+    words = after.split()
+    return [" ".join(words[1:])] if len(words) > 1 else []
 
 
 def _things(line: str) -> list[str]:
-    """What a line may name: the words after its verb and article ("fry the red potato"), or all of it."""
+    """What a line may name, the longest first: the runs of words it ends with, up to an article
+    ("fry the red potato": red potato, potato; "once done, enjoy your meal": ..., meal)."""
     words = line.split()
-    rest = words[2:] if len(words) > 2 and words[1] in ARTICLES else words[1:]
-    return [" ".join(rest), line] if rest else [line]
+    ends = [" ".join(words[i:]) for i in range(max(0, len(words) - THING_WORDS), len(words))]
+    return [end for end in ends if not ARTICLES & set(end.split())]
 
 
 def lines(text: str) -> list[str]:
@@ -148,6 +167,7 @@ def _fit(pattern: str, line: str) -> str | None:
 class _Line:
     text: str
     at: int  # the step whose text held it, _GOAL for the task's own
+    answered: str = ""  # the action whose answer it was: "you take the carrot" instructs nothing about the carrot
 
 
 def learn(episodes: Iterable[EpisodeRecord], domain: Domain, cap: int | None = None) -> Written:
@@ -182,7 +202,7 @@ def learn(episodes: Iterable[EpisodeRecord], domain: Domain, cap: int | None = N
                     elif not rose:  # a failure is cheap to credit to every line it may have followed
                         for line in best:
                             failed[(_slotted(line.text, thing), meaning)] += 1
-            read += [_Line(line, after.t) for line in dict.fromkeys(lines(after.observation))]
+            read += [_Line(line, after.t, (action or "").lower()) for line in dict.fromkeys(lines(after.observation))]
     shapes: dict[str, Counter[str]] = {}
     for episode in played:
         for before, after in zip(episode.steps, episode.steps[1:]):
@@ -217,7 +237,7 @@ def _explain(action: str, read: Sequence[_Line], used: set[_Line], verbs: frozen
     candidates = []
     for order, line in enumerate(read):
         said = line.text.split()
-        if line in used or not re.search(rf"(?<![\w-]){re.escape(thing)}(?![\w-])", line.text):
+        if line in used or not _names(line.text, thing) or _names(line.answered, thing):
             continue
         rank = 0 if said[0] == verb else 2 if said[0] in verbs and said[0] not in thing.split() else 1
         # The world's answer may echo the line's verb ("fry the X": "You fried the X").
@@ -228,6 +248,10 @@ def _explain(action: str, read: Sequence[_Line], used: set[_Line], verbs: frozen
         return None  # every line naming it says to do something else
     best = [c[4] for c in candidates if c[:3] == candidates[0][:3]]
     return best, thing, _meaning(action, thing, before, domain)
+
+
+def _names(text: str, thing: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(thing)}(?![\w-])", text) is not None
 
 
 def _slotted(text: str, thing: str) -> str:

@@ -36,8 +36,8 @@ from prag.store.records import EpisodeRecord, StepRecord
 SLOT = "{x}"
 LINE_WORDS = 7  # longer lines are prose, not an instruction
 THING_WORDS = 4  # the longest name a slot binds
-# Explained lines an action's texts must have held to be taken as a reading: one could be chance.
-READING_EVIDENCE = 2
+# Explained lines an action's texts must have held to be taken as a reading.
+READING_EVIDENCE = 1
 ECHO = 2  # letters a line's verb and a word of the world's answer begin alike with to echo it
 ARTICLES = frozenset({"a", "an", "the", "some"})
 _GOAL = -1  # the line was the task's own text

@@ -82,7 +82,8 @@ class Written:
             meanings = [m for m, n in self.meanings[pattern].most_common() if n > self.failed[(pattern, m)]]
             # A meaning of the verb the line says first ("chop the {x}": "chop {x} with knife").
             meanings.sort(key=lambda m: m.split()[0] != pattern.split()[0])
-            return meanings[0].replace(SLOT, thing) if meanings else None
+            if meanings:
+                return meanings[0].replace(SLOT, thing)
         verb, rest = line.split()[0], line.split(" ", 1)[-1]
         thing = rest.split(" ", 1)[1] if rest.split()[0] in ARTICLES and " " in rest else rest
         if listed and verb in self.shapes and thing != line:
@@ -97,13 +98,15 @@ class Written:
         else, where that verb is an action's, what readies it: an action of a verb some rewarded
         meaning uses on a tool one used ("take knife": "slice {x} with knife"); else one of such a
         verb whose meaning no line was rewarded for yet (one meaning to one line) and that never
-        failed for this line; else the readying; else the same of any
-        verb the episodes used. None where none is."""
+        failed for this line; else the readying; else the same of any verb the episodes used;
+        else, to ready one, a verb a rewarded meaning uses on the thing alone ("take {x}") on
+        another thing: what the line needs may be something to hold. None where none is."""
         if line.split()[0] in self.verbs and not ARTICLES & set(line.split()):
             return None  # a command already ("take red potato"), not a line to guess for
         claimed = {meaning for counts in self.meanings.values() for meaning in counts}
         rewarded = {meaning.split()[0] for meaning in claimed}
         tools = {tool for meaning in claimed for tool in _tools(meaning)}
+        bare = {meaning.split()[0] for meaning in claimed if meaning.endswith(" " + SLOT)}  # "take {x}"
         said = line.split()[0]
         options = []
         for action in (a for a in admissible if a not in tried):
@@ -118,6 +121,8 @@ class Written:
                     options.append((2 if verb in rewarded else 4, action))
             if verb in rewarded and any(rest == tool or rest.startswith(tool + " ") for tool in tools):
                 options.append((1 if said in self.verbs else 3, action))
+            elif verb in bare and not any(re.fullmatch(rf"{re.escape(thing)}(?: .+)?", rest) for thing in _things(line)):
+                options.append((5, action))
         if not options:
             return None
         rank, action = min(options)

@@ -51,7 +51,7 @@ from prag.agent.person import Person
 from prag.agent.protocol import Decision, Trace, Usage
 from prag.agent.sources.arbiter import Arbiter
 from prag.agent.sources.chain import chain, source_names
-from prag.agent.sources.lessons import taught
+from prag.agent.sources.lessons import instructions, taught
 from prag.agent.sources.mediator import (
     POLICIES,
     Always,
@@ -145,6 +145,8 @@ class PragAgent:
         plans = []
         if not isinstance(self.asker, Always):
             self.state.lessons = taught(s, self.goal.sentence, self.first, observation.scene_text)
+            self.goal.follow(instructions(s, self.goal.sentence, observation.scene_text, self.state.max_steps),
+                             observation)
             plans = chain(s.config.sources, planning)
         self.arbiter = Arbiter(s.domain, plans, self.asking)
 

@@ -69,7 +69,8 @@ class SubGoal:
 
     command: str
     met_at: int | None = None  # the step that met it
-    how: str = ""  # "taken": its command was; "seen": its effect showed
+    how: str = ""  # "taken": its command was; "seen": its effect showed; "tried": a guess at it was taken;
+    # "given up": its turn ran out
 
 
 @with_config(FORBID)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from prag.agent.goals.readers import Context, GoalReader, Reading, Readings
 from prag.agent.goals.subgoals import SubGoals
+from prag.agent.goals.written import Written
 from prag.agent.world.observed import Observed
 from prag.envs.base import Observation
 from prag.envs.domain import Domain
@@ -16,6 +17,8 @@ from prag.envs.facts import GoalFacts, read_facts
 # Readings dropped per episode before the agent plays on with the last one: enough to walk the
 # places a "put the mug away" leaves open (a living room has eight), each tried in a few steps.
 MAX_REVISIONS = 8
+# The steps a learned instruction's turn lasts before it is given up: it may name no thing of this game.
+PATIENCE = 15
 
 
 class Goal:
@@ -30,6 +33,7 @@ class Goal:
         self.sentence = reading.sentence if reading is not None else observation.goal
         self.revisions = 0
         self.subgoals = self._subgoals(reading, observation)
+        self.written = False  # the sub-goals are instructions learned from reward (`follow`)
 
     def _subgoals(self, reading: Reading | None, observation: Observation) -> SubGoals | None:
         """The reading's ordered sub-goals to follow (a route the goal spells), None when it has none."""
@@ -37,6 +41,18 @@ class Goal:
         schema = self.domain.schema()
         revealed = schema.revealed if schema is not None else None
         return SubGoals.start(commands, self.domain, observation, revealed) if commands else None
+
+    def follow(self, written: Written, observation: Observation) -> None:
+        """Where the reading spells no route: the readings reward showed to be worth taking, what the
+        goal's sentences say as learned, and what each reading's text says once read
+        (prag.agent.goals.written), each given up when not met in PATIENCE steps."""
+        readings = written.readings()
+        if self.subgoals is not None or not readings:
+            return
+        commands = [*readings, *written.commands(observation.goal, listed=False)]
+        self.subgoals = SubGoals.start(list(dict.fromkeys(commands)), self.domain, observation, written.commands,
+                                       frozenset(readings), PATIENCE, written.trial)
+        self.written = True
 
     @property
     def facts(self) -> GoalFacts | None:
@@ -66,8 +82,10 @@ class Goal:
             return False
         self.sentence = reading.sentence
         observed.goal = reading.sentence
-        # A route is followed from where the episode began (its first move is from there): not from mid-way.
-        self.subgoals = None
+        # A route is followed from where the episode began (its first move is from there): not from
+        # mid-way. Learned instructions are the world's words, not the reading's.
+        if not self.written:
+            self.subgoals = None
         return True
 
     def unsaid(self, observed: Observed) -> dict[str, str]:

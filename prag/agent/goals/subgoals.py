@@ -12,18 +12,24 @@ A sub-goal is met when its command was taken (by any source), or when its effect
 admissible actions: what would undo it is admissible and it is not ("close gate" but no "open
 gate": the gate is open). A move's turn comes where the sub-goal before was met: away from there
 (another source moved on) no move is offered until the agent is back. What an observation spells
-out (`GoalSchema.revealed`: tw-cooking's recipe, once the cookbook is read) joins the sub-goals
-before the current one. Only the observation's text, its
+out (`GoalSchema.revealed`: tw-cooking's recipe, once the cookbook is read; or instructions
+learned from reward, prag.agent.goals.written, after the actions that read them) joins the
+sub-goals before the current one. Sub-goals that are guesses may be given `patience`: one not met
+within that many steps of its turn is given up. Only the observation's text, its
 admissible actions and where it says the agent is are read, never the game's hidden state.
 """
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from prag.envs.base import Observation
 from prag.envs.domain import Domain
 from prag.store.episode_extra import SubGoal
+
+# The steps in a row a sub-goal with guesses (`trial`) that is a sentence, not a command the game
+# admits, may offer no step before it is given up: it may name nothing to act on ("you are hungry").
+IDLE = 3
 
 
 def meets(command: str, action: str) -> bool:
@@ -60,14 +66,28 @@ class SubGoals:
     here: str | None = None  # where the agent is
     revealed: Callable[[str], Sequence[str]] | None = None  # text -> the sub-goals it spells out
     taken: list[str] = field(default_factory=list)  # the readying actions taken for the current sub-goal
+    reveal_after: frozenset[str] = frozenset()  # only these actions' texts reveal sub-goals (none: any's)
+    patience: int | None = None  # the steps a sub-goal's turn lasts before it is given up (None: no end)
+    # A guess at the action a sub-goal that is no command means (a line no reward explained yet,
+    # prag.agent.goals.written.Written.trial), and whether it is the try: taking that meets the
+    # sub-goal, as "tried" (else it readies one).
+    trial: Callable[[str, Sequence[str], Collection[str]], tuple[str, bool] | None] | None = None
+    guess: str | None = None
+    guessed: set[str] = field(default_factory=set)  # the guesses taken: one is not a guess for two sub-goals
+    idle: int = 0  # the steps in a row the current sub-goal, a sentence, had no step to offer
+    verbs: set[str] = field(default_factory=set)  # the first words of the actions admitted so far
+    score: float = 0.0  # the score before the last step
+    turn: int = 0  # the step the current sub-goal's turn came
 
     @classmethod
     def start(
         cls, commands: Sequence[str], domain: Domain, observation: Observation,
-        revealed: Callable[[str], Sequence[str]] | None = None,
+        revealed: Callable[[str], Sequence[str]] | None = None, reveal_after: frozenset[str] = frozenset(),
+        patience: int | None = None,
+        trial: Callable[[str, Sequence[str], Collection[str]], tuple[str, bool] | None] | None = None,
     ) -> SubGoals:
         goals = cls([SubGoal(c) for c in commands], domain, observation.location, observation.text.lower(),
-                    observation.location, revealed)
+                    observation.location, revealed, reveal_after=reveal_after, patience=patience, trial=trial)
         goals._mark_seen(0, observation)
         return goals
 
@@ -82,7 +102,14 @@ class SubGoals:
             return None
         admissible = observation.admissible
         action = next((a for a in admissible if meets(goal.command, a)), None)
-        return action if action is not None else self._readying(goal.command, admissible)
+        if action is None and self.trial is not None and (guess := self.trial(goal.command, admissible, self.guessed)) is not None:
+            action, tries = guess
+            self.guess = action if tries else None
+        action = action if action is not None else self._readying(goal.command, admissible)
+        self.verbs |= {a.split()[0] for a in admissible if a}
+        said = goal.command.split()[0] not in self.verbs  # a sentence, not a command the game takes
+        self.idle = self.idle + 1 if action is None and said else 0
+        return action
 
     def _readying(self, command: str, admissible: Sequence[str]) -> str | None:
         """An admissible action that plainly makes `command` possible, None when none does. One
@@ -110,10 +137,20 @@ class SubGoals:
         on_route = was == self.at or self.domain.movement(action) is None
         if goal is not None and on_route and meets(goal.command, action):
             self._met(goal, t, "taken", observation)
+        elif goal is not None and action == self.guess:
+            # A guess is met when the score rose; else another is tried (one is not tried twice).
+            self.guessed.add(action)
+            if observation.score is not None and observation.score > self.score:
+                self._met(goal, t, "tried", observation)
         elif goal is not None and was == self.at:
             self.taken.append(action)
-        self._reveal(observation.text)
+        if not self.reveal_after or action in self.reveal_after:
+            self._reveal(observation.text)
         self._mark_seen(t, observation)
+        self.score = observation.score if observation.score is not None else self.score
+        if (goal := self.current) is not None and self.patience is not None and (
+                t + 1 - self.turn >= self.patience or self.trial is not None and self.idle >= IDLE):
+            self._met(goal, t, "given up", observation)
 
     def _reveal(self, text: str) -> None:
         """The sub-goals the text spells out that are not among the sub-goals yet, before the current one."""
@@ -131,6 +168,9 @@ class SubGoals:
         goal.met_at, goal.how = t, how
         self.at = observation.location
         self.taken = []
+        self.turn = t + 1
+        self.guess = None
+        self.idle = 0
 
     def _shows(self, command: str, admissible: Sequence[str]) -> bool:
         """Whether the command's effect shows: an action undoing it is admissible and it is not."""

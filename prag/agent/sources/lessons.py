@@ -12,7 +12,9 @@ the sources and the LLM's step read them from the episode's state, none writes t
 - what the goal's instructions name, as an episode of its template that raised its score read it
   (`verified_focuses`);
 - how stored episodes answered described things (`answers`), which way comparative descriptions
-  read (`orientations`), and the combinations they made (`recipes`).
+  read (`orientations`), and the combinations they made (`recipes`);
+- what written lines mean, as every visible episode's rewards showed (`instructions`,
+  prag.agent.goals.written): the goal follows them where its reading spells no route.
 
 After a revision the new reading's lessons join the old: an action that failed this task failed
 it whatever the reading, and an episode already read is not counted twice.
@@ -23,6 +25,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from prag.agent.config import AgentSettings
+from prag.agent.goals.written import Written, learn
 from prag.agent.skills.answered import answers, merge
 from prag.agent.skills.compared import orientations
 from prag.agent.skills.instructed import verified_focuses
@@ -72,3 +75,21 @@ def learned(task: ThisTask, pool: Sequence[Experience], before: Lessons = Lesson
         recipes=(*before.recipes, *made),
         read=before.read | {e.id for e in unread if e.id is not None},
     )
+
+
+# The instructions learned from the visible episodes, by their ids: the same for a whole round,
+# whose episodes see only the rounds before it.
+_instructions: dict[tuple[tuple[int, ...], str, int], Written] = {}
+
+
+def instructions(settings: AgentSettings, goal: str, scene: str, cap: int) -> Written:
+    """What written lines mean, learned from every visible episode (`prag.agent.goals.written`)."""
+    s = settings
+    if s.experiences is None:
+        return Written()
+    episodes = [e.episode for e in s.experiences.every(goal, scene, s.visibility)]
+    key = (tuple(sorted(e.id or 0 for e in episodes)), s.domain.name, cap)
+    if key not in _instructions:
+        _instructions.clear()
+        _instructions[key] = learn(episodes, s.domain, cap)
+    return _instructions[key]

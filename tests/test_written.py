@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from support import fresh_cache, played_rounds
-from prag.cli.run_cmd import DEFAULT
+from prag.agent.asking.hints import Situation, SubGoal
 from prag.agent.goals.subgoals import SubGoals
 from prag.agent.goals.written import Written, learn, lines
+from prag.cli.run_cmd import DEFAULT
 from prag.envs.base import Observation
 from prag.envs.domain import TEXTWORLD
 from prag.llm.scripted import RandomChoiceLLM
@@ -99,6 +100,13 @@ def test_a_guess_for_a_line_of_no_known_meaning() -> None:
     assert written.trial("take red parcel", ["drop red parcel"]) is None  # a command, no line to guess for
     assert written.trial("weigh the red parcel", ["press red parcel with roller"], tried={"press red parcel with roller"}) \
         is None
+
+
+def test_the_llm_asked_while_a_line_is_followed_is_told_the_line() -> None:
+    now = Situation(goal=GOAL, history=[], locations=[], graphs=[], outcomes=Counter(), allowed=["look"], held=set(),
+                    retrieved=[], utterances=[], seen={}, written="flatten the red parcel")
+    assert SubGoal().notes(now) == ['Note: the text you read says to do next: "flatten the red parcel".']
+    assert SubGoal().notes(replace(now, written=None)) == []
 
 
 def seen(text: str, admissible: list[str], score: float) -> Observation:

@@ -34,6 +34,7 @@ class Situation:
     utterances: Sequence[tuple[int, str]]  # (history index it followed, what the person said)
     seen: Mapping[str, str]  # thing -> the place it was last seen in or on (`Observed.seen`)
     subgoal: str | None = None  # the next sub-goal learned from reward (prag.agent.sources.progress_plans)
+    written: str | None = None  # the line of a text read to do next, as the goal follows it (prag.agent.goals.written)
 
     @property
     def goal_words(self) -> set[str]:
@@ -137,10 +138,12 @@ class Heard:
 
 
 class SubGoal:
-    """The next sub-goal learned from reward: what a step that raised the score made true before."""
+    """The next sub-goal learned from reward: what a step that raised the score made true before;
+    and the line of a text read that the goal follows next (a recipe's "fry the carrot")."""
 
     def notes(self, now: Situation) -> list[str]:
-        return [f"Note: next sub-goal (it raised the score before): {now.subgoal}."] if now.subgoal else []
+        notes = [f"Note: next sub-goal (it raised the score before): {now.subgoal}."] if now.subgoal else []
+        return notes + ([f'Note: the text you read says to do next: "{now.written}".'] if now.written else [])
 
 
 def hints_for(domain: Domain) -> list[Hint]:

@@ -107,7 +107,8 @@ class LLMStep:
             salt = f"{observation.text}:{self.state.t}"
             if self.config.explore == "uniform":
                 return Decision(uniform(choices, self.seed, salt), source=StepSource.RANDOM), []
-            about = f"{self.goal.sentence} {self.state.subgoal or ''}"  # the next sub-goal's things are the task's too
+            # the next sub-goal's things are the task's too
+            about = f"{self.goal.sentence} {self.state.subgoal or ''} {self._written() or ''}"
             drawn = self.explorer.draw(choices, about, observation.scene_triples, self._tried(),
                                        observation.location, salt)
             return Decision(drawn, source=StepSource.RANDOM), []
@@ -124,7 +125,7 @@ class LLMStep:
             goal=self.goal.sentence, history=self.state.history, locations=self.state.locations, graphs=self.state.graphs,
             outcomes=self.state.outcomes, allowed=allowed, held=self.domain.held(observation.scene_triples),
             retrieved=self.retrieved, utterances=self.state.utterances, seen=self.state.observed.seen,
-            subgoal=self.state.subgoal,
+            subgoal=self.state.subgoal, written=self._written(),
         )
         self.cards.see(self.state.t - 1, observation.location, canonical(observation.scene_triples), allowed, self.domain)
         step, current = self.state.t - 1, [note for hint in self.hints for note in hint.notes(now)]
@@ -152,6 +153,11 @@ class LLMStep:
         else:
             prompt = with_instruction(prompt, act, self.cards)
         return self._choose(prompt, allowed, thought)
+
+    def _written(self) -> str | None:
+        """The line of a text read that the goal follows next, where it follows written lines."""
+        current = self.goal.subgoals.current if self.goal.written and self.goal.subgoals is not None else None
+        return current.command if current is not None else None
 
     def _tried(self) -> set[str]:
         """The actions this task took: in this episode, and in its lost episodes before."""

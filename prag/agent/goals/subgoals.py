@@ -102,7 +102,8 @@ class SubGoals:
             return None
         admissible = observation.admissible
         action = next((a for a in admissible if meets(goal.command, a)), None)
-        if action is None and self.trial is not None and (guess := self.trial(goal.command, admissible, self.guessed)) is not None:
+        guess = self.trial(goal.command, admissible, self.guessed) if action is None and self.trial else None
+        if guess is not None:
             action, tries = guess
             self.guess = action if tries else None
         action = action if action is not None else self._readying(goal.command, admissible)

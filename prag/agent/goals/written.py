@@ -18,17 +18,18 @@ the step acted on (the name of a thing in the scene its words begin with, after 
 
 An action on a thing the task's text names ("check the cookbook": "examine cookbook") whose text
 held lines that explained rewarded steps is a *reading*: a later episode takes it (`readings`)
-and follows what its text says (`commands`), each line by its most rewarded meaning that never
-failed. Lines no reward explained yet are left to the other sources.
-Nothing here knows a world: the words are the texts' and the actions'.
+and follows what its text says (`commands`), each line by its most rewarded meaning that failed
+less often than it was rewarded; a line no reward explained yet is guessed at (`trial`), and the
+guess that raises the score teaches the next episode. Nothing here knows a world: the words are
+the texts' and the actions'.
 """
 from __future__ import annotations
 
 import re
-from os.path import commonprefix
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from os.path import commonprefix
 
 from prag.envs.domain import Domain
 from prag.store.records import EpisodeRecord, StepRecord
@@ -36,8 +37,6 @@ from prag.store.records import EpisodeRecord, StepRecord
 SLOT = "{x}"
 LINE_WORDS = 7  # longer lines are prose, not an instruction
 THING_WORDS = 4  # the longest name a slot binds
-# Explained lines an action's texts must have held to be taken as a reading.
-READING_EVIDENCE = 1
 ECHO = 2  # letters a line's verb and a word of the world's answer begin alike with to echo it
 ARTICLES = frozenset({"a", "an", "the", "some"})
 _GOAL = -1  # the line was the task's own text
@@ -57,7 +56,7 @@ class Written:
 
     def readings(self) -> list[str]:
         """The actions to take for their texts, the best attested first."""
-        return [action for action, n in self.read_by.most_common() if n >= READING_EVIDENCE]
+        return [action for action, _ in self.read_by.most_common()]
 
     def commands(self, text: str, listed: bool = True) -> list[str]:
         """What the text's lines say to do, in their order, as commands; a line of no known meaning
@@ -93,14 +92,17 @@ class Written:
 
     def trial(self, line: str, admissible: Sequence[str], tried: Collection[str] = ()) -> tuple[str, bool] | None:
         """An action to try for a line of no known meaning, and whether taking it is the try (not
-        what readies one). On the thing the line names (the line without its first word and
-        article, or the whole line), not one `tried` for another line: one of the line's own verb;
-        else, where that verb is an action's, what readies it: an action of a verb some rewarded
-        meaning uses on a tool one used ("take knife": "slice {x} with knife"); else one of such a
-        verb whose meaning no line was rewarded for yet (one meaning to one line) and that never
-        failed for this line; else the readying; else the same of any verb the episodes used;
-        else, to ready one, a verb a rewarded meaning uses on the thing alone ("take {x}") on
-        another thing: what the line needs may be something to hold. None where none is."""
+        what readies one); None where none is. Not one `tried` for another line; the first of:
+
+        0. an action on the thing the line names (a run of words it ends with) of the line's own verb;
+        1. where that verb is an action's, what readies it: an action of a verb some rewarded
+           meaning uses on a tool one used ("take knife": "slice {x} with knife");
+        2. one on the thing of a verb a rewarded meaning uses, whose meaning no line was rewarded
+           for yet (one meaning to one line) and that never failed for this line;
+        3. the readying of 1 for a verb no action has;
+        4. as 2, of any verb the episodes used;
+        5. a verb a rewarded meaning uses on the thing alone ("take {x}"), on another thing: what
+           the line needs may be something to hold."""
         if line.split()[0] in self.verbs and not ARTICLES & set(line.split()):
             return None  # a command already ("take red potato"), not a line to guess for
         claimed = {meaning for counts in self.meanings.values() for meaning in counts}
@@ -111,9 +113,8 @@ class Written:
         options = []
         for action in (a for a in admissible if a not in tried):
             verb, rest = action.lower().split(" ", 1) if " " in action else (action.lower(), "")
-            for thing in _things(line):
-                if not re.fullmatch(rf"{re.escape(thing)}(?: .+)?", rest):
-                    continue
+            on = [thing for thing in _things(line) if re.fullmatch(rf"{re.escape(thing)}(?: .+)?", rest)]
+            for thing in on:
                 pattern, meaning = _slotted(line, thing), _slotted(action.lower(), thing)
                 if verb == said:
                     options.append((0, action))
@@ -121,7 +122,7 @@ class Written:
                     options.append((2 if verb in rewarded else 4, action))
             if verb in rewarded and any(rest == tool or rest.startswith(tool + " ") for tool in tools):
                 options.append((1 if said in self.verbs else 3, action))
-            elif verb in bare and not any(re.fullmatch(rf"{re.escape(thing)}(?: .+)?", rest) for thing in _things(line)):
+            elif verb in bare and not on:
                 options.append((5, action))
         if not options:
             return None
@@ -233,7 +234,8 @@ def _acts_on_named(action: str, goal: str, domain: Domain) -> bool:
 def _explain(action: str, read: Sequence[_Line], used: set[_Line], verbs: frozenset[str], before: StepRecord,
              after: StepRecord, domain: Domain) -> tuple[list[_Line], str, str] | None:
     """The lines that may explain the action (one, or those alike for a step that failed), the
-    thing it acted on and its meaning; None where no line read names the thing the action acts on, or two do alike."""
+    thing it acted on and its meaning; None where no line read names that thing as an instruction
+    to do this."""
     thing = _object(action, {name.lower() for triple in (*before.triples, *after.triples) for name in triple})
     if thing is None:
         return None

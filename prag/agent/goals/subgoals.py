@@ -88,6 +88,7 @@ class SubGoals:
     ) -> SubGoals:
         goals = cls([SubGoal(c) for c in commands], domain, observation.location, observation.text.lower(),
                     observation.location, revealed, reveal_after=reveal_after, patience=patience, trial=trial)
+        goals.score = observation.score or 0.0
         goals._mark_seen(0, observation)
         return goals
 

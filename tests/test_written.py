@@ -98,6 +98,10 @@ def test_a_guess_for_a_line_of_no_known_meaning() -> None:
     assert written.trial("weigh the red parcel", ["take stamper from desk", "drop red parcel"]) \
         == ("take stamper from desk", False)
     assert written.trial("take red parcel", ["drop red parcel"]) is None  # a command, no line to guess for
+    # A verb no reward followed is tried on what the task's own words name, not on a means read on the way.
+    assert written.trial("fold the red parcel", ["drop red parcel"], goal=GOAL) is None
+    assert written.trial("fold the red parcel", ["drop red parcel"], goal="Drop the red parcel.") \
+        == ("drop red parcel", True)
     assert written.trial("weigh the red parcel", ["press red parcel with roller"], tried={"press red parcel with roller"}) \
         is None
 
@@ -129,6 +133,15 @@ def test_a_guess_that_raised_no_score_is_followed_by_another_and_a_sentence_nami
         assert goals.step(seen("", ["look"], 6)) is None
         goals.observe(t, "look", seen("A post room.", ["look"], 6))
     assert goals.goals[1].how == "given up" and goals.current is not None and goals.current.command == "take red parcel"
+
+
+def test_a_line_whose_thing_is_at_hand_waits_for_search_to_find_where_it_can_be_done() -> None:
+    written = Written({"stamp the {x}": Counter({"press {x} with stamper": 2})}, verbs=frozenset({"press", "drop"}))
+    goals = SubGoals.start(["frank the red parcel"], TEXTWORLD, seen(GOAL, [], 0), patience=15, trial=written.trial)
+    for t in range(1, 6):  # the franking machine is in another room: nothing here to guess
+        assert goals.step(seen("", ["drop red parcel", "go north"], 0)) is None
+        goals.observe(t, "go north", seen("A hall.", ["drop red parcel", "go north"], 0))
+    assert goals.current is not None and goals.current.command == "frank the red parcel"
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,8 @@ plans for the sentence it was read as, and for the route of sub-goals the readin
 """
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
+
 from prag.agent.goals.readers import Context, GoalReader, Reading, Readings
 from prag.agent.goals.subgoals import SubGoals
 from prag.agent.goals.written import Written
@@ -50,8 +52,11 @@ class Goal:
         if self.subgoals is not None or not readings:
             return
         commands = [*readings, *written.commands(observation.goal, listed=False)]
+        def trial(line: str, admissible: Sequence[str], tried: Collection[str]) -> tuple[str, bool] | None:
+            return written.trial(line, admissible, tried, observation.goal)
+
         self.subgoals = SubGoals.start(list(dict.fromkeys(commands)), self.domain, observation, written.commands,
-                                       frozenset(readings), PATIENCE, written.trial)
+                                       frozenset(readings), PATIENCE, trial)
         self.written = True
 
     @property

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from prag.agent.goals.written import named_things
 from prag.envs.base import Observation
 from prag.envs.domain import Domain
 from prag.store.episode_extra import SubGoal
@@ -109,7 +110,10 @@ class SubGoals:
             self.guess = action if tries else None
         action = action if action is not None else self._readying(goal.command, admissible)
         self.verbs |= {a.split()[0] for a in admissible if a}
-        said = goal.command.split()[0] not in self.verbs  # a sentence, not a command the game takes
+        # A sentence, not a command the game takes, that names nothing offered here ("you are
+        # hungry"); one whose thing is at hand waits, while search seeks where it can be acted on.
+        said = goal.command.split()[0] not in self.verbs and not any(
+            re.search(rf"\b{re.escape(thing)}\b", a) for thing in named_things(goal.command) for a in admissible)
         self.idle = self.idle + 1 if action is None and said else 0
         return action
 

@@ -90,7 +90,8 @@ class Written:
             return self.shapes[verb].most_common(1)[0][0].replace(SLOT, thing)
         return line  # for `trial`
 
-    def trial(self, line: str, admissible: Sequence[str], tried: Collection[str] = ()) -> tuple[str, bool] | None:
+    def trial(self, line: str, admissible: Sequence[str], tried: Collection[str] = (), goal: str = ""
+              ) -> tuple[str, bool] | None:
         """An action to try for a line of no known meaning, and whether taking it is the try (not
         what readies one); None where none is. Not one `tried` for another line; the first of:
 
@@ -100,7 +101,8 @@ class Written:
         2. one on the thing of a verb a rewarded meaning uses, whose meaning no line was rewarded
            for yet (one meaning to one line) and that never failed for this line;
         3. the readying of 1 for a verb no action has;
-        4. as 2, of any verb the episodes used;
+        4. as 2, of any verb the episodes used, on a thing the task's own words (`goal`) name: the
+           end it asks for, not a means read on the way (eating an ingredient lost many games);
         5. a verb a rewarded meaning uses on the thing alone ("take {x}"), on another thing: what
            the line needs may be something to hold."""
         if line.split()[0] in self.verbs and not ARTICLES & set(line.split()):
@@ -113,13 +115,16 @@ class Written:
         options = []
         for action in (a for a in admissible if a not in tried):
             verb, rest = action.lower().split(" ", 1) if " " in action else (action.lower(), "")
-            on = [thing for thing in _things(line) if re.fullmatch(rf"{re.escape(thing)}(?: .+)?", rest)]
+            on = [thing for thing in named_things(line) if re.fullmatch(rf"{re.escape(thing)}(?: .+)?", rest)]
             for thing in on:
                 pattern, meaning = _slotted(line, thing), _slotted(action.lower(), thing)
                 if verb == said:
                     options.append((0, action))
-                elif verb in self.verbs and meaning not in claimed and not self.failed[(pattern, meaning)]:
-                    options.append((2 if verb in rewarded else 4, action))
+                elif verb in rewarded and meaning not in claimed and not self.failed[(pattern, meaning)]:
+                    options.append((2, action))
+                elif verb in self.verbs and meaning not in claimed and not self.failed[(pattern, meaning)] and _names(
+                        goal.lower(), thing):
+                    options.append((4, action))
             if verb in rewarded and any(rest == tool or rest.startswith(tool + " ") for tool in tools):
                 options.append((1 if said in self.verbs else 3, action))
             elif verb in bare and not on:
@@ -137,7 +142,7 @@ def _tools(meaning: str) -> list[str]:
     return [" ".join(words[1:])] if len(words) > 1 else []
 
 
-def _things(line: str) -> list[str]:
+def named_things(line: str) -> list[str]:
     """What a line may name, the longest first: the runs of words it ends with, up to an article
     ("fry the red potato": red potato, potato; "once done, enjoy your meal": ..., meal)."""
     words = line.split()

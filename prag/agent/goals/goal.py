@@ -52,6 +52,7 @@ class Goal:
         if self.subgoals is not None or not readings:
             return
         commands = [*readings, *written.commands(observation.goal, listed=False)]
+
         def trial(line: str, admissible: Sequence[str], tried: Collection[str]) -> tuple[str, bool] | None:
             return written.trial(line, admissible, tried, observation.goal)
 

@@ -109,12 +109,13 @@ class SubGoals:
             action, tries = guess
             self.guess = action if tries else None
         action = action if action is not None else self._readying(goal.command, admissible)
-        self.verbs |= {a.split()[0] for a in admissible if a}
-        # A sentence, not a command the game takes, that names nothing offered here ("you are
-        # hungry"); one whose thing is at hand waits, while search seeks where it can be acted on.
-        said = goal.command.split()[0] not in self.verbs and not any(
-            re.search(rf"\b{re.escape(thing)}\b", a) for thing in named_things(goal.command) for a in admissible)
-        self.idle = self.idle + 1 if action is None and said else 0
+        if self.trial is not None:  # only guessed sub-goals are given up when idle
+            self.verbs |= {a.split()[0] for a in admissible if a}
+            # A sentence, not a command the game takes, that names nothing offered here ("you are
+            # hungry"); one whose thing is at hand waits, while search seeks where it can be acted on.
+            said = goal.command.split()[0] not in self.verbs and not any(
+                _names(a, thing) for thing in named_things(goal.command) for a in admissible)
+            self.idle = self.idle + 1 if action is None and said else 0
         return action
 
     def _readying(self, command: str, admissible: Sequence[str]) -> str | None:
@@ -155,7 +156,7 @@ class SubGoals:
         self._mark_seen(t, observation)
         self.score = observation.score if observation.score is not None else self.score
         if (goal := self.current) is not None and self.patience is not None and (
-                t + 1 - self.turn >= self.patience or self.trial is not None and self.idle >= IDLE):
+                t + 1 - self.turn >= self.patience or self.idle >= IDLE):
             self._met(goal, t, "given up", observation)
 
     def _reveal(self, text: str) -> None:

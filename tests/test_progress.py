@@ -102,3 +102,47 @@ def test_a_step_found_toward_a_sub_goal_that_answers_an_undecided_branch_waits()
     progress._toward_milestone = lambda milestone, observation: Plan(("focus on green box",), StepSource.PROGRESS)  # type: ignore[method-assign]
     step = agent.act(seen)
     assert step.action != "focus on green box"
+
+
+def test_a_rise_that_reached_a_focus_leaves_the_connection_after_it_to_be_made() -> None:
+    """Round 0 focused on the motor (13 -> 63) and then connected a wire to it (63 -> 70). The
+    focus's rise reaches the sub-goal of the focus, not also the connection that came next: a
+    round that credited both never connected the wire again and stayed at 63."""
+    from prag.agent.agent import PragAgent
+    from prag.agent.goals.milestones import Binder, lesson
+    from prag.agent.sources.progress_plans import ProgressPlans
+    from prag.envs.base import Observation
+    from prag.envs.sciworld.domain import SCIWORLD
+    from prag.llm.scripted import ScriptedLLM
+    from prag.retrieval.index import Visibility
+    from prag.store.records import EpisodeRecord, StepRecord
+
+    goal = "Your task is to turn on the electric motor. First, focus on the electric motor."
+    connect = "connect anode in electric motor to black wire terminal 1"
+    bare = [("electric motor", "in", "workshop"), ("black wire", "in", "workshop")]
+    focused = [*bare, ("electric motor", "is", "focused")]
+    played = EpisodeRecord("r", 0, "power-1", "power", goal, False, [
+        StepRecord(0, None, "This room is called the workshop.", "", "workshop", bare, 13),
+        StepRecord(1, "focus on electric motor", "You focus on the electric motor.", "", "workshop", focused, 63),
+        StepRecord(2, connect, "anode on electric motor is now connected", "", "workshop", focused, 70),
+    ], id=1)
+    learned = lesson(played, SCIWORLD, 1)
+    assert [m.action is not None for m in learned.milestones] == [False, True]
+
+    actions = ["focus on electric motor", connect, "look around"]
+    llm = ScriptedLLM(lambda messages: "none" if "Instruction:" in messages[-1]["content"] else "look around",
+                      supports_choices=True)
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("progress", "llm"), think=False),
+                      domain=SCIWORLD)
+    start = Observation(goal, "This room is called the workshop.", actions, bare, "", location="workshop", score=13,
+                        max_steps=100)
+    agent.reset(start)
+    (progress,) = [source for source in agent.arbiter.sources if isinstance(source, ProgressPlans)]
+    progress.milestones = list(learned.milestones)
+    progress.binders = {1: Binder(SCIWORLD, {})}
+    progress.same_task = {1}
+    assert agent.act(start).action == "focus on electric motor"
+    after_focus = Observation(goal, "You focus on the electric motor.", actions, focused, "", location="workshop",
+                              score=63, max_steps=100)
+    agent.observe("focus on electric motor", after_focus)
+    assert agent.act(after_focus).action == connect

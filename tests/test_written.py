@@ -66,6 +66,25 @@ def test_an_answer_to_an_action_on_a_thing_says_nothing_of_what_to_do_with_it() 
     assert learn([episode], TEXTWORLD).meanings == {}
 
 
+def test_looking_around_a_room_the_goal_only_says_to_be_around_is_no_reading() -> None:
+    """A room's description lists every thing in it, so its lines "explain" any step on them. The
+    goal saying "around the kitchen" does not make "look around" an action on a thing it names:
+    a ScienceWorld round followed its lines ("a electric buzzer which is off") as instructions."""
+    goal = "Your task is to measure the temperature of the water, which is located around the kitchen."
+    room = [("water", "in", "kitchen"), ("thermometer", "in", "kitchen")]
+    described = "This room is called the kitchen. In it, you see:\na thermometer\na water"
+    looked = EpisodeRecord("r", 0, "water-1", "measure", goal, False, [
+        step(0, None, goal, 0, room),
+        step(1, "look around", described, 0, room),
+        step(2, "move thermometer to inventory", "You move the thermometer to the inventory.", 5, room),
+    ])
+    assert learn([looked], TEXTWORLD).readings() == []
+    examined = EpisodeRecord("r", 0, "water-1", "measure", goal.replace("water,", "water in the note,"), False, [
+        step(0, None, goal, 0, room), step(1, "look at note", described, 0, room),
+        step(2, "move thermometer to inventory", "You move the thermometer to the inventory.", 5, room)])
+    assert learn([examined], TEXTWORLD).readings() == ["look at note"], "a thing the goal names, past its particle"
+
+
 def test_a_step_that_ended_the_game_early_marks_its_meaning_of_the_line_as_not_it() -> None:
     lost = posted([
         step(0, None, GOAL, 0, DESK),

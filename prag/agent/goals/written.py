@@ -39,6 +39,10 @@ LINE_WORDS = 7  # longer lines are prose, not an instruction
 THING_WORDS = 4  # the longest name a slot binds
 ECHO = 2  # letters a line's verb and a word of the world's answer begin alike with to echo it
 ARTICLES = frozenset({"a", "an", "the", "some"})
+# Words that lead to a thing without naming one ("look around", "look in table"): a goal that says
+# "around the kitchen" names no thing "around".
+PARTICLES = frozenset({"in", "into", "on", "onto", "at", "around", "to", "from", "with", "inside", "under", "over",
+                       "through", "up", "down", "out", "off", "about"})
 _GOAL = -1  # the line was the task's own text
 
 
@@ -232,6 +236,8 @@ def _rose(before: StepRecord, after: StepRecord) -> bool:
 def _acts_on_named(action: str, goal: str, domain: Domain) -> bool:
     """Whether the action, not a move, acts first on a thing the task's words name."""
     words = action.lower().split()[1:]
+    while words and words[0] in PARTICLES | ARTICLES:
+        words = words[1:]
     return domain.movement(action) is None and any(
         re.search(rf"\b{re.escape(' '.join(words[:n]))}\b", goal) for n in range(len(words), 0, -1))
 

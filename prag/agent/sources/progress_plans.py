@@ -178,13 +178,20 @@ class ProgressPlans:
         if self.offered is not None and last == self.offered[1]:
             self.along[self.offered[0]] = self.along.get(self.offered[0], 0) + 1
         self.offered = None
+        # One rise reaches one sub-goal that is an action, the one that was next, and none where
+        # the rise is a sub-goal of facts reached (the focus that raised the score is not the
+        # connection after it).
+        was_next = self.next
+        credited = False
         for index, milestone in enumerate(self.milestones or ()):
             if index in self.reached:
                 continue
             binder = self.binders[milestone.origin]
-            if milestone.core and binder.holds(milestone.core, state) is not None or (
-                    not milestone.core and rose and milestone is self.next):
+            if milestone.core and binder.holds(milestone.core, state) is not None:
                 self.reached.add(index)
+                credited = credited or rose
+        if rose and not credited and was_next is not None and not was_next.core:
+            self.reached.add(next(i for i, m in enumerate(self.milestones or ()) if m is was_next))
 
     def _route(self, milestone: Milestone, observation: Observation, walk: bool) -> Plan | None:
         """The next step toward the sub-goal: the first action of its route, from where the route

@@ -44,6 +44,28 @@ def test_draws_go_to_the_task_s_things_not_yet_tried_then_to_any_action_not_trie
     assert drawn <= {"open cupboard", "connect cupboard to stove", "look around"}
 
 
+def test_a_verb_the_score_rose_after_is_tried_first_on_the_things_its_step_acted_on() -> None:
+    """The score rose after the motor's anode was connected to the black wire: every other draw
+    connects the black wire's other terminal, which no goal word names, before anything else."""
+    workshop = [("electric motor", "in", "workshop"), ("black wire", "in", "workshop"), ("battery", "in", "workshop"),
+                ("red light bulb", "in", "workshop"), ("electric motor", "is", "focused")]
+    goal = "Your task is to turn on the electric motor."
+    rose_after = "connect anode in electric motor to black wire terminal 1"
+    onward = "connect black wire terminal 2 to anode in battery"
+    choices = [onward, "connect red light bulb anode to battery cathode", "pick up battery", "look at black wire",
+               rose_after, "mix battery"]
+    explorer = Explorer(SCIWORLD, seed=0)
+
+    def draws(rewarded: list[str]) -> Counter[str]:
+        return Counter(explorer.draw(choices, goal, workshop, tried={rose_after}, here="workshop", salt=str(n),
+                                     rewarded=rewarded) for n in range(200))
+
+    guided, blind = draws([rose_after, "go to workshop"]), draws([])
+    assert guided[onward] > 100 > 3 * blind[onward]
+    assert guided[rose_after] == blind[rose_after] == 0  # tried: not drawn again
+    assert draws(["go to workshop"]) == blind, "a move the score rose after says nothing of what to do here"
+
+
 def test_a_verb_with_many_actions_weighs_as_much_as_one_with_few() -> None:
     explorer = Explorer(SCIWORLD, seed=0)
     choices = [f"connect wire {n} to wire {m}" for n in range(20) for m in range(20)] + ["open door"]

@@ -109,8 +109,9 @@ class LLMStep:
                 return Decision(uniform(choices, self.seed, salt), source=StepSource.RANDOM), []
             # the next sub-goal's things are the task's too
             about = f"{self.goal.sentence} {self.state.subgoal or ''} {self._written() or ''}"
+            rewarded = {*self.state.lessons.rewarded, *self.state.rewarded}
             drawn = self.explorer.draw(choices, about, observation.scene_triples, self._tried(),
-                                       observation.location, salt)
+                                       observation.location, salt, rewarded)
             return Decision(drawn, source=StepSource.RANDOM), []
         self._retrieve(observation)
         self.retrieve_corrections(observation.scene_text)

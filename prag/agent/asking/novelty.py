@@ -6,6 +6,10 @@ score, prag.agent.sources.past_episodes). What is drawn after it is no uniform d
 ScienceWorld lists thousands, most of them `connect X to Y`, so a uniform draw connected wires to
 doors for the rest of an episode. The draw goes by tiers, the first that holds any action:
 
+0. of the actions of tier 1, those of a verb the score rose after in this task (`rewarded`: in
+   this episode or a stored one of this very task, moves aside), drawn every other step: the
+   world's reward says what kind of step made progress here ("connect" once a wire connected to
+   the motor earned points), and the things those steps acted on are the task's too (the wire);
 1. actions on the things the task names (by the actions' words or a thing's own name, as the
    goal's words say them) or marked as acted on (`Domain.marked`), or on what holds one of them
    and nothing else ("activate stove" once the ice cream is on it), that this task has not
@@ -72,21 +76,33 @@ class Explorer:
     seed: int = 0
 
     def draw(self, choices: Sequence[str], goal: str, triples: Sequence[Triple], tried: Collection[str],
-             here: str | None = None, salt: str = "") -> str:
+             here: str | None = None, salt: str = "", rewarded: Collection[str] = ()) -> str:
         """One of `choices` (not empty), by the tiers above; `tried` are the actions this task
-        tried, `here` the room the agent is in."""
+        tried, `here` the room the agent is in, `rewarded` the actions its score rose after."""
         named = named_things(goal, triples, self.domain)
         held_in = holders(named, triples, self.domain, here)
         relevant = [a for a in choices if self._about(a, named, held_in)]
         untried = [a for a in choices if a not in tried]
-        tiers = ([a for a in relevant if a not in tried], untried, relevant, list(choices))
-        tier = next(t for t in tiers if t)
         rng = random.Random(f"{self.seed}:{salt}")
+        progress = [a for a in rewarded if self.domain.movement(a) is None]
+        paid: list[str] = []
+        # Every other step, not every step: the verb that paid once is not the only one that may pay next.
+        if progress and rng.random() < 0.5:
+            verbs = {pair(a, self.domain)[0] for a in progress}
+            things = named_things(" ".join([goal, *progress]), triples, self.domain) | held_in
+            paid = [a for a in untried if pair(a, self.domain)[0] in verbs and self._mentions(a, things)]
+        tiers = (paid, [a for a in relevant if a not in tried], untried, relevant, list(choices))
+        tier = next(t for t in tiers if t)
         by_verb: dict[str, list[str]] = {}
         for action in tier:
             by_verb.setdefault(pair(action, self.domain)[0], []).append(action)
         verb = rng.choice(sorted(by_verb))
         return rng.choice(by_verb[verb])
+
+    def _mentions(self, action: str, things: set[str]) -> bool:
+        """Whether any name in the action is one of `things` or a part of one ("black wire terminal 2")."""
+        return any(name in things or any(name.startswith(thing + " ") for thing in things)
+                   for name in self.domain.entities(action))
 
     def _about(self, action: str, named: set[str], held_in: set[str]) -> bool:
         """Whether the action acts on a thing the task is about ("move ice cream to stove"), or on

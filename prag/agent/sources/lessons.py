@@ -8,7 +8,8 @@ the sources and the LLM's step read them from the episode's state, none writes t
 - the actions that failed this very task outright (`fatal_actions`) and what they were aimed at
   (`fatal_things`): never offered again, and the branches of a choice they rule out;
 - what this task's lost episodes did from where (`tried_before`): a step drawn past the LLM
-  budget goes on otherwise;
+  budget goes on otherwise; and the actions its score rose after (`rewarded`): such a step tries
+  their verbs on their things first;
 - what the goal's instructions name, as an episode of its template that raised its score read it
   (`verified_focuses`);
 - how stored episodes answered described things (`answers`), which way comparative descriptions
@@ -30,7 +31,7 @@ from prag.agent.skills.answered import answers, merge
 from prag.agent.skills.compared import orientations
 from prag.agent.skills.instructed import verified_focuses
 from prag.agent.skills.making import recipes
-from prag.agent.sources.past_episodes import ThisTask, fatal_actions, fatal_things, tried_before
+from prag.agent.sources.past_episodes import ThisTask, fatal_actions, fatal_things, rewarded_actions, tried_before
 from prag.agent.world.state import Lessons
 from prag.retrieval.episodes import Experience
 from prag.store.records import StepRecord
@@ -69,6 +70,7 @@ def learned(task: ThisTask, pool: Sequence[Experience], before: Lessons = Lesson
         fatal=before.fatal | fatal_actions(task, mine),
         failed_things=before.failed_things | fatal_things(task, mine),
         tried_before=before.tried_before | tried_before(task, mine),
+        rewarded=before.rewarded | rewarded_actions(task, mine),
         verified=before.verified or tuple(verified_focuses(task.goal, pool, domain)),
         answers=told,
         orientations=read_so,

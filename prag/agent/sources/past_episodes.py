@@ -189,6 +189,14 @@ def _fatal_steps(task: ThisTask, experiences: Sequence[Experience]) -> list[Step
     return fatal
 
 
+def rewarded_actions(task: ThisTask, experiences: Sequence[Experience]) -> set[str]:
+    """The actions after which the score rose in the stored episodes of this very task, won or
+    lost: what the world's reward said was progress here (exploration tries their verbs first)."""
+    return {str(after.action) for experience in experiences if task.played_in(experience.episode)
+            for before, after in zip(experience.episode.steps, experience.episode.steps[1:])
+            if after.action and before.score is not None and after.score is not None and after.score > before.score}
+
+
 def tried_before(task: ThisTask, experiences: Sequence[Experience]) -> Counter[tuple[str, str, str]]:
     """The (observation, scene graph, action) triples of this very task's lost episodes: what an
     earlier round did from a point this episode may come back to (a replay of its progress ends

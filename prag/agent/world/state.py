@@ -44,6 +44,9 @@ class Lessons:
     # which way comparative descriptions read their measurements, as experience says (prag.agent.skills.compared)
     orientations: dict[str, Counter[int]] = field(default_factory=dict)
     recipes: tuple[Recipe, ...] = ()  # combinations seen in stored episodes (prag.agent.skills.making)
+    # the actions after which the score of this very task rose in a stored episode of it
+    # (prag.agent.sources.past_episodes.rewarded_actions)
+    rewarded: frozenset[str] = frozenset()
     read: frozenset[int] = frozenset()  # the stored episodes these were learned from, by id
 
 
@@ -81,13 +84,16 @@ class EpisodeState:
     subgoal: str | None = None  # the next sub-goal learned from reward, in words (prag.agent.sources.progress_plans)
     avoided: set[str] = field(default_factory=set)  # actions a stored score fell after, re-bound here (the same)
     last_changed: bool = True  # the last action changed the observation or the scene graph
+    score: float | None = None  # the family's score now, where it keeps one
+    rewarded: list[str] = field(default_factory=list)  # the actions after which it rose, in order
     steps_since_ask: int = 0
     asks: int = 0
 
     @classmethod
     def start(cls, observation: Observation, domain: Domain, goal: str) -> EpisodeState:
         budget = observation.max_steps if observation.max_steps is not None else 50
-        return cls([Step.of(None, observation)], Observed.start(observation, domain, goal=goal), budget)
+        return cls([Step.of(None, observation)], Observed.start(observation, domain, goal=goal), budget,
+                   score=observation.score)
 
     @property
     def t(self) -> int:
@@ -127,6 +133,9 @@ class EpisodeState:
         # The scene graph tells apart visits that look alike but differ (going back holding something).
         self.outcomes[(action, observation.text, observation.scene_text)] += 1
         self.observed.update(action, observation)
+        if self.score is not None and observation.score is not None and observation.score > self.score:
+            self.rewarded.append(action)
+        self.score = observation.score
 
     def hear(self, text: str) -> None:
         """The person's words join the episode after the latest step."""

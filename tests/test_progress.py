@@ -146,3 +146,18 @@ def test_a_rise_that_reached_a_focus_leaves_the_connection_after_it_to_be_made()
                               score=63, max_steps=100)
     agent.observe("focus on electric motor", after_focus)
     assert agent.act(after_focus).action == connect
+
+
+def test_a_later_round_walks_to_the_sub_goal_s_room_by_the_map_not_by_searching_again(tmp_path: Path) -> None:
+    """ScienceWorld's power-component, a dev variation: round 0 searched room after room for the
+    motor and found it in the workshop at step 21, which the score rewarded. Round 1 starts in
+    the same house: the way its episode walked leads there at once, before find-X's search."""
+    spec = sciworld_spec(tmp_path, "power", "power-component", "dev", 0, 30)
+    played = played_rounds(tmp_path, RandomChoiceLLM(0), spec, AgentConfig(ask="hard-coded", sources=SOURCES), rounds=2)
+
+    def arrived(episode) -> int:
+        return next(s.t for s in episode.steps if s.location == "workshop")
+
+    first, second = played
+    assert arrived(first) >= 15 and arrived(second) <= arrived(first) // 3
+    assert (second.score or 0) >= (first.score or 0)

@@ -7,7 +7,9 @@ were reached (corrections first, then this very task's episodes, then the others
 source marks the sub-goals this episode reached (their core facts hold now, re-bound to its
 things; a sub-goal that is an action, once the score rose while it was the next) and the actions
 to avoid here; then, where no earlier source has a step that can be taken, it offers a step toward
-the sub-goal it pursued last, else the first one a step can be taken toward, trying in order:
+the sub-goal it pursued last, else the first one a step can be taken toward, trying in order (and
+where the earlier step is find-X's search, the way to the next sub-goal's room, when this very
+task's episodes walked there: the same house):
 
 1. its route, re-bound: where what held with it holds now, the step that reached it first; else
    the first of the route's steps, from where the route was left, that can be taken now;
@@ -103,8 +105,19 @@ class ProgressPlans:
         left = [m for i, m in enumerate(self.milestones or ()) if i not in self.reached
                 and self.efforts.get(id(m), 0) < EFFORT]
         p.state.subgoal = left[0].describe() if left else None
-        if not left or view.step_now() is not None:
-            return None  # nothing learned to reach, or an earlier source has a step
+        if not left:
+            return None
+        if view.step_now() is not None:
+            # An earlier source has a step; but where it is searching for things (find-X) and this
+            # very task's episodes know the way to the room of the next sub-goal, the way goes
+            # first: a round replayed round 0's whole search, 20 steps, to a room 3 steps away.
+            way = self._known_way(left[0], observation) if view.plan is not None \
+                and view.plan.source == StepSource.FIND else None
+            if way is None:
+                return None
+            self.efforts[id(left[0])] = self.efforts.get(id(left[0]), 0) + 1
+            self.focus = left[0]
+            return Proposal.of(way)
         # The sub-goal pursued last step first (not one walked away from to another's thing and back),
         # then the first a step can be taken toward (the cup may not be in this room).
         for milestone in sorted(left, key=lambda m: m is not self.focus):
@@ -233,6 +246,16 @@ class ProgressPlans:
             return self._plan(command, milestone)
         if not walk:
             return None
+        rooms = [name for predicate, terms in milestone.core if predicate == AT for name in binder.candidates(terms[0])]
+        step = next((s for s in (self._toward(room, observation) for room in rooms) if s is not None), None)
+        return self._plan(step, milestone) if step is not None else None
+
+    def _known_way(self, milestone: Milestone, observation: Observation) -> Plan | None:
+        """For a sub-goal of being in a room, learned in an episode of this very task (the same
+        house): the first move of the way there on the map of rooms its episodes walked."""
+        if milestone.origin not in self.same_task:
+            return None
+        binder = self.binders[milestone.origin]
         rooms = [name for predicate, terms in milestone.core if predicate == AT for name in binder.candidates(terms[0])]
         step = next((s for s in (self._toward(room, observation) for room in rooms) if s is not None), None)
         return self._plan(step, milestone) if step is not None else None

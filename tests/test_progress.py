@@ -161,3 +161,49 @@ def test_a_later_round_walks_to_the_sub_goal_s_room_by_the_map_not_by_searching_
     first, second = played
     assert arrived(first) >= 15 and arrived(second) <= arrived(first) // 3
     assert (second.score or 0) >= (first.score or 0)
+
+
+def test_the_step_the_score_rose_after_is_tried_before_the_draws_that_came_before_it() -> None:
+    """Round 0 drew steps that earned nothing (the seed moved into a bowl, the bowl mixed) before
+    watering the seed earned 25 points: the next round, the seed where it was at the start, waters
+    it first, once, rather than walking the draws first (forty of them had a seed's sub-goal given
+    up before it was reached)."""
+    from prag.agent.agent import PragAgent
+    from prag.agent.goals.milestones import Binder, lesson
+    from prag.agent.sources.progress_plans import ProgressPlans
+    from prag.envs.base import Observation
+    from prag.envs.sciworld.domain import SCIWORLD
+    from prag.llm.scripted import ScriptedLLM
+    from prag.retrieval.index import Visibility
+    from prag.store.records import EpisodeRecord, StepRecord
+
+    goal = "Your task is to grow the orange seed."
+    kitchen = [("orange seed", "in", "kitchen"), ("bowl", "in", "kitchen")]
+    moved = [("orange seed", "in", "bowl"), ("bowl", "in", "kitchen")]
+    mixed = [*moved, ("bowl", "is", "mixed")]
+    played = EpisodeRecord("r", 0, "grow-1", "grow", goal, False, [
+        StepRecord(0, None, "This room is called the kitchen.", "", "kitchen", kitchen, 9),
+        StepRecord(1, "move orange seed to bowl", "You move the orange seed to the bowl.", "", "kitchen", moved, 9),
+        StepRecord(2, "mix bowl", "Mixing the bowl", "", "kitchen", mixed, 9),
+        StepRecord(3, "water orange seed", "You water the orange seed.", "", "kitchen",
+                   [*mixed, ("orange seed", "is", "watered")], 34),
+    ], id=1)
+    (milestone,) = lesson(played, SCIWORLD, 1).milestones
+    assert [action[0] for _, action in milestone.route] == ["move {0} to {1}", "mix {0}", "water {0}"]
+
+    actions = ["water orange seed", "move orange seed to bowl", "mix bowl", "look around"]
+    llm = ScriptedLLM(lambda messages: "none" if "Instruction:" in messages[-1]["content"] else "look around",
+                      supports_choices=True)
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("progress", "llm"), think=False),
+                      domain=SCIWORLD)
+    start = Observation(goal, "This room is called the kitchen.", actions, kitchen, "", location="kitchen", score=9,
+                        max_steps=100)
+    agent.reset(start)
+    (progress,) = [source for source in agent.arbiter.sources if isinstance(source, ProgressPlans)]
+    progress.milestones, progress.binders, progress.same_task = [milestone], {1: Binder(SCIWORLD, {})}, {1}
+    assert agent.act(start).action == "water orange seed"
+    # It earned nothing this time: the route is walked from its start, the watering not tried again before its turn.
+    watered = Observation(goal, "You water the orange seed.", actions, kitchen, "", location="kitchen", score=9,
+                          max_steps=100)
+    agent.observe("water orange seed", watered)
+    assert agent.act(watered).action == "move orange seed to bowl"

@@ -78,6 +78,7 @@ class ProgressPlans:
         self.same_task: set[int | None] = set()  # the episodes of this very task: their rooms are where they were
         self.heading: tuple[int, int, str] | None = None  # (sub-goal, route step, room) being walked to
         self.passed: set[tuple[int, int]] = set()  # route steps not found where the route took them
+        self.rewarded_first: set[int] = set()  # sub-goals (their ids) whose rewarded step was tried before their route
         self.focus: Milestone | None = None  # the sub-goal a step was last offered toward
         self.waited: dict[int, int] = {}  # sub-goal (its id) -> the steps waited for it (`_wait`)
         self.efforts: dict[int, int] = {}  # sub-goal (its id) -> the steps offered toward it since the score last rose
@@ -217,10 +218,11 @@ class ProgressPlans:
         bound = held or {}
         route = [*milestone.route, *([(None, milestone.action)] if milestone.action is not None else [])]
         along = self.along.get(id(milestone), 0)
-        if route and held is not None:
-            # What held with the sub-goal holds now: the step that reached it first, without what the
-            # exploration that found it did on the way (it ate a pepper the recipe needed).
-            last = len(route) - 1
+        last = len(route) - 1
+        if route and (held is not None or id(milestone) not in self.rewarded_first):
+            # What held with the sub-goal holds now, or the route is not begun: the step that reached
+            # it first, without what the exploration that found it did on the way (it ate a pepper
+            # the recipe needed; a seed was focused on after forty draws that did nothing for it).
             window = [last, *range(along, min(along + LOOKAHEAD, last))]
         else:
             window = list(range(along, min(along + LOOKAHEAD, len(route))))
@@ -228,6 +230,9 @@ class ProgressPlans:
             room, action = route[index]
             offset = index - along
             command = binder.command(action, bound, observation.admissible)
+            early = index == last and held is None  # the rewarded step before its route: only where it can be taken
+            if command is None and early:
+                continue
             if command is None and walk and room is not None and room != here and milestone.origin in self.same_task:
                 step = self._toward(room, observation) if (id(milestone), along + offset) not in self.passed else None
                 if step is not None:
@@ -241,6 +246,9 @@ class ProgressPlans:
                 continue
             if self._held_back(command, observation):
                 continue
+            if early:
+                self.rewarded_first.add(id(milestone))  # once: its route may be what it needs
+                return self._plan(command, milestone)
             self.along[id(milestone)] = along + offset
             self.offered = (id(milestone), command)
             return self._plan(command, milestone)

@@ -4,6 +4,7 @@ from an observation or by what the LLM knows, and carried out by search, on the 
 simulator."""
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -20,7 +21,7 @@ from prag.envs.base import Observation, Task
 from prag.envs.sciworld.domain import SCIWORLD
 from prag.envs.sciworld.env import SciworldEnv
 from prag.llm.base import Message
-from prag.llm.scripted import ScriptedLLM
+from prag.llm.scripted import RandomChoiceLLM, ScriptedLLM
 from prag.retrieval.index import Visibility
 from prag.sources import StepSource
 
@@ -229,6 +230,32 @@ def test_a_gamble_is_taken_in_the_last_tenth_where_its_chance_outweighs_the_scor
         t: int, score: float, chance: float, gambles: bool) -> None:
     observation = Observation("goal", "text", [], [], "scene", score=score)
     assert gambling(observation, t, 100, 0.1, chance=chance) is gambles
+
+
+@pytest.mark.parametrize(("score", "chance", "again", "gambles"), [
+    (60, 0.5, True, True),    # over two rounds: 50 + 100 in expectation against 60 + 60 kept
+    (76, 0.5, True, False),   # 150 against 152
+    (60, 0.5, False, False),  # no later round learns from a wrong answer: 50 against 60
+    (60, 0.0, True, False),   # no chance known
+])
+def test_where_a_later_round_plays_the_task_again_a_branch_is_answered_at_once_if_it_pays_over_both(
+        score: float, chance: float, again: bool, gambles: bool) -> None:
+    observation = Observation("goal", "text", [], [], "scene", score=score)
+    assert gambling(observation, 20, 100, 0.1, chance=chance, again=again) is gambles
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
+def test_a_learning_round_answers_a_branch_it_cannot_measure_and_the_next_round_wins(tmp_path) -> None:
+    """test-conductivity, a dev variation: nothing measures whether the paper clip conducts, and
+    60 points are earned once it is focused on. Waiting for the last tenth of the steps, every
+    round kept 60 (the draws had carried the clip off by then). With a round to come, round 0
+    carries it to a box at once; a wrong box is ruled out for round 1, which carries it to the
+    other and wins."""
+    spec = sciworld_spec(tmp_path, "conducts", "test-conductivity", "dev", 0, 40)
+    agent = AgentConfig(ask="hard-coded", sources=("experience", "search", "progress", "llm"))
+    first, second = played_rounds(tmp_path, RandomChoiceLLM(0), spec, agent, rounds=2)
+    assert re.fullmatch(r"move paper clip to (green|blue) box", first.steps[-1].action or "")
+    assert second.won and second.score == 100
 
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")

@@ -198,3 +198,22 @@ def test_the_model_is_asked_once_every_place_was_searched_and_only_which_of_the_
     assert len(questions) == 1 and all(choice.startswith("inclined plane") for choice in questions[0]["choices"])
     assert agent.state.decisions[-1].action.startswith("focus on inclined plane")  # the one chosen: not asked again
     assert searched_when_asked == [True]
+
+
+def test_the_box_a_failed_answer_carried_a_thing_into_is_ruled_out_as_a_fatal_focus_is() -> None:
+    from prag.agent.skills.conditions import Conditions, branches
+    from prag.agent.skills.instructed import sentences
+    from prag.agent.sources.past_episodes import ThisTask, fatal_things
+    from prag.retrieval.episodes import Experience
+    from prag.store.records import EpisodeRecord, StepRecord
+
+    goal = ("Your task is to determine if paper clip is electrically conductive. First, focus on the paper clip. If it "
+            "is electrically conductive, place it in the green box. If it is electrically nonconductive, place it in "
+            "the blue box.")
+    steps = [StepRecord(0, None, "o", "at: hallway", "hallway", [], 0.0),
+             StepRecord(1, "move paper clip to blue box", "o", "at: hallway", "hallway", [], -100.0)]
+    lost = EpisodeRecord("r", 0, "t", "test-conductivity", goal, False, steps, id=1)
+    failed = fatal_things(ThisTask.of(goal, steps[0], SCIWORLD), [Experience(None, lost)])  # type: ignore[arg-type]
+    assert failed == {"blue box"}
+    decided = Conditions(ScriptedLLM(lambda messages: "unknown"), Usage(), branches(sentences(goal))).ruled_out(failed)
+    assert decided is not None and decided.instruction == "place it in the green box"

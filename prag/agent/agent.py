@@ -122,9 +122,10 @@ class PragAgent:
         ranking: Ranking = no_ranking,
         recall: Recall = no_recall,
         world_model: ActionModel | None = None,
+        again: bool = False,
     ) -> None:
         self.settings = AgentSettings(llm, experiences, corrections, visibility, config, seed, domain, person, ranking,
-                                      recall, world_model)
+                                      recall, world_model, again)
         self.asker = asker or ask_policy(config, seed)
 
     def reset(self, observation: Observation) -> None:

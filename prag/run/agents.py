@@ -50,14 +50,15 @@ class Players:
     models: Callable[[AgentConfig, Visibility, Domain], ActionModel | None] = lambda config, visibility, domain: None
 
 
-def build_agent(config: RunConfig, players: Players, visibility: Visibility, domain: Domain) -> PragAgent:
+def build_agent(config: RunConfig, players: Players, visibility: Visibility, domain: Domain, again: bool = False
+                ) -> PragAgent:
     """The P-RAG agent of `config` for one episode of `domain`'s family, seeing what `visibility`
-    allows of everything `players` hold."""
+    allows of everything `players` hold; `again` where a later round plays the task again."""
     return PragAgent(
         players.llm, players.experiences, visibility, config.agent,
         seed=config.experiment.seed, corrections=players.corrections.get(domain.name), domain=domain,
         asker=players.asker, person=players.person, ranking=players.places(visibility),
-        recall=players.readings(visibility), world_model=players.models(config.agent, visibility, domain),
+        recall=players.readings(visibility), world_model=players.models(config.agent, visibility, domain), again=again,
     )
 
 

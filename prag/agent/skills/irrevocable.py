@@ -65,7 +65,7 @@ class Irrevocable:
         targets = answer_targets(goal, self.domain.irrevocable)
         return repeated | {action for action in actions
                            if self.doubtful(action, goal, triples) or self.domain.aimed_at(action) in targets
-                           or any(_into(action, place) for place in answers)}
+                           or any(into(action, place) for place in answers)}
 
     def repeated(self, actions: Iterable[str], triples: Sequence[Triple]) -> set[str]:
         """Those aimed at a thing the scene marks as acted on so already (`Domain.marked`): never
@@ -92,20 +92,32 @@ def answer_targets(goal: str, irrevocable: str | None) -> frozenset[str]:
     return frozenset(without_article(match["x"]) for match in aimed if match is not None)
 
 
-def _into(action: str, place: str) -> bool:
+def into(action: str, place: str) -> bool:
     """Whether `action` puts something in `place` ("pour table into green box"; not "open green box")."""
     return re.search(rf"\s(?:to|into|in|on) {re.escape(place)}$", action) is not None
 
 
-def gambling(observation: Observation, t: int, max_steps: int, window: float, chance: float = 0.0) -> bool:
+def gambling(observation: Observation, t: int, max_steps: int, window: float, chance: float = 0.0,
+             again: bool = False) -> bool:
     """Whether a gamble on an irrevocable step may be taken at step `t`: `window` is the whole
     budget, or `t` is in its last `window` and the score the episode would forfeit is less than
     what the gamble wins at its `chance` of being right (of a full score of 100): with no chance
-    known, where no score was earned."""
+    known, where no score was earned. Where a later round plays the task `again` and the
+    chance is known, at any step, over this round and the next: a right answer wins both
+    (replayed), a wrong one is ruled out there, whose chance is then one of the branches left
+    (at 60 points earned, one of two branches is worth 150 against 120 kept; at 76, 150 against
+    152 is not). Waiting for the last tenth, a round's draws had carried the thing off to
+    another room by then, and the answer was never reached."""
     if window >= 1.0:
         return True
     held = observation.score if observation.score is not None else 0.0
-    return max_steps - t < gamble_steps(max_steps, window) and (held <= 0 or held < FULL_SCORE * chance)
+    if max_steps - t < gamble_steps(max_steps, window) and (held <= 0 or held < FULL_SCORE * chance):
+        return True
+    if not again or chance <= 0:
+        return False
+    branches_left = round(1 / chance)
+    next_chance = 1 / (branches_left - 1) if branches_left > 1 else 1.0
+    return 2 * held < FULL_SCORE * (2 * chance + (1 - chance) * next_chance)
 
 
 def gamble_steps(max_steps: int, window: float) -> int:

@@ -83,7 +83,8 @@ def conditions(turn: Turn) -> Plan | None:
         if step is not None:
             return work.step(step)
         left = work.conditions.left(state.lessons.failed_things)
-        if left and gambling(turn.observation, state.t, state.max_steps, work.gamble_window, chance=1 / len(left)):
+        if left and gambling(turn.observation, state.t, state.max_steps, work.gamble_window, chance=1 / len(left),
+                             again=work.again):
             branch = work.conditions.known(named[-1] if named else None) or work.conditions.drawn(left, work.goal)
     if branch is not None and not work.instructed.instruct(branch.instruction):
         work.carry.instruct(branch.instruction)

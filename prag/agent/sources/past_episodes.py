@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from prag.agent.plans import Plan, adapt, episode_rewording, reword
 from prag.agent.proposal import Proposal
-from prag.agent.skills.irrevocable import Irrevocable
+from prag.agent.skills.irrevocable import Irrevocable, answer_places, into
 from prag.agent.sources.shortcut import shortcut
 from prag.envs.base import Triple
 from prag.envs.domain import Domain
@@ -170,9 +170,12 @@ def fatal_actions(task: ThisTask, experiences: Sequence[Experience]) -> set[str]
 def fatal_things(task: ThisTask, experiences: Sequence[Experience]) -> set[str]:
     """The things an irrevocable step failed this very task on (`fatal_actions`), by the name the
     action gave and by their own names then (ScienceWorld's "juvenile juvenile wolf" is a "wolf",
-    called "baby baby wolf" earlier in an episode): not the thing a choice between things meant."""
+    called "baby baby wolf" earlier in an episode): not the thing a choice between things meant;
+    and the place a conditional branch carries to that a step failing it carried into (the
+    green box was the wrong answer)."""
     failed = set()
     for step in _fatal_steps(task, experiences):
+        failed |= {place for place in answer_places(task.goal) if into(str(step.action), place)}
         thing = task.domain.aimed_at(str(step.action))
         if thing is not None:
             failed |= {thing, task.domain.name_of(thing, step.triples)}

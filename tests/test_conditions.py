@@ -232,16 +232,17 @@ def test_a_gamble_is_taken_in_the_last_tenth_where_its_chance_outweighs_the_scor
     assert gambling(observation, t, 100, 0.1, chance=chance) is gambles
 
 
-@pytest.mark.parametrize(("score", "chance", "again", "gambles"), [
-    (60, 0.5, True, True),    # over two rounds: 50 + 100 in expectation against 60 + 60 kept
-    (76, 0.5, True, False),   # 150 against 152
-    (60, 0.5, False, False),  # no later round learns from a wrong answer: 50 against 60
-    (60, 0.0, True, False),   # no chance known
+@pytest.mark.parametrize(("score", "chance", "later", "gambles"), [
+    (60, 0.5, 1, True),    # over two rounds: 50 + 100 in expectation against 60 + 60 kept
+    (78, 0.5, 1, False),   # 150 against 156
+    (78, 0.5, 2, True),    # over three: 250 against 234
+    (60, 0.5, 0, False),   # no later round learns from a wrong answer: 50 against 60
+    (60, 0.0, 2, False),   # no chance known
 ])
-def test_where_a_later_round_plays_the_task_again_a_branch_is_answered_at_once_if_it_pays_over_both(
-        score: float, chance: float, again: bool, gambles: bool) -> None:
+def test_where_later_rounds_play_the_task_again_a_branch_is_answered_at_once_if_it_pays_over_them(
+        score: float, chance: float, later: int, gambles: bool) -> None:
     observation = Observation("goal", "text", [], [], "scene", score=score)
-    assert gambling(observation, 20, 100, 0.1, chance=chance, again=again) is gambles
+    assert gambling(observation, 20, 100, 0.1, chance=chance, later=later) is gambles
 
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")

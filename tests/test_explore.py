@@ -4,6 +4,7 @@ ALFWorld observations, on generated games played on the real ALFWorld engine, an
 A thing hidden in a closed place is found by exploring, never read from the game's state."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -220,3 +221,21 @@ def test_a_room_seen_through_a_door_two_rooms_back_is_reached_by_walking_back():
     assert find_plan(["gallium"], observed, places).steps == ("go to hallway",)
     observed.update("go to hallway", hallway)
     assert find_plan(["gallium"], observed, places).steps == ("open door to workshop", "go to workshop")
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
+def test_once_every_room_is_searched_what_is_closed_in_them_is_opened(tmp_path: Path) -> None:
+    """measure-melting-point-known-substance, a dev variation: the orange juice "located around the
+    kitchen" is in its fridge. find-X walked the nine rooms, found none, and three rounds never
+    focused on it; now the fridge is opened once the rooms are searched, and the juice focused on."""
+    from support import played_rounds, sciworld_spec
+
+    from prag.agent.config import AgentConfig
+    from prag.llm.scripted import RandomChoiceLLM
+
+    spec = sciworld_spec(tmp_path, "juice", "measure-melting-point-known-substance", "dev", 0, 45)
+    (episode,) = played_rounds(tmp_path, RandomChoiceLLM(0), spec,
+                               AgentConfig(ask="hard-coded", sources=("experience", "search", "llm")))
+    actions = [step.action for step in episode.steps]
+    assert "focus on orange juice" in actions
+    assert actions.index("open fridge") < actions.index("focus on orange juice")

@@ -122,10 +122,10 @@ class PragAgent:
         ranking: Ranking = no_ranking,
         recall: Recall = no_recall,
         world_model: ActionModel | None = None,
-        again: bool = False,
+        later: int = 0,
     ) -> None:
         self.settings = AgentSettings(llm, experiences, corrections, visibility, config, seed, domain, person, ranking,
-                                      recall, world_model, again)
+                                      recall, world_model, later)
         self.asker = asker or ask_policy(config, seed)
 
     def reset(self, observation: Observation) -> None:

@@ -129,4 +129,4 @@ class AgentSettings:
     ranking: Ranking  # the semantic memory: kinds of place where a kind of thing was seen
     recall: Recall  # verified readings of wordings like an instruction (prag.agent.goals.readers)
     world_model: ActionModel | None  # the action model learned from the store (prag.agent.world_model)
-    again: bool = False  # a later round plays this task again: a failed gamble is learned from there
+    later: int = 0  # the rounds that play this task again after this one: a failed gamble is learned from there

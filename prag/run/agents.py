@@ -50,15 +50,15 @@ class Players:
     models: Callable[[AgentConfig, Visibility, Domain], ActionModel | None] = lambda config, visibility, domain: None
 
 
-def build_agent(config: RunConfig, players: Players, visibility: Visibility, domain: Domain, again: bool = False
+def build_agent(config: RunConfig, players: Players, visibility: Visibility, domain: Domain, later: int = 0
                 ) -> PragAgent:
     """The P-RAG agent of `config` for one episode of `domain`'s family, seeing what `visibility`
-    allows of everything `players` hold; `again` where a later round plays the task again."""
+    allows of everything `players` hold; `later` rounds play the task again after this one."""
     return PragAgent(
         players.llm, players.experiences, visibility, config.agent,
         seed=config.experiment.seed, corrections=players.corrections.get(domain.name), domain=domain,
         asker=players.asker, person=players.person, ranking=players.places(visibility),
-        recall=players.readings(visibility), world_model=players.models(config.agent, visibility, domain), again=again,
+        recall=players.readings(visibility), world_model=players.models(config.agent, visibility, domain), later=later,
     )
 
 

@@ -99,10 +99,10 @@ def play_task(
     """One episode of `task` in `phase` by a P-RAG agent, as the store records it: played in the
     runner's threads and in Ray workers alike."""
     visibility = config.retrieval.visibility(run_id, phase.round)
-    # A later round plays the task again (self-iteration, or a train round before the last): what
+    # The later rounds that play the task again (self-iteration, or a train round before the last): what
     # this one tries and fails is ruled out there (prag.agent.skills.irrevocable.gambling).
-    again = phase.round < config.experiment.rounds - 1
-    agent = build_agent(config, players, visibility, phase.spec.domain(), again=again)
+    later = max(0, config.experiment.rounds - 1 - phase.round)
+    agent = build_agent(config, players, visibility, phase.spec.domain(), later=later)
     env = phase.source.make(task)
     start = time.perf_counter()
     try:

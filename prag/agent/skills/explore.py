@@ -4,8 +4,10 @@ Soar ITL's environment interaction as a plan source (source "find"): the places 
 the agent has not seen (`Observed.to_search`) are visited, and opened when closed, in the order
 the sources of where things are give (`prag.agent.world.places`: the semantic memory, the LLM's guess,
 the family's placement rules, as `--places` names them); among equals, the place in the agent's
-room first, then the one learnt of first. The plan is made again each step from what was
-observed, and there is none once every thing sought is seen: the next source then takes over.
+room first, then the one learnt of first. Once every place is searched, the things seen closed
+that are no place (ScienceWorld's fridge, in a room) are opened, those here first. The plan is
+made again each step from what was observed, and there is none once every thing sought is seen:
+the next source then takes over.
 
 Where moves are relative (TextWorld's "go east"), no move names a place: the map of rooms
 (`Observed.rooms`, `prag.agent.world.roommap`) leads instead. A thing seen in another room is gone back
@@ -17,6 +19,7 @@ route is, another command in the room where the game admitted it, else by the th
 """
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -74,7 +77,36 @@ def find_plan(targets: Sequence[str], observed: Observed, places: Places) -> Pla
             return Plan(tuple(steps), StepSource.FIND, goal=observed.goal)
         if here is not None and place in observed.doors.get(here, {}):
             observed.no_way.add((here, place))  # not to be walked back to for it, to and fro
-    return _toward(set(order), observed, domain)
+    return _toward(set(order), observed, domain) or (_containers(targets, observed, places) if not order else None)
+
+
+def _containers(targets: Sequence[str], observed: Observed, places: Places) -> Plan | None:
+    """Once every place is searched: the things seen closed that are no place to go to and no
+    way through (ScienceWorld's fridge, in a room), opened, those in the agent's room first, then
+    by what the sources of where things are say of their kinds; the way to the room of the
+    first, where it is elsewhere. The orange juice "located around the kitchen" was in its fridge,
+    and three rounds searched the nine rooms and never looked in it. (Not for families whose moves are
+    relative: `_look_for` opens what is closed in each room it passes.)"""
+    domain = observed.domain
+    passage = domain.passage
+    closed = [thing for thing in sorted(observed.closed) if thing in observed.seen and thing not in observed.places
+              and (passage is None or not re.fullmatch(passage, thing))]
+    if not closed:
+        return None
+    by_kind = places.key(targets, [domain.kind(thing) for thing in closed])
+    here = observed.location
+    closed.sort(key=lambda thing: (observed.seen_from.get(thing) != here, *by_kind(domain.kind(thing))))
+    for thing in closed:
+        room = observed.seen_from.get(thing)
+        if room == here:
+            steps = opening(thing, observed.admissible, observed)
+            if steps:
+                return Plan(tuple(steps), StepSource.FIND, goal=observed.goal)
+            continue
+        plan = go_plan(room, observed)
+        if plan is not None:
+            return plan
+    return None
 
 
 def go_plan(room: str | None, observed: Observed) -> Plan | None:

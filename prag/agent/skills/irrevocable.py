@@ -98,26 +98,28 @@ def into(action: str, place: str) -> bool:
 
 
 def gambling(observation: Observation, t: int, max_steps: int, window: float, chance: float = 0.0,
-             again: bool = False) -> bool:
+             later: int = 0) -> bool:
     """Whether a gamble on an irrevocable step may be taken at step `t`: `window` is the whole
     budget, or `t` is in its last `window` and the score the episode would forfeit is less than
     what the gamble wins at its `chance` of being right (of a full score of 100): with no chance
-    known, where no score was earned. Where a later round plays the task `again` and the
-    chance is known, at any step, over this round and the next: a right answer wins both
-    (replayed), a wrong one is ruled out there, whose chance is then one of the branches left
-    (at 60 points earned, one of two branches is worth 150 against 120 kept; at 76, 150 against
-    152 is not). Waiting for the last tenth, a round's draws had carried the thing off to
-    another room by then, and the answer was never reached."""
+    known, where no score was earned. Where `later` rounds play the task again and the chance
+    is known, at any step, over this round and those: a right answer wins them all (replayed),
+    a wrong one is ruled out there, whose chance is then one of the branches left (at 60 points
+    earned and one round to come, one of two branches is worth 150 against 120 kept; at 78,
+    150 against 156 is not, and with two rounds to come 250 against 234 is). Waiting for the
+    last tenth, a round's draws had carried the thing off to another room by then, and the
+    answer was never reached."""
     if window >= 1.0:
         return True
     held = observation.score if observation.score is not None else 0.0
     if max_steps - t < gamble_steps(max_steps, window) and (held <= 0 or held < FULL_SCORE * chance):
         return True
-    if not again or chance <= 0:
+    if later <= 0 or chance <= 0:
         return False
     branches_left = round(1 / chance)
     next_chance = 1 / (branches_left - 1) if branches_left > 1 else 1.0
-    return 2 * held < FULL_SCORE * (2 * chance + (1 - chance) * next_chance)
+    plays = 1 + later
+    return plays * held < FULL_SCORE * (plays * chance + (1 - chance) * later * next_chance)
 
 
 def gamble_steps(max_steps: int, window: float) -> int:

@@ -84,7 +84,7 @@ def conditions(turn: Turn) -> Plan | None:
             return work.step(step)
         left = work.conditions.left(state.lessons.failed_things)
         if left and gambling(turn.observation, state.t, state.max_steps, work.gamble_window, chance=1 / len(left),
-                             again=work.again):
+                             later=work.later):
             branch = work.conditions.known(named[-1] if named else None) or work.conditions.drawn(left, work.goal)
     if branch is not None and not work.instructed.instruct(branch.instruction):
         work.carry.instruct(branch.instruction)

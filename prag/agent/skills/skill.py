@@ -40,7 +40,7 @@ class Instructions:
     domain: Domain
     places: Places
     gamble_window: float  # the share of the step budget a gamble on an irrevocable step may take
-    again: bool  # a later round plays the task again (a wrong branch answer is ruled out there)
+    later: int  # the rounds that play the task again after this one (a wrong branch answer is ruled out there)
     instructed: Instructed
     carry: Carry
     conditions: Conditions

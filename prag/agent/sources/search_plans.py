@@ -53,7 +53,7 @@ class SearchPlans:
         self._searched_at = 0
         goal = p.goal.sentence
         self.work = Instructions(
-            goal, s.domain, self.places, s.config.gamble_window, s.again, Instructed(goal, s.domain), Carry(goal, s.domain),
+            goal, s.domain, self.places, s.config.gamble_window, s.later, Instructed(goal, s.domain), Carry(goal, s.domain),
             Conditions(s.llm, p.llm_step.usage, branches(sentences(goal)), s.seed), Making(s.domain), self.described)
 
     def propose(self, view: View) -> Proposal | None:

@@ -145,7 +145,8 @@ class PragAgent:
         # Otherwise what they teach is learned before any source is consulted, whichever are.
         plans = []
         if not isinstance(self.asker, Always):
-            self.state.lessons = taught(s, self.goal.sentence, self.first, observation.scene_text)
+            self.state.lessons = taught(s, self.goal.sentence, self.first, observation.scene_text,
+                                        instruction=self.goal.instruction)
             self.goal.follow(instructions(s, self.goal.sentence, observation.scene_text, self.state.max_steps),
                              observation)
             plans = chain(s.config.sources, planning)
@@ -171,7 +172,7 @@ class PragAgent:
         if self.goal.revise(why, wrong, self.state.observed):
             # What past episodes teach the new reading joins what they taught the old.
             self.state.lessons = taught(self.settings, self.goal.sentence, self.first, self.state.last.scene,
-                                        self.state.lessons)
+                                        self.state.lessons, self.goal.instruction)
             self.arbiter.restart()
             for source in self.arbiter.sources:
                 source.restart()

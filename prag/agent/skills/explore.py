@@ -61,9 +61,10 @@ def search_order(targets: Sequence[str], observed: Observed, places: Places) -> 
     return [unsearched[i] for i in sorted(range(len(unsearched)), key=key)]
 
 
-def find_plan(targets: Sequence[str], observed: Observed, places: Places) -> Plan | None:
+def find_plan(targets: Sequence[str], observed: Observed, places: Places, containers: bool = True) -> Plan | None:
     """Steps to search the best place for `targets` that can be reached now, or None when
-    nothing is sought or no unsearched place can be reached."""
+    nothing is sought or no unsearched place can be reached; once every place is searched, with
+    `containers`, what was seen closed in them (`_containers`)."""
     domain = observed.domain
     if not targets:
         return None
@@ -77,25 +78,27 @@ def find_plan(targets: Sequence[str], observed: Observed, places: Places) -> Pla
             return Plan(tuple(steps), StepSource.FIND, goal=observed.goal)
         if here is not None and place in observed.doors.get(here, {}):
             observed.no_way.add((here, place))  # not to be walked back to for it, to and fro
-    return _toward(set(order), observed, domain) or (_containers(targets, observed, places) if not order else None)
+    return _toward(set(order), observed, domain) or (
+        _containers(targets, observed, places) if containers and not order else None)
 
 
 def _containers(targets: Sequence[str], observed: Observed, places: Places) -> Plan | None:
     """Once every place is searched: the things seen closed that are no place to go to and no
-    way through (ScienceWorld's fridge, in a room), opened, those in the agent's room first, then
-    by what the sources of where things are say of their kinds; the way to the room of the
+    way through (ScienceWorld's fridge, in a room), opened, by what the sources of where things
+    are say of their kinds, then those in the agent's room first; the way to the room of the
     first, where it is elsewhere. The orange juice "located around the kitchen" was in its fridge,
     and three rounds searched the nine rooms and never looked in it. (Not for families whose moves are
     relative: `_look_for` opens what is closed in each room it passes.)"""
     domain = observed.domain
     passage = domain.passage
+    unseen = [kind for kind in targets if not found(observed, kind)]  # one seen already is chosen among those seen
     closed = [thing for thing in sorted(observed.closed) if thing in observed.seen and thing not in observed.places
               and (passage is None or not re.fullmatch(passage, thing))]
-    if not closed:
+    if not closed or not unseen:
         return None
-    by_kind = places.key(targets, [domain.kind(thing) for thing in closed])
+    by_kind = places.key(unseen, [domain.kind(thing) for thing in closed])
     here = observed.location
-    closed.sort(key=lambda thing: (observed.seen_from.get(thing) != here, *by_kind(domain.kind(thing))))
+    closed.sort(key=lambda thing: (*by_kind(domain.kind(thing)), observed.seen_from.get(thing) != here))
     for thing in closed:
         room = observed.seen_from.get(thing)
         if room == here:

@@ -47,7 +47,7 @@ class ExperiencePlans:
         # rooms show the same receptacles whatever the objects): where search is a source it serves
         # that task better (after training on valid_train, following them cost valid_seen 2.5 steps
         # a game and a game).
-        task = ThisTask.of(p.goal.sentence, p.first, s.domain)
+        task = ThisTask.of(p.goal.sentence, p.first, s.domain, p.goal.instruction)
         plans = candidates(task, pool, p.llm_step.correction_pool, only_this_task=KnowledgeSource.SEARCH in s.config.sources,
                            progress=KnowledgeSource.PROGRESS not in s.config.sources)
         return proposed(plans)

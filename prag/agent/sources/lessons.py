@@ -37,14 +37,15 @@ from prag.retrieval.episodes import Experience
 from prag.store.records import StepRecord
 
 
-def taught(settings: AgentSettings, goal: str, first: StepRecord, scene: str, before: Lessons = Lessons()) -> Lessons:
+def taught(settings: AgentSettings, goal: str, first: StepRecord, scene: str, before: Lessons = Lessons(),
+           instruction: str = "") -> Lessons:
     """What the episodes retrieved for `goal` and `scene` teach the task that started at `first`,
     joined to what was learned `before` (for an earlier reading of the goal). What failed this very
     task is learned from every visible episode of it, not only from those retrieved."""
     s = settings
     if s.experiences is None:
-        return learned(ThisTask.of(goal, first, s.domain), [], before)
-    task = ThisTask.of(goal, first, s.domain)
+        return learned(ThisTask.of(goal, first, s.domain, instruction), [], before)
+    task = ThisTask.of(goal, first, s.domain, instruction)
     pool = s.experiences.retrieve(goal, scene, s.visibility, k=s.config.plan_pool)
     own = [e for e in s.experiences.every(goal, scene, s.visibility) if task.played_in(e.episode)]
     return learned(task, pool, before, own)

@@ -56,14 +56,18 @@ class ThisTask:
     scene: str  # the first scene graph's text (corrections keep their scenes so)
     start: tuple[str | None, frozenset[Triple]]
     domain: Domain
+    # The goal as given, where the reading differs: a won episode stores what its win showed the goal
+    # meant ("seed is alive; red box is focused"), which no later reading of the words says.
+    instruction: str = ""
 
     @classmethod
-    def of(cls, goal: str, first: StepRecord, domain: Domain) -> ThisTask:
-        return cls(goal, first.scene, start_of(first, domain), domain)
+    def of(cls, goal: str, first: StepRecord, domain: Domain, instruction: str = "") -> ThisTask:
+        return cls(goal, first.scene, start_of(first, domain), domain, instruction)
 
     def played_in(self, episode: EpisodeRecord) -> bool:
         steps = episode.steps
-        return episode.read_as == self.goal and bool(steps) and start_of(steps[0], self.domain) == self.start
+        same_goal = episode.read_as == self.goal or bool(self.instruction) and episode.goal == self.instruction
+        return same_goal and bool(steps) and start_of(steps[0], self.domain) == self.start
 
 
 def start_of(first: StepRecord, domain: Domain) -> tuple[str | None, frozenset[Triple]]:
@@ -103,7 +107,8 @@ def candidates(
             actions = (
                 list(shortcut(episode, domain)) if same else [step.action for step in episode.steps if step.action is not None]
             )
-            plan = adapt(actions, episode.read_as, goal, domain, StepSource.EPISODE, episode.id)
+            # This very task's actions need no re-wording, whatever its win showed the goal meant.
+            plan = adapt(actions, goal if same else episode.read_as, goal, domain, StepSource.EPISODE, episode.id)
             if plan is not None and actions:
                 found.append(Candidate(1 if same else 3, len(actions), plan))
                 continue

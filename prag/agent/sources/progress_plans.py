@@ -158,7 +158,7 @@ class ProgressPlans:
                      if hit.correction.verified and hit.correction.steps]
         lessons: list[Lesson] = []
         origins: list[int | None] = []
-        task = ThisTask.of(p.goal.sentence, p.first, s.domain)
+        task = ThisTask.of(p.goal.sentence, p.first, s.domain, p.goal.instruction)
         # Corrections first, then this very task's own episodes (a cooking game's recipe is its
         # own: another game's rewarded ingredients are not this one's), then the template's others.
         for episode, rank in [*((e, 0) for e in corrected), *((e.episode, 1 if task.played_in(e.episode) else 2) for e in pool)]:
@@ -382,7 +382,8 @@ class ProgressPlans:
                 step = opening(thing, observation.admissible, observed)
                 if step:
                     return self._plan(step[0], milestone)
-        plan = find_plan(list(dict.fromkeys(unseen)), observed, self.places)
+        # Not every closed thing in the house: another sub-goal's route may know where it is.
+        plan = find_plan(list(dict.fromkeys(unseen)), observed, self.places, containers=False)
         return Plan(plan.steps, StepSource.PROGRESS, milestone.origin, goal=plan.goal) if plan is not None else None
 
     def _back_to(self, milestone: Milestone) -> Plan | None:

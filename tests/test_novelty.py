@@ -44,6 +44,17 @@ def test_draws_go_to_the_task_s_things_not_yet_tried_then_to_any_action_not_trie
     assert drawn <= {"open cupboard", "connect cupboard to stove", "look around"}
 
 
+def test_an_action_on_a_part_of_a_thing_the_task_names_is_about_that_thing() -> None:
+    """ScienceWorld names a motor's terminals "anode in electric motor": connecting one is acting
+    on the motor the task is about, and is drawn before the hundreds of other connections."""
+    workshop = [("electric motor", "in", "workshop"), ("red wire", "in", "workshop"), ("battery", "in", "workshop")]
+    choices = ["connect anode in electric motor to red wire terminal 1", "connect red wire terminal 2 to anode in battery",
+               "look at battery"]
+    drawn = {Explorer(SCIWORLD, seed=0).draw(choices, "Your task is to turn on the electric motor.", workshop, tried=set(),
+                                             here="workshop", salt=str(n)) for n in range(30)}
+    assert drawn == {"connect anode in electric motor to red wire terminal 1"}
+
+
 def test_a_verb_the_score_rose_after_is_tried_first_on_the_things_its_step_acted_on() -> None:
     """The score rose after the motor's anode was connected to the black wire: every other draw
     connects the black wire's other terminal, which no goal word names, before anything else."""

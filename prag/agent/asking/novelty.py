@@ -11,7 +11,8 @@ doors for the rest of an episode. The draw goes by tiers, the first that holds a
    world's reward says what kind of step made progress here ("connect" once a wire connected to
    the motor earned points), and the things those steps acted on are the task's too (the wire);
 1. actions on the things the task names (by the actions' words or a thing's own name, as the
-   goal's words say them) or marked as acted on (`Domain.marked`), or on what holds one of them
+   goal's words say them) or marked as acted on (`Domain.marked`), or on a part of one ("connect
+   anode in electric motor to ..."), or on what holds one of them
    and nothing else ("activate stove" once the ice cream is on it), that this task has not
    taken yet (each place an ice cream may be moved to is tried in its turn);
 2. any action this task has not taken yet;
@@ -106,9 +107,11 @@ class Explorer:
 
     def _about(self, action: str, named: set[str], held_in: set[str]) -> bool:
         """Whether the action acts on a thing the task is about ("move ice cream to stove"), or on
-        what holds one and nothing else ("activate stove"; not "pour cup into stove")."""
+        a part of one ("connect anode in electric motor to ..."), or on what holds one and nothing
+        else ("activate stove"; not "pour cup into stove")."""
         names = self.domain.entities(action)
-        return bool(names) and (names[0] in named or (len(names) == 1 and names[0] in held_in))
+        part_of = len(names) > 1 and f"{names[0]} in {names[1]}" in action.lower() and names[1] in named
+        return bool(names) and (names[0] in named or part_of or (len(names) == 1 and names[0] in held_in))
 
 
 def uniform(choices: Sequence[str], seed: int = 0, salt: str = "") -> str:

@@ -249,14 +249,16 @@ def test_where_later_rounds_play_the_task_again_a_branch_is_answered_at_once_if_
 def test_a_learning_round_answers_a_branch_it_cannot_measure_and_the_next_round_wins(tmp_path) -> None:
     """test-conductivity, a dev variation: nothing measures whether the paper clip conducts, and
     60 points are earned once it is focused on. Waiting for the last tenth of the steps, every
-    round kept 60 (the draws had carried the clip off by then). With a round to come, round 0
+    round kept 60 (the draws had carried the clip off by then). With rounds to come, round 0
     carries it to a box at once; a wrong box is ruled out for round 1, which carries it to the
-    other and wins."""
+    other and wins. The last round, with none to come, gambles nothing: it takes the box round
+    1's win took (its replay, cut of detours, did not reach that step)."""
     spec = sciworld_spec(tmp_path, "conducts", "test-conductivity", "dev", 0, 40)
     agent = AgentConfig(ask="hard-coded", sources=("experience", "search", "progress", "llm"))
-    first, second = played_rounds(tmp_path, RandomChoiceLLM(0), spec, agent, rounds=2)
+    first, second, last = played_rounds(tmp_path, RandomChoiceLLM(0), spec, agent, rounds=3)
     assert re.fullmatch(r"move paper clip to (green|blue) box", first.steps[-1].action or "")
     assert second.won and second.score == 100
+    assert last.won and last.steps[-1].action == second.steps[-1].action
 
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")

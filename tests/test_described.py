@@ -219,3 +219,23 @@ def test_the_box_a_failed_answer_carried_a_thing_into_is_ruled_out_as_a_fatal_fo
     assert failed == {"blue box"}
     decided = Conditions(ScriptedLLM(lambda messages: "unknown"), Usage(), branches(sentences(goal))).ruled_out(failed)
     assert decided is not None and decided.instruction == "place it in the green box"
+
+
+def test_the_box_a_win_carried_a_thing_into_decides_the_branch_in_the_next_round() -> None:
+    from prag.agent.skills.conditions import Conditions, branches
+    from prag.agent.skills.instructed import sentences
+    from prag.agent.sources.past_episodes import ThisTask, won_things
+    from prag.retrieval.episodes import Experience
+    from prag.store.records import EpisodeRecord, StepRecord
+
+    goal = ("Your task is to determine if paper clip is electrically conductive. First, focus on the paper clip. If it "
+            "is electrically conductive, place it in the green box. If it is electrically nonconductive, place it in "
+            "the blue box.")
+    steps = [StepRecord(0, None, "o", "at: hallway", "hallway", [], 0.0),
+             StepRecord(1, "move paper clip to green box", "o", "at: hallway", "hallway", [], 100.0)]
+    win = EpisodeRecord("r", 0, "t", "test-conductivity", goal, True, steps, id=1)
+    this = ThisTask.of(goal, steps[0], SCIWORLD)
+    assert won_things(this, [Experience(None, win)]) == {"green box"}  # type: ignore[arg-type]
+    decided = Conditions(ScriptedLLM(lambda messages: "unknown"), Usage(), branches(sentences(goal))).won_by({"green box"})
+    assert decided is not None and decided.instruction == "place it in the green box"
+    assert won_things(this, [Experience(None, replace(win, won=False))]) == set()  # type: ignore[arg-type]

@@ -195,6 +195,15 @@ class Conditions:
             return self.taken
         return None
 
+    def won_by(self, won: Collection[str]) -> Branch | None:
+        """The branch a win of this very task took (its instruction names a thing that win's
+        answer was: prag.agent.sources.past_episodes.won_things), taken; None where none or more did."""
+        took = [b for b in self.branches if any(re.search(rf"\b{re.escape(thing)}\b", b.instruction) for thing in won)]
+        if len(took) == 1:
+            self.taken = took[0]
+            return self.taken
+        return None
+
     def drawn(self, left: Sequence[Branch], goal: str) -> Branch:
         """A branch drawn at random among those `left`, where nothing else decided one and a
         gamble pays (prag.agent.skills.irrevocable.gambling): seeded by the goal, so that a later round

@@ -69,14 +69,16 @@ def created(turn: Turn) -> Plan | None:
 
 def conditions(turn: Turn) -> Plan | None:
     """Decide the goal's conditional branch ("If it is above -50 degrees, place it in the blue
-    box") by what was measured or by the one the store's failures left, else the step the LLM
+    box") by what was measured, by the one a win of this very task took, or by the one the
+    store's failures left, else the step the LLM
     says measures it, else, where a gamble may be taken now (prag.agent.skills.irrevocable), by
     what the LLM knows or a draw; the branch taken becomes the next instruction."""
     work, state = turn.work, turn.state
     if turn.sought is not None or not work.conditions.open:
         return None
     steps = [(step.action, step.observation, step.graph) for step in state.steps]
-    branch = work.conditions.measured(steps, work.domain) or work.conditions.ruled_out(state.lessons.failed_things)
+    branch = work.conditions.measured(steps, work.domain) or work.conditions.won_by(state.lessons.won_things) \
+        or work.conditions.ruled_out(state.lessons.failed_things)
     if branch is None:
         named = instructed_names(work.goal, work.domain)
         step = work.conditions.measuring(turn.observation.admissible, named, work.domain, turn.observation.scene_triples)

@@ -31,7 +31,9 @@ from prag.agent.skills.answered import answers, merge
 from prag.agent.skills.compared import orientations
 from prag.agent.skills.instructed import verified_focuses
 from prag.agent.skills.making import recipes
-from prag.agent.sources.past_episodes import ThisTask, fatal_actions, fatal_things, rewarded_actions, tried_before
+from prag.agent.sources.past_episodes import (
+    ThisTask, fatal_actions, fatal_things, rewarded_actions, tried_before, won_things,
+)
 from prag.agent.world.state import Lessons
 from prag.retrieval.episodes import Experience
 from prag.store.records import StepRecord
@@ -70,6 +72,7 @@ def learned(task: ThisTask, pool: Sequence[Experience], before: Lessons = Lesson
     return Lessons(
         fatal=before.fatal | fatal_actions(task, mine),
         failed_things=before.failed_things | fatal_things(task, mine),
+        won_things=before.won_things | won_things(task, mine),
         tried_before=before.tried_before | tried_before(task, mine),
         rewarded=before.rewarded | rewarded_actions(task, mine),
         verified=before.verified or tuple(verified_focuses(task.goal, pool, domain)),

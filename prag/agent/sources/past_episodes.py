@@ -187,6 +187,23 @@ def fatal_things(task: ThisTask, experiences: Sequence[Experience]) -> set[str]:
     return failed
 
 
+def won_things(task: ThisTask, experiences: Sequence[Experience]) -> set[str]:
+    """What the last step of a won episode of this very task answered a conditional branch with:
+    the place it carried into, or the thing it took the irrevocable step on (the yellow box was
+    the right one). A replay of the win may not reach that step (its detours cut, other sources
+    take over), and a round with none to come after it draws no branch."""
+    won = set()
+    for experience in experiences:
+        steps = experience.episode.steps
+        if experience.episode.won and task.played_in(experience.episode) and len(steps) > 1 and steps[-1].action:
+            action = str(steps[-1].action)
+            won |= {place for place in answer_places(task.goal) if into(action, place)}
+            thing = task.domain.aimed_at(action)
+            if thing is not None:
+                won.add(thing)
+    return won
+
+
 def _fatal_steps(task: ThisTask, experiences: Sequence[Experience]) -> list[StepRecord]:
     fatal = []
     for experience in experiences:

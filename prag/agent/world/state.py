@@ -35,6 +35,9 @@ class Lessons:
     fatal: frozenset[str] = frozenset()
     # what they were aimed at, by every name (prag.agent.sources.past_episodes.fatal_things)
     failed_things: frozenset[str] = frozenset()
+    # what a win of this very task answered its conditional branch with
+    # (prag.agent.sources.past_episodes.won_things)
+    won_things: frozenset[str] = frozenset()
     # (observation, scene, action) done in this task's lost episodes of earlier rounds
     # (prag.agent.sources.past_episodes.tried_before); read, never counted up
     tried_before: Counter[tuple[str, str, str]] = field(default_factory=Counter)

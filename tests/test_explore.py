@@ -239,3 +239,20 @@ def test_once_every_room_is_searched_what_is_closed_in_them_is_opened(tmp_path: 
     actions = [step.action for step in episode.steps]
     assert "focus on orange juice" in actions
     assert actions.index("open fridge") < actions.index("focus on orange juice")
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
+def test_a_closed_thing_no_action_opens_is_not_walked_back_to(tmp_path: Path) -> None:
+    """chemistry-mix-paint-secondary-color, a test variation: violet paint is to be made, so it is
+    seen nowhere; the search of closed things met one in the kitchen no admissible action opened,
+    passed on to one in the hallway, and from there was led back to the kitchen's, to and fro for
+    fifty steps (30 points, where the paint is made and the task won otherwise)."""
+    from support import played_rounds, sciworld_spec
+
+    from prag.agent.config import AgentConfig
+    from prag.llm.scripted import RandomChoiceLLM
+
+    spec = sciworld_spec(tmp_path, "paint", "chemistry-mix-paint-secondary-color", "test", 0, 100)
+    (episode,) = played_rounds(tmp_path, RandomChoiceLLM(0), spec,
+                               AgentConfig(ask="hard-coded", sources=("experience", "search", "llm")))
+    assert episode.won

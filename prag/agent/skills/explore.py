@@ -93,7 +93,7 @@ def _containers(targets: Sequence[str], observed: Observed, places: Places) -> P
     passage = domain.passage
     unseen = [kind for kind in targets if not found(observed, kind)]  # one seen already is chosen among those seen
     closed = [thing for thing in sorted(observed.closed) if thing in observed.seen and thing not in observed.places
-              and (passage is None or not re.fullmatch(passage, thing))]
+              and thing not in observed.unopenable and (passage is None or not re.fullmatch(passage, thing))]
     if not closed or not unseen:
         return None
     by_kind = places.key(unseen, [domain.kind(thing) for thing in closed])
@@ -105,6 +105,7 @@ def _containers(targets: Sequence[str], observed: Observed, places: Places) -> P
             steps = opening(thing, observed.admissible, observed)
             if steps:
                 return Plan(tuple(steps), StepSource.FIND, goal=observed.goal)
+            observed.unopenable.add(thing)  # not walked back to: from the next room it led here again
             continue
         plan = go_plan(room, observed)
         if plan is not None:

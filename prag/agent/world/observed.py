@@ -41,6 +41,7 @@ class Observed:
     ways: dict[str, str] = field(default_factory=dict)  # place -> a way (door) seen leading to it
     doors: dict[str, dict[str, str]] = field(default_factory=dict)  # room -> place -> the way seen there to it
     no_way: set[tuple[str, str]] = field(default_factory=set)  # (room, place): its way there could not be taken
+    unopenable: set[str] = field(default_factory=set)  # things seen closed that no admissible action opened where they are
     held: set[str] = field(default_factory=set)
     admissible: tuple[str, ...] = ()
     actions: list[str] = field(default_factory=list)  # the actions taken, in order

@@ -3,14 +3,18 @@ from the score of one task reached in others; a person's correction (here Scienc
 path standing in for one) of one variation serving another variation of its task."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from support import minilm, played_rounds, sciworld_spec
 
+from prag.agent.agent import PragAgent
 from prag.agent.config import AgentConfig
+from prag.agent.goals.milestones import Milestone
 from prag.corrections.given import add_given, reference_transcript
 from prag.envs import registry
+from prag.envs.base import Observation
 from prag.envs.spec import load_spec
 from prag.llm.scripted import RandomChoiceLLM
 from prag.retrieval.embed import EmbeddingCache
@@ -76,14 +80,8 @@ def test_a_step_found_toward_a_sub_goal_that_answers_an_undecided_branch_waits()
     """Whichever way the progress source finds its step (here a stand-in for the search to a
     sub-goal of a focus, which planned the focus on the branch's box itself), a step answering a
     branch not yet decided is not taken: it failed both melting-point tasks outright in a round."""
-    from prag.agent.agent import PragAgent
-    from prag.agent.goals.milestones import Binder, Milestone
     from prag.agent.plans import Plan
     from prag.agent.sources.progress_plans import ProgressPlans
-    from prag.envs.base import Observation
-    from prag.envs.sciworld.domain import SCIWORLD
-    from prag.llm.scripted import ScriptedLLM
-    from prag.retrieval.index import Visibility
 
     goal = ("Your task is to measure the melting point of orange juice. First, focus on the thermometer. Next, focus "
             "on the orange juice. If the melting point of orange juice is above 10.0 degrees celsius, focus on the "
@@ -91,14 +89,8 @@ def test_a_step_found_toward_a_sub_goal_that_answers_an_undecided_branch_waits()
     actions = ["focus on green box", "look around", "open door to hallway"]
     seen = Observation(goal, "This room is called the kitchen.", actions, [], "at: kitchen", location="kitchen",
                        score=78, max_steps=100)
-    llm = ScriptedLLM(lambda messages: "none" if "Instruction:" in messages[-1]["content"] else "look around",
-                      supports_choices=True)
-    agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("progress", "llm"), think=False),
-                      domain=SCIWORLD)
-    agent.reset(seen)
+    agent = progress_agent(seen, [Milestone(core=(), origin=1)])
     (progress,) = [source for source in agent.arbiter.sources if isinstance(source, ProgressPlans)]
-    progress.milestones = [Milestone(core=(), origin=1)]
-    progress.binders = {1: Binder(SCIWORLD, {})}
     progress._toward_milestone = lambda milestone, observation: Plan(("focus on green box",), StepSource.PROGRESS)  # type: ignore[method-assign]
     step = agent.act(seen)
     assert step.action != "focus on green box"
@@ -108,13 +100,8 @@ def test_a_rise_that_reached_a_focus_leaves_the_connection_after_it_to_be_made()
     """Round 0 focused on the motor (13 -> 63) and then connected a wire to it (63 -> 70). The
     focus's rise reaches the sub-goal of the focus, not also the connection that came next: a
     round that credited both never connected the wire again and stayed at 63."""
-    from prag.agent.agent import PragAgent
-    from prag.agent.goals.milestones import Binder, lesson
-    from prag.agent.sources.progress_plans import ProgressPlans
-    from prag.envs.base import Observation
+    from prag.agent.goals.milestones import lesson
     from prag.envs.sciworld.domain import SCIWORLD
-    from prag.llm.scripted import ScriptedLLM
-    from prag.retrieval.index import Visibility
     from prag.store.records import EpisodeRecord, StepRecord
 
     goal = "Your task is to turn on the electric motor. First, focus on the electric motor."
@@ -130,17 +117,9 @@ def test_a_rise_that_reached_a_focus_leaves_the_connection_after_it_to_be_made()
     assert [m.action is not None for m in learned.milestones] == [False, True]
 
     actions = ["focus on electric motor", connect, "look around"]
-    llm = ScriptedLLM(lambda messages: "none" if "Instruction:" in messages[-1]["content"] else "look around",
-                      supports_choices=True)
-    agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("progress", "llm"), think=False),
-                      domain=SCIWORLD)
     start = Observation(goal, "This room is called the workshop.", actions, bare, "", location="workshop", score=13,
                         max_steps=100)
-    agent.reset(start)
-    (progress,) = [source for source in agent.arbiter.sources if isinstance(source, ProgressPlans)]
-    progress.milestones = list(learned.milestones)
-    progress.binders = {1: Binder(SCIWORLD, {})}
-    progress.same_task = {1}
+    agent = progress_agent(start, learned.milestones)
     assert agent.act(start).action == "focus on electric motor"
     after_focus = Observation(goal, "You focus on the electric motor.", actions, focused, "", location="workshop",
                               score=63, max_steps=100)
@@ -168,13 +147,8 @@ def test_the_step_the_score_rose_after_is_tried_before_the_draws_that_came_befor
     watering the seed earned 25 points: the next round, the seed where it was at the start, waters
     it first, once, rather than walking the draws first (forty of them had a seed's sub-goal given
     up before it was reached)."""
-    from prag.agent.agent import PragAgent
-    from prag.agent.goals.milestones import Binder, lesson
-    from prag.agent.sources.progress_plans import ProgressPlans
-    from prag.envs.base import Observation
+    from prag.agent.goals.milestones import lesson
     from prag.envs.sciworld.domain import SCIWORLD
-    from prag.llm.scripted import ScriptedLLM
-    from prag.retrieval.index import Visibility
     from prag.store.records import EpisodeRecord, StepRecord
 
     goal = "Your task is to grow the orange seed."
@@ -192,18 +166,31 @@ def test_the_step_the_score_rose_after_is_tried_before_the_draws_that_came_befor
     assert [action[0] for _, action in milestone.route] == ["move {0} to {1}", "mix {0}", "water {0}"]
 
     actions = ["water orange seed", "move orange seed to bowl", "mix bowl", "look around"]
-    llm = ScriptedLLM(lambda messages: "none" if "Instruction:" in messages[-1]["content"] else "look around",
-                      supports_choices=True)
-    agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("progress", "llm"), think=False),
-                      domain=SCIWORLD)
     start = Observation(goal, "This room is called the kitchen.", actions, kitchen, "", location="kitchen", score=9,
                         max_steps=100)
-    agent.reset(start)
-    (progress,) = [source for source in agent.arbiter.sources if isinstance(source, ProgressPlans)]
-    progress.milestones, progress.binders, progress.same_task = [milestone], {1: Binder(SCIWORLD, {})}, {1}
+    agent = progress_agent(start, [milestone])
     assert agent.act(start).action == "water orange seed"
     # It earned nothing this time: the route is walked from its start, the watering not tried again before its turn.
     watered = Observation(goal, "You water the orange seed.", actions, kitchen, "", location="kitchen", score=9,
                           max_steps=100)
     agent.observe("water orange seed", watered)
     assert agent.act(watered).action == "move orange seed to bowl"
+
+
+def progress_agent(start: Observation, milestones: Sequence[Milestone]) -> PragAgent:
+    """An agent with the progress source alone (and a stand-in that looks around), reset to
+    `start`, whose sub-goals are `milestones`, learned from stored episode 1 of this very task."""
+    from prag.agent.goals.milestones import Binder
+    from prag.agent.sources.progress_plans import ProgressPlans
+    from prag.envs.sciworld.domain import SCIWORLD
+    from prag.llm.scripted import ScriptedLLM
+    from prag.retrieval.index import Visibility
+
+    llm = ScriptedLLM(lambda messages: "none" if "Instruction:" in messages[-1]["content"] else "look around",
+                      supports_choices=True)
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("progress", "llm"), think=False),
+                      domain=SCIWORLD)
+    agent.reset(start)
+    (progress,) = [source for source in agent.arbiter.sources if isinstance(source, ProgressPlans)]
+    progress.milestones, progress.binders, progress.same_task = list(milestones), {1: Binder(SCIWORLD, {})}, {1}
+    return agent

@@ -105,3 +105,27 @@ def test_a_training_game_teaches_the_way_its_measurement_reads_to_the_test_game_
     assert orientations([trained], SCIWORLD) == {"inclined plane: friction": Counter({-1: 1})}
     looked = [step.action for step in test.steps if step.action and step.action.startswith("look at inclined plane")]
     assert len(looked) >= 6 and test.won and test.llm_calls == 0
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
+def test_a_correction_of_one_variation_teaches_which_way_another_variation_s_measurement_reads(tmp_path) -> None:
+    """ScienceWorld's reference path of a train variation of inclined-plane-determine-angle, stored
+    as a verified correction (the stand-in named as such), measures both planes and focuses on
+    one: a test variation, with no episode stored, reads its "shallowest angle" that way (it
+    focused on the steeper plane, the task failed, where only training episodes taught it)."""
+    from prag.corrections.given import add_given, reference_transcript
+    from prag.envs.spec import load_spec
+    from prag.llm.scripted import RandomChoiceLLM
+    from prag.retrieval.embed import EmbeddingCache
+    from prag.store import Store
+    from support import minilm
+
+    train = sciworld_spec(tmp_path, "angle-train", "inclined-plane-determine-angle", "train", 0, 100)
+    with Store(tmp_path / "played.db") as store:
+        (task,) = [t.task_id for t in load_spec(train).open().tasks()]
+        given = add_given(store, EmbeddingCache(store, minilm()), train, task, reference_transcript(train, task), "reference")
+    assert given.stored is not None and given.stored.verified
+    test = sciworld_spec(tmp_path, "angle-test", "inclined-plane-determine-angle", "test", 0, 60)
+    (episode,) = played_rounds(tmp_path, RandomChoiceLLM(0), test,
+                               AgentConfig(ask="hard-coded", sources=("experience", "search", "progress", "llm")))
+    assert episode.won

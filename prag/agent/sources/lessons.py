@@ -32,37 +32,44 @@ from prag.agent.skills.compared import orientations
 from prag.agent.skills.instructed import verified_focuses
 from prag.agent.skills.making import recipes
 from prag.agent.sources.past_episodes import (
-    ThisTask, fatal_actions, fatal_things, rewarded_actions, tried_before, won_things,
+    ThisTask, as_episode, fatal_actions, fatal_things, rewarded_actions, tried_before, won_things,
 )
 from prag.agent.world.state import Lessons
 from prag.retrieval.episodes import Experience
-from prag.store.records import StepRecord
+from prag.store.records import EpisodeRecord, StepRecord
 
 
 def taught(settings: AgentSettings, goal: str, first: StepRecord, scene: str, before: Lessons = Lessons(),
            instruction: str = "") -> Lessons:
     """What the episodes retrieved for `goal` and `scene` teach the task that started at `first`,
     joined to what was learned `before` (for an earlier reading of the goal). What failed this very
-    task is learned from every visible episode of it, not only from those retrieved."""
+    task is learned from every visible episode of it, not only from those retrieved. The verified
+    corrections retrieved for the `instruction` teach what episodes do of how things read: a
+    person's (or a reference path's) measurement of two inclined planes, then its focus, says
+    which way "the shallowest angle" reads in every variation of the task."""
     s = settings
-    if s.experiences is None:
-        return learned(ThisTask.of(goal, first, s.domain, instruction), [], before)
     task = ThisTask.of(goal, first, s.domain, instruction)
+    corrected = [as_episode(hit.correction) for hit in s.corrections.retrieve([instruction or goal], scene,
+                                                                                 k=s.config.plan_pool)
+                 if hit.correction.verified and hit.correction.steps] if s.corrections is not None else []
+    if s.experiences is None:
+        return learned(task, [], before, corrected=corrected)
     pool = s.experiences.retrieve(goal, scene, s.visibility, k=s.config.plan_pool)
     own = [e for e in s.experiences.every(goal, scene, s.visibility) if task.played_in(e.episode)]
-    return learned(task, pool, before, own)
+    return learned(task, pool, before, own, corrected)
 
 
 def learned(task: ThisTask, pool: Sequence[Experience], before: Lessons = Lessons(),
-            own: Sequence[Experience] | None = None) -> Lessons:
-    """What the episodes of `pool` teach `task`, joined to `before`: each episode is read once.
+            own: Sequence[Experience] | None = None, corrected: Sequence[EpisodeRecord] = ()) -> Lessons:
+    """What the episodes of `pool` (and the `corrected` replays, for how things read and what
+    was made) teach `task`, joined to `before`: each episode is read once.
     What failed the task itself (`fatal`, `failed_things`, `tried_before`) is read from `own`,
     every stored episode of it, where given: the old experience source retrieved again with the
     scene whenever its plan ran out and so came to this task's episodes the first retrieval left
     out (the tidy family, whose tasks start alike: 70.9 in round 2 with seed 0, 52.1 without)."""
     domain = task.domain
     mine = pool if own is None else own
-    unread = [e.episode for e in pool if e.episode.id not in before.read]
+    unread = [episode for episode in (*(e.episode for e in pool), *corrected) if episode.id not in before.read]
     told = {description: Counter(counts) for description, counts in before.answers.items()}
     merge(told, answers(unread, domain))
     read_so = {key: Counter(counts) for key, counts in before.orientations.items()}

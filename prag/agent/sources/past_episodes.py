@@ -25,6 +25,7 @@ from prag.envs.domain import Domain
 from prag.retrieval.corrections import CorrectionHit
 from prag.retrieval.episodes import Experience
 from prag.sources import StepSource
+from prag.store.corrections import Correction
 from prag.store.records import EpisodeRecord, StepRecord
 
 
@@ -235,3 +236,9 @@ def tried_before(task: ThisTask, experiences: Sequence[Experience]) -> Counter[t
         tried.update((before.observation, before.scene, after.action)
                      for before, after in zip(steps, steps[1:]) if after.action is not None)
     return tried
+
+
+def as_episode(correction: Correction) -> EpisodeRecord:
+    """A verified correction's replay as an episode of its task (its id negated: apart from the agent's)."""
+    return EpisodeRecord("correction", 0, correction.task_id, correction.task_type, correction.goal, correction.verified,
+                         list(correction.steps), id=-(correction.id or 0), source="correction")

@@ -37,14 +37,13 @@ from prag.agent.proposal import Proposal, Standing, View
 from prag.agent.skills.carry import readying
 from prag.agent.skills.explore import find_plan, go_plan, opening
 from prag.agent.skills.irrevocable import Irrevocable
-from prag.agent.sources.past_episodes import ThisTask
+from prag.agent.sources.past_episodes import ThisTask, as_episode
 from prag.agent.sources.plan_source import Planning
 from prag.agent.world.places import Places
 from prag.agent.world.search import to_facts
 from prag.envs.base import Observation
 from prag.envs.facts import AT, PLACED
 from prag.sources import StepSource
-from prag.store.corrections import Correction
 from prag.store.records import EpisodeRecord, StepRecord
 
 # How far along a route a step may be taken from where the route was left: an action of it not
@@ -403,8 +402,3 @@ class ProgressPlans:
                         return Plan(plan.steps, StepSource.PROGRESS, milestone.origin, goal=plan.goal)
         return None
 
-
-def as_episode(correction: Correction) -> EpisodeRecord:
-    """A verified correction's replay as an episode of its task (its id negated: apart from the agent's)."""
-    return EpisodeRecord("correction", 0, correction.task_id, correction.task_type, correction.goal, correction.verified,
-                         list(correction.steps), id=-(correction.id or 0), source="correction")

@@ -75,6 +75,7 @@ def test_a_verb_the_score_rose_after_is_tried_first_on_the_things_its_step_acted
     assert guided[onward] > 100 > 3 * blind[onward]
     assert guided[rose_after] == blind[rose_after] == 0  # tried: not drawn again
     assert draws(["go to workshop"]) == blind, "a move the score rose after says nothing of what to do here"
+    assert draws(["focus on electric motor"]) == blind, "an irrevocable step that paid is done, not drawn again"
 
 
 def test_a_verb_with_many_actions_weighs_as_much_as_one_with_few() -> None:

@@ -7,7 +7,8 @@ ScienceWorld lists thousands, most of them `connect X to Y`, so a uniform draw c
 doors for the rest of an episode. The draw goes by tiers, the first that holds any action:
 
 0. of the actions of tier 1, those of a verb the score rose after in this task (`rewarded`: in
-   this episode or a stored one of this very task, moves aside), drawn every other step: the
+   this episode or a stored one of this very task, moves and irrevocable steps aside), drawn
+   every other step: the
    world's reward says what kind of step made progress here ("connect" once a wire connected to
    the motor earned points), and the things those steps acted on are the task's too (the wire);
 1. actions on the things the task names (by the actions' words or a thing's own name, as the
@@ -85,7 +86,9 @@ class Explorer:
         relevant = [a for a in choices if self._about(a, named, held_in)]
         untried = [a for a in choices if a not in tried]
         rng = random.Random(f"{self.seed}:{salt}")
-        progress = [a for a in rewarded if self.domain.movement(a) is None]
+        # Not moves, and not irrevocable steps (a focus that paid once is done: drawing more of
+        # them fails the task on the first wrong one).
+        progress = [a for a in rewarded if self.domain.movement(a) is None and self.domain.aimed_at(a) is None]
         paid: list[str] = []
         # Every other step, not every step: the verb that paid once is not the only one that may pay next.
         if progress and rng.random() < 0.5:

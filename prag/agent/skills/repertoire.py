@@ -221,6 +221,15 @@ def _make(turn: Turn) -> Plan | None:
                                              observed))
 
 
+def closed(turn: Turn) -> Plan | None:
+    """Where the instruction's thing is nowhere, no other skill had a step (it is no thing to make,
+    no description to choose by) and the thing is named, not described: what was seen closed in
+    the places searched, opened (the orange juice in the kitchen's fridge)."""
+    if not turn.nowhere() or turn.sought is None or turn.work.instructed.described is not None:
+        return None
+    return find_plan([turn.sought], turn.state.observed, turn.work.places, containers=True)
+
+
 SKILLS: dict[str, Skill] = {
     "instructed": instructed,
     "take-along": take_along,
@@ -231,6 +240,7 @@ SKILLS: dict[str, Skill] = {
     "compared": compared,
     "make": make,
     "described": described,
+    "closed": closed,
 }
 
 

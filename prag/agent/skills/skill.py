@@ -116,10 +116,9 @@ class Turn:
             return None
         if sought not in self._found:  # once a step: where it may be can cost an LLM call
             observed = self.state.observed
-            # What is closed is opened for a thing named, not for words that describe one ("the
-            # inclined plane with the most friction"): those are chosen among the things seen.
+            # What is closed is opened last, once no skill after this one has a step (`closed`).
             self._found[sought] = go_plan(observed.room_seen(sought), observed) or find_plan(
-                [sought], observed, self.work.places, containers=self.work.instructed.described is None)
+                [sought], observed, self.work.places, containers=False)
         return self._found[sought]
 
     def nowhere(self) -> bool:

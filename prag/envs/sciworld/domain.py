@@ -44,5 +44,6 @@ SCIWORLD = Domain(
     combine="mix {thing}",
     readies=("pick up",),  # what readies moving a thing the goal says to carry (prag.agent.skills.carry)
     # Its goals spell irrevocable focuses, branches, carries, things to make and things described.
-    skills=("instructed", "take-along", "created", "conditions", "carry", "find", "compared", "make", "described"),
+    skills=("instructed", "take-along", "created", "conditions", "carry", "find", "compared", "make", "described",
+            "closed"),
 )

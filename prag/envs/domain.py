@@ -213,6 +213,10 @@ class Domain:
                 return other if direction == one else one
         return None
 
+    def is_passage(self, name: str) -> bool:
+        """Whether `name` is a way through (a door), by the family's `passage` pattern."""
+        return self.passage is not None and re.fullmatch(self.passage, name) is not None
+
     def entities(self, text: str) -> list[str]:
         """The names of things and places in a text, in order (ALFWorld: "apple 1")."""
         return re.findall(self.entity, text.lower())

@@ -240,7 +240,7 @@ def _on_the_way(action: str, domain: Domain) -> bool:
         return True
     names = domain.entities(action)
     opens = names and action in {domain.open_action.format(names[0]), *domain.inverse(domain.open_action.format(names[0]))}
-    return bool(opens and domain.passage is not None and re.fullmatch(domain.passage, names[0]))
+    return bool(opens and domain.is_passage(names[0]))
 
 
 def _undone_left_out(route: list[tuple[str | None, str, LiftedAction]], domain: Domain

@@ -5,7 +5,7 @@ the agent has not seen (`Observed.to_search`) are visited, and opened when close
 the sources of where things are give (`prag.agent.world.places`: the semantic memory, the LLM's guess,
 the family's placement rules, as `--places` names them); among equals, the place in the agent's
 room first, then the one learnt of first. Once every place is searched, the things seen closed
-that are no place (ScienceWorld's fridge, in a room) are opened, those here first. The plan is
+that are no place (ScienceWorld's fridge, in a room) are opened, by kind, then those here first. The plan is
 made again each step from what was observed, and there is none once every thing sought is seen:
 the next source then takes over.
 
@@ -19,7 +19,6 @@ route is, another command in the room where the game admitted it, else by the th
 """
 from __future__ import annotations
 
-import re
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -90,10 +89,9 @@ def _containers(targets: Sequence[str], observed: Observed, places: Places) -> P
     and three rounds searched the nine rooms and never looked in it. (Not for families whose moves are
     relative: `_look_for` opens what is closed in each room it passes.)"""
     domain = observed.domain
-    passage = domain.passage
     unseen = [kind for kind in targets if not found(observed, kind)]  # one seen already is chosen among those seen
     closed = [thing for thing in sorted(observed.closed) if thing in observed.seen and thing not in observed.places
-              and thing not in observed.unopenable and (passage is None or not re.fullmatch(passage, thing))]
+              and thing not in observed.unopenable and not domain.is_passage(thing)]
     if not closed or not unseen:
         return None
     by_kind = places.key(unseen, [domain.kind(thing) for thing in closed])

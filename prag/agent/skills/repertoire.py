@@ -17,7 +17,6 @@ place searched (`Turn.nowhere`).
 """
 from __future__ import annotations
 
-import re
 
 from prag.agent.plans import Plan
 from prag.agent.skills.carry import readying
@@ -214,7 +213,7 @@ def _make(turn: Turn) -> Plan | None:
     kin = [thing for thing in observed.seen if is_a(observed.own_names.get(thing, thing).lower(), head)]
     here = {s for s, _, _ in observation.scene_triples}
     closed = [step for thing in sorted(here & observed.closed) for step in opening(thing, observation.admissible, observed)
-              if not re.fullmatch(domain.passage or "$^", thing)]
+              if not domain.is_passage(thing)]
     return (Plan(tuple(closed[:1]), StepSource.FIND, goal=work.goal) if closed else None) or find_plan(
         [head], observed, work.places) or (
         None if here & set(kin) else go_plan(next((observed.seen_from[t] for t in kin if t in observed.seen_from), None),

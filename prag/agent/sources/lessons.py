@@ -32,7 +32,7 @@ from prag.agent.skills.compared import orientations
 from prag.agent.skills.instructed import verified_focuses
 from prag.agent.skills.making import recipes
 from prag.agent.sources.past_episodes import (
-    ThisTask, as_episode, fatal_actions, fatal_things, rewarded_actions, tried_before, won_things,
+    ThisTask, fatal_actions, fatal_things, rewarded_actions, tried_before, verified_replays, won_things,
 )
 from prag.agent.world.state import Lessons
 from prag.retrieval.episodes import Experience
@@ -49,9 +49,8 @@ def taught(settings: AgentSettings, goal: str, first: StepRecord, scene: str, be
     which way "the shallowest angle" reads in every variation of the task."""
     s = settings
     task = ThisTask.of(goal, first, s.domain, instruction)
-    corrected = [as_episode(hit.correction) for hit in s.corrections.retrieve([instruction or goal], scene,
-                                                                                 k=s.config.plan_pool)
-                 if hit.correction.verified and hit.correction.steps] if s.corrections is not None else []
+    corrected = verified_replays(s.corrections.retrieve([instruction or goal], scene, k=s.config.plan_pool)
+                                 if s.corrections is not None else [])
     if s.experiences is None:
         return learned(task, [], before, corrected=corrected)
     pool = s.experiences.retrieve(goal, scene, s.visibility, k=s.config.plan_pool)

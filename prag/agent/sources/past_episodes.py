@@ -13,7 +13,7 @@ follows: this task's own, then another variation's, re-worded to this goal. The 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from prag.agent.plans import Plan, adapt, episode_rewording, reword
@@ -238,7 +238,12 @@ def tried_before(task: ThisTask, experiences: Sequence[Experience]) -> Counter[t
     return tried
 
 
-def as_episode(correction: Correction) -> EpisodeRecord:
+def verified_replays(hits: Iterable[CorrectionHit]) -> list[EpisodeRecord]:
+    """The verified corrections among `hits` that hold steps, as episodes of their tasks."""
+    return [_as_episode(hit.correction) for hit in hits if hit.correction.verified and hit.correction.steps]
+
+
+def _as_episode(correction: Correction) -> EpisodeRecord:
     """A verified correction's replay as an episode of its task (its id negated: apart from the agent's)."""
     return EpisodeRecord("correction", 0, correction.task_id, correction.task_type, correction.goal, correction.verified,
                          list(correction.steps), id=-(correction.id or 0), source="correction")

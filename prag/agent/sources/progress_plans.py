@@ -28,7 +28,6 @@ branch, is held back as the LLM's are; one that failed this very task is never o
 """
 from __future__ import annotations
 
-import re
 from typing import ClassVar
 
 from prag.agent.goals.milestones import Binder, Lesson, LiftedAction, Milestone, Way, as_goal, facts_of, lesson, merged
@@ -37,7 +36,7 @@ from prag.agent.proposal import Proposal, Standing, View
 from prag.agent.skills.carry import readying
 from prag.agent.skills.explore import find_plan, go_plan, opening
 from prag.agent.skills.irrevocable import Irrevocable
-from prag.agent.sources.past_episodes import ThisTask, as_episode
+from prag.agent.sources.past_episodes import ThisTask, verified_replays
 from prag.agent.sources.plan_source import Planning
 from prag.agent.world.places import Places
 from prag.agent.world.search import to_facts
@@ -153,8 +152,7 @@ class ProgressPlans:
         pool = s.experiences.retrieve(p.goal.sentence, observation.scene_text, s.visibility, k=s.config.plan_pool) \
             if s.experiences is not None else []
         p.llm_step.retrieve_corrections(observation.scene_text)
-        corrected = [as_episode(hit.correction) for hit in p.llm_step.correction_pool
-                     if hit.correction.verified and hit.correction.steps]
+        corrected = verified_replays(p.llm_step.correction_pool)
         lessons: list[Lesson] = []
         origins: list[int | None] = []
         task = ThisTask.of(p.goal.sentence, p.first, s.domain, p.goal.instruction)
@@ -377,7 +375,7 @@ class ProgressPlans:
             return None
         here = {s for s, _, _ in observation.scene_triples}
         for thing in sorted(here & observed.closed):
-            if domain.passage is None or not re.fullmatch(domain.passage, thing):
+            if not domain.is_passage(thing):
                 step = opening(thing, observation.admissible, observed)
                 if step:
                     return self._plan(step[0], milestone)

@@ -16,7 +16,6 @@ taken when its turn comes is left to the mediator's usual fallbacks, as any plan
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 from prag.agent.world.observed import Observed
@@ -111,7 +110,7 @@ def _idle_openings(actions: Sequence[str], goal: str, domain: Domain) -> set[int
         place = _opening(action, domain)
         if place is None or place in used or domain.kind(place) in needed:
             continue
-        if domain.passage is not None and re.fullmatch(domain.passage, place):
+        if domain.is_passage(place):
             continue
         idle.add(n)
     return idle
@@ -134,7 +133,7 @@ def _passed_by(action: str, following: str | None, here: str | None, domain: Dom
     then = domain.movement(following) if following is not None else None
     if to is None or then is None or then == here or domain.relative_moves:
         return False
-    if domain.passage is not None and re.fullmatch(domain.passage, to):
+    if domain.is_passage(to):
         return False
     if room_of:
         return to in room_of and room_of[to] == room_of.get(here or "", here)

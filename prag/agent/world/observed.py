@@ -9,7 +9,6 @@ exits and where the exits taken lead are its map (`rooms`, `prag.agent.world.roo
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -167,7 +166,6 @@ class Observed:
         """A place the agent now knows of (a way through, such as a door, is no place to search)."""
         if place is None or place in self.places:
             return
-        passage = self.domain.passage
-        if passage is not None and re.fullmatch(passage, place):
+        if self.domain.is_passage(place):
             return
         self.places.append(place)

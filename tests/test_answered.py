@@ -12,7 +12,7 @@ from support import played_rounds, sciworld_spec
 
 from prag.agent.config import AgentConfig
 from prag.agent.protocol import Usage
-from prag.agent.skills.answered import answers
+from prag.agent.skills.answered import answers, likeness
 from prag.agent.skills.described import DescribedThings
 from prag.agent.world.observed import Observed
 from prag.envs.sciworld.domain import SCIWORLD
@@ -85,6 +85,28 @@ def test_things_answered_as_often_are_asked_about_among_themselves() -> None:
                               known=Counter(parrot=1, wolf=1))
     assert chosen == "baby baby wolf"
     assert llm.calls[-1]["messages"][-1]["content"].startswith("Things seen: baby baby wolf, egg parrot.")
+
+
+def test_what_the_right_answers_were_like_narrows_the_question_where_none_of_them_is_seen() -> None:
+    """A crocodile, alive, was the right answer outside (a person's correction of another
+    variation). Here no crocodile is seen: the question goes first outside, though the goal names
+    the workshop, and offers only the living things there, with no "none"."""
+    croc = [("crocodile", "in", "outside"), ("crocodile", "is", "alive"), ("fire pit", "in", "outside")]
+    right = EpisodeRecord("r", 0, "t", "lifespan", THEN, True, [
+        StepRecord(0, None, "", "", "outside", croc, 0), StepRecord(1, "focus on crocodile", "", "", "outside", croc, 50)])
+    alike = likeness([right], SCIWORLD)
+    assert alike == {LONGEST: Counter({"is alive": 1, "in outside": 1})}
+    observed = Observed(SCIWORLD, THEN)
+    observed.places, observed.visited = ["workshop", "outside"], {"workshop", "outside"}
+    here = {"red wire": "workshop", "ant": "outside", "axe": "outside", "beaver": "outside", "fire pit": "outside"}
+    observed.seen, observed.seen_from = dict(here), dict(here)
+    observed.states = {"ant": {"alive"}, "beaver": {"alive"}}
+    llm = asking_stand_in()
+    goal = "Focus on the animal with the longest life span. Then, move it to the purple box in the workshop."
+    assert DescribedThings(llm, Usage()).choose(LONGEST, "animal", goal, observed, alike=alike[LONGEST]) == "ant"
+    (call,) = llm.calls
+    assert call["messages"][-1]["content"] == (f"Things in the outside: ant, beaver.\nWhich one of them is {LONGEST}? "
+                                               "Answer with its name.")
 
 
 def knows_the_parrot(messages: list[Message]) -> str:

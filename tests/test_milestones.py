@@ -151,3 +151,32 @@ def test_a_task_failed_outright_is_no_action_to_avoid_elsewhere_a_lowered_score_
         ("focus on red box", "kitchen", [("red box", "in", "inventory"), ("red box", "is", "focused")], -100.0),
     ])
     assert [template for template, _ in lesson(failed, SCIWORLD).avoid] == ["pick up {0}"]
+
+
+def test_a_thing_the_goal_names_binds_to_the_name_its_last_words_are_where_none_is_called_so() -> None:
+    """The goal says "electric buzzer", the scene and the actions "buzzer"; "red light bulb" is
+    no "green light bulb", whatever words they share."""
+    binder = Binder(SCIWORLD, {"green light bulb": "electric buzzer"})
+    binder.see({"buzzer": "buzzer", "red light bulb": "red light bulb", "blue wire": "blue wire"})
+    bulb = Term("green light bulb", "bulb", "green light bulb")
+    assert binder.candidates(bulb) == ["buzzer"]
+    assert Binder(SCIWORLD, {}).candidates(bulb) == []
+    wire = Term("blue wire", "wire")
+    command = binder.command(("connect {0} terminal 2 to cathode in {1}", (wire, bulb)), {},
+                             ["connect blue wire terminal 2 to cathode in buzzer", "look around"])
+    assert command == "connect blue wire terminal 2 to cathode in buzzer"
+
+
+def test_a_person_s_step_the_scene_shows_no_change_of_is_on_the_route_and_the_agent_s_is_not() -> None:
+    """Connecting the battery shows nothing in a scene graph without wires: in a correction it is
+    a step of the route to the rewarded connection; in the agent's own episode, a refused action."""
+    at = [("battery", "in", "workshop"), ("blue wire", "in", "workshop"), ("bulb", "in", "workshop")]
+    steps = [(None, "workshop", at, 0.0), ("connect anode in battery to blue wire terminal 1", "workshop", at, 0.0),
+             ("connect blue wire terminal 2 to cathode in bulb", "workshop", at, 20.0)]
+    own = played("Turn on the bulb.", steps)
+    corrected = played("Turn on the bulb.", steps)
+    corrected = EpisodeRecord(**{**corrected.__dict__, "source": "correction"})
+    (mine,), (person,) = lesson(own, SCIWORLD).milestones, lesson(corrected, SCIWORLD).milestones
+    assert mine.route == () and mine.action is not None
+    assert [template for _, (template, _) in person.route] == ["connect anode in {0} to {1} terminal 1",
+                                                               "connect {0} terminal 2 to cathode in {1}"]

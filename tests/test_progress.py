@@ -76,6 +76,24 @@ def test_a_correction_of_one_sciworld_variation_serves_another_re_bound_to_its_s
     assert (episode.score or 0) > (focused or 0)
 
 
+def test_a_correction_wires_the_circuit_in_another_variation_in_the_person_s_order(tmp_path: Path) -> None:
+    """The reference path of a train variation of power-component (the green light bulb) wires the
+    battery to two wires, which the scene graph does not show, then the wires to the bulb, which the
+    score rewards. In a test variation (the electric buzzer, which the scene calls "buzzer"), the
+    progress source takes the battery's connections first, in the person's order, and the circuit
+    powers the buzzer: the task is won with no model."""
+    train = sciworld_spec(tmp_path, "power-train", "power-component", "train", 0, 30)
+    test = sciworld_spec(tmp_path, "power-test", "power-component", "test", 0, 60)
+    with Store(tmp_path / "played.db") as store:
+        (task,) = [t.task_id for t in load_spec(train).open().tasks()]
+        given = add_given(store, EmbeddingCache(store, minilm()), train, task, reference_transcript(train, task), "reference")
+    assert given.stored is not None and given.stored.verified and "green light bulb" in given.stored.goal
+    (episode,) = played_rounds(tmp_path, RandomChoiceLLM(0), test, AgentConfig(ask="hard-coded", sources=SOURCES))
+    progress = [s.action for s, d in zip(episode.steps[1:], episode.extra.decisions) if d.source == StepSource.PROGRESS]
+    assert "buzzer" in episode.goal and progress[0] == "connect anode in battery to blue wire terminal 1"
+    assert episode.won
+
+
 def test_a_step_found_toward_a_sub_goal_that_answers_an_undecided_branch_waits() -> None:
     """Whichever way the progress source finds its step (here a stand-in for the search to a
     sub-goal of a focus, which planned the focus on the branch's box itself), a step answering a

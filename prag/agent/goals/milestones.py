@@ -35,6 +35,7 @@ from prag.envs.base import Triple
 from prag.envs.domain import Domain
 from prag.envs.facts import AT, HOLDS, PLACED, SEPARATOR, STATE, Fact, GoalFacts, read_facts, state_predicate
 from prag.envs.sam import lift
+from prag.sources import StepSource
 from prag.store.records import EpisodeRecord, StepRecord
 
 PHRASE_WORDS = 4  # the longest goal phrase a name is matched against
@@ -200,6 +201,7 @@ def lesson(episode: EpisodeRecord, domain: Domain, rank: int = 2) -> Lesson:
     goal = episode.read_as
     phrases = goal_phrases(goal)
     steps = episode.steps
+    corrected = episode.source == StepSource.CORRECTION
     milestones: list[Milestone] = []
     avoid: list[LiftedAction] = []
     route: list[tuple[str | None, str, LiftedAction]] = []
@@ -215,7 +217,10 @@ def lesson(episode: EpisodeRecord, domain: Domain, rank: int = 2) -> Lesson:
         _, later = facts_of(after, domain)
         lifted = _lift_action(action, {**names, **later}, phrases, domain)
         changed = (before.triples, before.location) != (after.triples, after.location)
-        if lifted is not None and changed and not _on_the_way(action, domain):
+        # A person's step counts where the scene shows no change it made (a wire connected, where
+        # the scene graph has no wires): the agent's own such steps were refused or idle.
+        deliberate = changed or corrected and bool(lifted and lifted[1])
+        if lifted is not None and deliberate and not _on_the_way(action, domain):
             route.append((before.location, action, lifted))
         gain = _gain(before, after, episode, best)
         if gain < 0 and lifted is not None and (after.score is None or after.score >= 0):
@@ -376,8 +381,9 @@ class Binder:
         """The canonical names `term` may stand for here, the likeliest first."""
         known = list(dict.fromkeys(self.names.values()))
         if term.phrase is not None:
+            # Called so, else by the last words of it: the goal's "electric buzzer" is the scene's "buzzer".
             phrase = _reworded(term.phrase, self.rewording)
-            return [n for n in known if _spoken(n) == phrase]
+            return [n for n in known if _spoken(n) == phrase] or [n for n in known if phrase.endswith(" " + _spoken(n))]
         same = [n for n in known if n == term.name]
         return same or [n for n in known if self.domain.kind(n) == term.kind]
 

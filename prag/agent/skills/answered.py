@@ -12,19 +12,26 @@ use the same words). The 1.5B model named the wolf there.
 
 The tally is wins minus failures, per description and own name. A description is relative ("the
 longest life span" of the animals there), so a failure does not rule a thing out where it also won.
+
+Where no thing answered before is seen (another variation shows other animals), what the right
+answers were like still narrows the choice (`likeness`): the states the scene gave them ("the
+crocodile is alive") and the room they were found in ("outside"). A person's correction of one
+variation of find-animal focused on a butterfly outside; in the next variation the question is
+asked first outside, among the things there that are alive, not among the workshop's wires.
 """
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TypeVar
 
 from prag.agent.skills.instructed import Target, targets
 from prag.envs.domain import Domain
-from prag.store.records import EpisodeRecord
+from prag.store.records import EpisodeRecord, StepRecord
 
 Tally = dict[str, Counter[str]]  # description -> own name -> wins minus failures
 K = TypeVar("K")
+STATE, ROOM = "is ", "in "  # a likeness feature: "is alive", "in outside"
 
 
 def answers(episodes: Iterable[EpisodeRecord], domain: Domain) -> Tally:
@@ -32,6 +39,27 @@ def answers(episodes: Iterable[EpisodeRecord], domain: Domain) -> Tally:
     step of an episode answers the k-th thing its goal's instructions name (`targets`), where
     that one is described; it counts +1 where it raised the score, -1 where the task failed."""
     tally: Tally = {}
+    for description, thing, before, verdict in _answered(episodes, domain):
+        own = domain.name_of(thing, before.triples).lower()
+        tally.setdefault(description, Counter())[own] += verdict
+    return tally
+
+
+def likeness(episodes: Iterable[EpisodeRecord], domain: Domain) -> Tally:
+    """What the right answers to each description were like: description -> feature -> how many
+    right answers had it, a feature being a state the scene gave the thing when it was answered
+    (`STATE` + "alive") or the room the agent answered it in (`ROOM` + "outside")."""
+    tally: Tally = {}
+    for description, thing, before, verdict in _answered(episodes, domain):
+        if verdict > 0:
+            states = {STATE + o for s, r, o in before.triples if s == thing and r == "is"}
+            tally.setdefault(description, Counter()).update({*states, *([ROOM + before.location] if before.location else [])})
+    return tally
+
+
+def _answered(episodes: Iterable[EpisodeRecord], domain: Domain) -> Iterator[tuple[str, str, StepRecord, int]]:
+    """(description, the thing, the step before, +1 right or -1 wrong) for each irrevocable step
+    that answered a described instruction and moved the score."""
     for episode in episodes:
         named = targets(episode.read_as, domain)
         answered = 0
@@ -47,9 +75,7 @@ def answers(episodes: Iterable[EpisodeRecord], domain: Domain) -> Tally:
                 continue
             verdict = -1 if after.score < 0 else 1 if after.score > before.score else 0
             if verdict:
-                own = domain.name_of(thing, before.triples).lower()
-                tally.setdefault(target.description, Counter())[own] += verdict
-    return tally
+                yield target.description, thing, before, verdict
 
 
 def merge(into: dict[str, Counter[K]], more: Mapping[str, Counter[K]]) -> None:

@@ -16,17 +16,22 @@ flower pot 6"); for "a(n) animal" in 1 of 20, with the goal's own text in the qu
 (benchmarks/kind_questions.py). A focus is irrevocable, so a wrong answer loses the task; a
 thing already chosen is not offered again, nor one a focus on which failed this very task in an
 earlier round (prag.agent.sources.past_episodes.fatal_things): round after round, the candidates left narrow
-(the other of two inclined planes). Each question is one LLM call, counted in the LLM
+(the other of two inclined planes). Where experience answered the description in another
+variation, with things not seen here, the question goes first to the rooms its answers were found
+in and offers only the things that share their states (prag.agent.skills.answered.likeness: a
+crocodile that was alive, outside, makes the question about the living things outside, not about
+the fire pit and the axe beside them). Each question is one LLM call, counted in the LLM
 budget, and asked past it as a goal's reading is (`--llm-budget` bounds the steps the LLM
 chooses): at most one a room for each description, where the model says "none" in most rooms.
 """
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from prag.agent.protocol import Usage
+from prag.agent.skills.answered import ROOM, STATE
 from prag.agent.skills.instructed import is_a, unqualified
 from prag.agent.world.observed import Observed
 from prag.llm import LLM, Message
@@ -46,7 +51,8 @@ class DescribedThings:
     chosen: list[str] = field(default_factory=list)
 
     def choose(self, description: str, head: str, goal: str, observed: Observed,
-               ruled_out: Collection[str] = (), known: Mapping[str, int] | None = None) -> str | None:
+               ruled_out: Collection[str] = (), known: Mapping[str, int] | None = None,
+               alike: Mapping[str, int] | None = None) -> str | None:
         """The thing seen that the LLM says `description` ("a(n) animal", "the animal with the
         longest life span") is, asking the rooms not yet asked about it; None when it names none.
         Where things seen are called what it is (`head`: "inclined plane j", "inclined plane
@@ -56,7 +62,8 @@ class DescribedThings:
         Where experience answered the description (`known`: own name -> wins minus failures,
         prag.agent.skills.answered), the thing seen with the most wins is taken with no question (the
         LLM asked among those tied, where they are not all one by their own name), and one with
-        more failures than wins is not offered."""
+        more failures than wins is not offered; else what its right answers were like (`alike`:
+        feature -> count, `likeness`) orders the rooms and narrows the things offered."""
         rooms = things_by_room(observed)
         passed = {*self.chosen, *ruled_out}
 
@@ -81,7 +88,11 @@ class DescribedThings:
         if of_kind:
             asked: list[tuple[str, list[str], bool]] = [("seen", of_kind, False)]
         else:
-            asked = [(f"in the {room}", things, True) for room, things in rooms_first_named(goal, rooms)]
+            # Among the things like the right answers, in a room they were found in, one is meant: no "none".
+            like = alike or {}
+            fits = _fitting(like, observed, [t for things in rooms.values() for t in things if may_offer(t)])
+            asked = [(f"in the {room}", [t for t in things if fits(t)], fits is _anything or not like.get(ROOM + room))
+                     for room, things in rooms_first_named(goal, rooms, alike)]
         for where, things, none in asked:
             offered = [thing for thing in things if may_offer(thing)]
             if (description, where) in self.asked or not offered:
@@ -125,8 +136,26 @@ def things_by_room(observed: Observed) -> dict[str, list[str]]:
     return {room: sorted(found[room]) for room in sorted(found, key=lambda room: order.get(room, len(order)))}
 
 
-def rooms_first_named(goal: str, rooms: dict[str, list[str]]) -> Iterable[tuple[str, list[str]]]:
-    """The rooms, those the goal's words mention first."""
+def rooms_first_named(goal: str, rooms: dict[str, list[str]], alike: Mapping[str, int] | None = None
+                      ) -> Iterable[tuple[str, list[str]]]:
+    """The rooms: those right answers were found in first (`alike`, the most often first), then
+    those the goal's words mention."""
     said = " ".join(re.findall(r"[\w-]+", goal.lower()))
     named = [room for room in rooms if re.search(rf"\b{re.escape(room.lower())}\b", said)]
-    return [(room, rooms[room]) for room in [*named, *(room for room in rooms if room not in named)]]
+    ordered = [*named, *(room for room in rooms if room not in named)]
+    found_in = alike or {}
+    return [(room, rooms[room]) for room in sorted(ordered, key=lambda room: -found_in.get(ROOM + room, 0))]
+
+
+def _fitting(alike: Mapping[str, int], observed: Observed, things: Sequence[str]) -> Callable[[str], bool]:
+    """Whether a thing shares a state with the right answers (`alike`), where any of `things`
+    does; else every thing fits (nothing seen is like them: the answers' states say nothing here)."""
+    def shared(thing: str) -> int:
+        return sum(alike.get(STATE + state, 0) for state in observed.states.get(thing, ()))
+    if not any(shared(thing) for thing in things):
+        return _anything
+    return lambda thing: shared(thing) > 0
+
+
+def _anything(thing: str) -> bool:
+    return True

@@ -188,7 +188,8 @@ def _choose_described(turn: Turn) -> bool:
     if work.experiment is not None and described is not None:
         chosen = work.experiment.choice(timeline(state), described, orientation(state.lessons.orientations, described))
     chosen = chosen or work.described.choose(target.description, target.head, work.goal, observed, failed,
-                                             state.lessons.answers.get(target.description))
+                                             state.lessons.answers.get(target.description),
+                                             state.lessons.likeness.get(target.description))
     if chosen is not None:  # by its own name, which stays while the words for it change as it grows
         work.instructed.mean(observed.own_names.get(chosen, chosen))
     return chosen is not None

@@ -12,7 +12,8 @@ the sources and the LLM's step read them from the episode's state, none writes t
   their verbs on their things first;
 - what the goal's instructions name, as an episode of its template that raised its score read it
   (`verified_focuses`);
-- how stored episodes answered described things (`answers`), which way comparative descriptions
+- how stored episodes answered described things (`answers`) and what the right answers were
+  like (`likeness`), which way comparative descriptions
   read (`orientations`), and the combinations they made (`recipes`);
 - what written lines mean, as every visible episode's rewards showed (`instructions`,
   prag.agent.goals.written): the goal follows them where its reading spells no route.
@@ -27,7 +28,7 @@ from collections.abc import Sequence
 
 from prag.agent.config import AgentSettings
 from prag.agent.goals.written import Written, learn
-from prag.agent.skills.answered import answers, merge
+from prag.agent.skills.answered import answers, likeness, merge
 from prag.agent.skills.compared import orientations
 from prag.agent.skills.instructed import verified_focuses
 from prag.agent.skills.making import recipes
@@ -71,6 +72,8 @@ def learned(task: ThisTask, pool: Sequence[Experience], before: Lessons = Lesson
     unread = [episode for episode in (*(e.episode for e in pool), *corrected) if episode.id not in before.read]
     told = {description: Counter(counts) for description, counts in before.answers.items()}
     merge(told, answers(unread, domain))
+    alike = {description: Counter(counts) for description, counts in before.likeness.items()}
+    merge(alike, likeness(unread, domain))
     read_so = {key: Counter(counts) for key, counts in before.orientations.items()}
     merge(read_so, orientations(unread, domain))
     made = [recipe for episode in unread
@@ -83,6 +86,7 @@ def learned(task: ThisTask, pool: Sequence[Experience], before: Lessons = Lesson
         rewarded=before.rewarded | rewarded_actions(task, mine),
         verified=before.verified or tuple(verified_focuses(task.goal, pool, domain)),
         answers=told,
+        likeness=alike,
         orientations=read_so,
         recipes=(*before.recipes, *made),
         read=before.read | {e.id for e in unread if e.id is not None},

@@ -246,4 +246,4 @@ def verified_replays(hits: Iterable[CorrectionHit]) -> list[EpisodeRecord]:
 def _as_episode(correction: Correction) -> EpisodeRecord:
     """A verified correction's replay as an episode of its task (its id negated: apart from the agent's)."""
     return EpisodeRecord("correction", 0, correction.task_id, correction.task_type, correction.goal, correction.verified,
-                         list(correction.steps), id=-(correction.id or 0), source="correction")
+                         list(correction.steps), id=-(correction.id or 0), source=StepSource.CORRECTION)

@@ -74,6 +74,7 @@ class ProgressPlans:
         self.ways: list[Way] = []
         self.avoid: list[tuple[int | None, LiftedAction]] = []  # (the episode it was learned from, the action)
         self.same_task: set[int | None] = set()  # the episodes of this very task: their rooms are where they were
+        self.corrected: set[int | None] = set()  # the corrections among the episodes learned from
         self.heading: tuple[int, int, str] | None = None  # (sub-goal, route step, room) being walked to
         self.passed: set[tuple[int, int]] = set()  # route steps not found where the route took them
         self.rewarded_first: set[int] = set()  # sub-goals (their ids) whose rewarded step was tried before their route
@@ -169,6 +170,8 @@ class ProgressPlans:
                 self.binders[episode.id] = Binder(s.domain, rewording)
                 if task.played_in(episode):
                     self.same_task.add(episode.id)
+                if rank == 0:
+                    self.corrected.add(episode.id)
         self.milestones = merged(lessons)
         self.ways = list(dict.fromkeys(way for learned in lessons for way in learned.ways))
         self.avoid = [(learned_from, action) for learned_from, learned in zip(origins, lessons) for action in learned.avoid]
@@ -216,7 +219,9 @@ class ProgressPlans:
         route = [*milestone.route, *([(None, milestone.action)] if milestone.action is not None else [])]
         along = self.along.get(id(milestone), 0)
         last = len(route) - 1
-        if route and (held is not None or id(milestone) not in self.rewarded_first):
+        # A person's route is taken in order: each of its steps was meant (the battery wired before the bulb).
+        in_order = milestone.origin in self.corrected
+        if route and not in_order and (held is not None or id(milestone) not in self.rewarded_first):
             # What held with the sub-goal holds now, or the route is not begun: the step that reached
             # it first, without what the exploration that found it did on the way (it ate a pepper
             # the recipe needed; a seed was focused on after forty draws that did nothing for it).

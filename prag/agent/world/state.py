@@ -44,6 +44,8 @@ class Lessons:
     verified: tuple[str, ...] = ()  # what the goal's instructions name, as experience read it
     # how stored episodes answered described things, by own name (prag.agent.skills.answered)
     answers: dict[str, Counter[str]] = field(default_factory=dict)
+    # what the right answers were like: their states and rooms (prag.agent.skills.answered.likeness)
+    likeness: dict[str, Counter[str]] = field(default_factory=dict)
     # which way comparative descriptions read their measurements, as experience says (prag.agent.skills.compared)
     orientations: dict[str, Counter[int]] = field(default_factory=dict)
     recipes: tuple[Recipe, ...] = ()  # combinations seen in stored episodes (prag.agent.skills.making)

@@ -76,22 +76,43 @@ def test_a_correction_of_one_sciworld_variation_serves_another_re_bound_to_its_s
     assert (episode.score or 0) > (focused or 0)
 
 
+def played_after_a_correction(tmp_path: Path, task: str, max_steps: int):
+    """The test variation (seed 0) of `task` played with no model, after the reference path of its
+    train variation (seed 0) was stored as a verified correction; and that correction."""
+    train = sciworld_spec(tmp_path, "train", task, "train", 0, 100)
+    test = sciworld_spec(tmp_path, "test", task, "test", 0, max_steps)
+    with Store(tmp_path / "played.db") as store:
+        (task_id,) = [t.task_id for t in load_spec(train).open().tasks()]
+        given = add_given(store, EmbeddingCache(store, minilm()), train, task_id, reference_transcript(train, task_id),
+                          "reference")
+    assert given.stored is not None and given.stored.verified
+    (episode,) = played_rounds(tmp_path, RandomChoiceLLM(0), test, AgentConfig(ask="hard-coded", sources=SOURCES))
+    return episode, given.stored
+
+
 def test_a_correction_wires_the_circuit_in_another_variation_in_the_person_s_order(tmp_path: Path) -> None:
     """The reference path of a train variation of power-component (the green light bulb) wires the
     battery to two wires, which the scene graph does not show, then the wires to the bulb, which the
     score rewards. In a test variation (the electric buzzer, which the scene calls "buzzer"), the
     progress source takes the battery's connections first, in the person's order, and the circuit
     powers the buzzer: the task is won with no model."""
-    train = sciworld_spec(tmp_path, "power-train", "power-component", "train", 0, 30)
-    test = sciworld_spec(tmp_path, "power-test", "power-component", "test", 0, 60)
-    with Store(tmp_path / "played.db") as store:
-        (task,) = [t.task_id for t in load_spec(train).open().tasks()]
-        given = add_given(store, EmbeddingCache(store, minilm()), train, task, reference_transcript(train, task), "reference")
-    assert given.stored is not None and given.stored.verified and "green light bulb" in given.stored.goal
-    (episode,) = played_rounds(tmp_path, RandomChoiceLLM(0), test, AgentConfig(ask="hard-coded", sources=SOURCES))
+    episode, correction = played_after_a_correction(tmp_path, "power-component", 60)
     progress = [s.action for s, d in zip(episode.steps[1:], episode.extra.decisions) if d.source == StepSource.PROGRESS]
-    assert "buzzer" in episode.goal and progress[0] == "connect anode in battery to blue wire terminal 1"
+    assert "green light bulb" in correction.goal and "buzzer" in episode.goal
+    assert progress[0] == "connect anode in battery to blue wire terminal 1"
     assert episode.won
+
+
+def test_no_two_rooms_are_walked_to_and_fro_between_a_skill_and_a_sub_goal(tmp_path: Path) -> None:
+    """chemistry-mix: the correction makes soapy water, the test variation sugar water. The skill
+    that makes what the goal names sent the agent back to the water outside, where it had nothing
+    to try; the correction's sub-goal sent it back to the kitchen: fifty steps to and fro."""
+    episode, _ = played_after_a_correction(tmp_path, "chemistry-mix", 100)
+    rooms = [s.location for s in episode.steps]
+    entered = [room for before, room in zip(rooms, rooms[1:]) if room != before]
+    swings = max((sum(1 for a, b in zip(entered[i:i + 12], entered[i + 2:i + 14]) if a == b) for i in range(len(entered))),
+                 default=0)
+    assert swings < 10, entered
 
 
 def test_a_step_found_toward_a_sub_goal_that_answers_an_undecided_branch_waits() -> None:
@@ -143,6 +164,31 @@ def test_a_rise_that_reached_a_focus_leaves_the_connection_after_it_to_be_made()
                               score=63, max_steps=100)
     agent.observe("focus on electric motor", after_focus)
     assert agent.act(after_focus).action == connect
+
+
+def test_a_sub_goal_that_is_an_action_is_reached_by_taking_it_not_by_any_rise_while_it_is_next() -> None:
+    """The connection is the next sub-goal; the score rises after looking around (a stand-in for a
+    rise the connection did not make: entering the workshop is not reading its recipe). The
+    connection is still offered next."""
+    from prag.agent.goals.milestones import lesson
+    from prag.envs.sciworld.domain import SCIWORLD
+    from prag.store.records import EpisodeRecord, StepRecord
+
+    goal = "Your task is to turn on the electric motor."
+    connect = "connect anode in electric motor to black wire terminal 1"
+    bare = [("electric motor", "in", "workshop"), ("black wire", "in", "workshop")]
+    played = EpisodeRecord("r", 0, "power-1", "power", goal, False, [
+        StepRecord(0, None, "This room is called the workshop.", "", "workshop", bare, 13),
+        StepRecord(1, connect, "anode on electric motor is now connected", "", "workshop", bare, 70),
+    ], id=1)
+    actions = [connect, "look around", "wait"]
+    start = Observation(goal, "This room is called the workshop.", actions, bare, "", location="workshop", score=13,
+                        max_steps=100)
+    agent = progress_agent(start, lesson(played, SCIWORLD, 1).milestones)
+    assert agent.act(start).action == connect
+    risen = Observation(goal, "A workshop.", actions, bare, "", location="workshop", score=20, max_steps=100)
+    agent.observe("look around", risen)  # another step was taken, and the score rose
+    assert agent.act(risen).action == connect
 
 
 def test_a_later_round_walks_to_the_sub_goal_s_room_by_the_map_not_by_searching_again(tmp_path: Path) -> None:

@@ -215,9 +215,13 @@ def _make(turn: Turn) -> Plan | None:
     here = {s for s, _, _ in observation.scene_triples}
     closed = [step for thing in sorted(here & observed.closed) for step in opening(thing, observation.admissible, observed)
               if not domain.is_passage(thing)]
+    if here & set(kin) and observed.location is not None:
+        work.nothing_to_make.add(observed.location)  # not walked back to: another source took the agent
+        # away, this skill brought it back, fifty steps to and fro
     return (Plan(tuple(closed[:1]), StepSource.FIND, goal=work.goal) if closed else None) or find_plan(
         [head], observed, work.places) or (
-        None if here & set(kin) else go_plan(next((observed.seen_from[t] for t in kin if t in observed.seen_from), None),
+        None if here & set(kin) else go_plan(next((observed.seen_from[t] for t in kin if t in observed.seen_from
+                                                   and observed.seen_from[t] not in work.nothing_to_make), None),
                                              observed))
 
 

@@ -48,6 +48,7 @@ class Instructions:
     described: DescribedThings  # the LLM's choices, kept across readings
     experiment: Experiment | None = None  # the things a superlative describes, measured alike
     made: list[str] = field(default_factory=list)  # what the episode's combinations made
+    nothing_to_make: set[str] = field(default_factory=set)  # rooms where things of a kind to make were, and no step
 
     def prepare(self, state: EpisodeState) -> None:
         """Before the skills of a step: the focuses experience verified, and what was made."""

@@ -204,7 +204,9 @@ class ProgressPlans:
             if milestone.core and binder.holds(milestone.core, state) is not None:
                 self.reached.add(index)
                 credited = credited or rose
-        if rose and not credited and was_next is not None and not was_next.core:
+        # ... and only where the step taken was that action here (entering the workshop is not reading the recipe).
+        if rose and not credited and was_next is not None and not was_next.core and was_next.action is not None \
+                and last is not None and self.binders[was_next.origin].command(was_next.action, {}, (last,)) == last:
             self.reached.add(next(i for i, m in enumerate(self.milestones or ()) if m is was_next))
 
     def _route(self, milestone: Milestone, observation: Observation, walk: bool) -> Plan | None:

@@ -191,6 +191,25 @@ def test_a_sub_goal_that_is_an_action_is_reached_by_taking_it_not_by_any_rise_wh
     assert agent.act(risen).action == connect
 
 
+def test_a_sub_goal_whose_moves_go_to_and_fro_between_two_rooms_is_given_up_until_the_score_rises() -> None:
+    from prag.agent.sources.progress_plans import EFFORT, ProgressPlans
+
+    goal = "Your task is to melt ice."
+    start = Observation(goal, "This room is called the kitchen.", ["go to hallway"], [], "", location="kitchen", score=0,
+                        max_steps=100)
+    milestone = Milestone(core=(), origin=1)
+    agent = progress_agent(start, [milestone])
+    (progress,) = [source for source in agent.arbiter.sources if isinstance(source, ProgressPlans)]
+
+    def at(room: str) -> Observation:
+        return Observation(goal, "", ["go to kitchen", "go to hallway", "look around"], [], "", location=room, score=0,
+                           max_steps=100)
+    walked = [progress._to_and_fro(milestone, "go to hallway" if room == "kitchen" else "go to kitchen", at(room))
+              for room in ("kitchen", "hallway", "kitchen", "hallway")]
+    assert walked == [False, False, False, True] and progress.efforts[id(milestone)] == EFFORT
+    assert not progress._to_and_fro(milestone, "look around", at("kitchen"))  # no move: no walk
+
+
 def test_a_later_round_walks_to_the_sub_goal_s_room_by_the_map_not_by_searching_again(tmp_path: Path) -> None:
     """ScienceWorld's power-component, a dev variation: round 0 searched room after room for the
     motor and found it in the workshop at step 21, which the score rewarded. Round 1 starts in

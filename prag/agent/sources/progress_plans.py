@@ -81,6 +81,7 @@ class ProgressPlans:
         self.focus: Milestone | None = None  # the sub-goal a step was last offered toward
         self.waited: dict[int, int] = {}  # sub-goal (its id) -> the steps waited for it (`_wait`)
         self.efforts: dict[int, int] = {}  # sub-goal (its id) -> the steps offered toward it since the score last rose
+        self.walked: dict[int, list[str | None]] = {}  # sub-goal (its id) -> the rooms moves toward it were offered in
         self.binders: dict[int | None, Binder] = {}
         self.reached: set[int] = set()
         self.along: dict[int, int] = {}  # sub-goal (its id) -> how far along its route the episode went
@@ -122,6 +123,8 @@ class ProgressPlans:
         # then the first a step can be taken toward (the cup may not be in this room).
         for milestone in sorted(left, key=lambda m: m is not self.focus):
             plan = self._toward_milestone(milestone, observation)
+            if plan is not None and self._to_and_fro(milestone, plan.steps[0], observation):
+                continue
             # Whichever way found it (a search to a sub-goal of a focus plans the focus itself).
             if plan is not None and not self._held_back(plan.steps[0], observation):
                 self.efforts[id(milestone)] = self.efforts.get(id(milestone), 0) + 1
@@ -130,6 +133,19 @@ class ProgressPlans:
                 return Proposal.of(plan)
         self.focus = None
         return None
+
+    def _to_and_fro(self, milestone: Milestone, step: str, observation: Observation) -> bool:
+        """Whether a move toward `milestone` from here goes back and forth between two rooms (its
+        route's room, and the search for a thing of it not there): the sub-goal is then given up
+        until the score rises. A melting-point task walked kitchen-hallway for thirty steps."""
+        if self.planning.settings.domain.movement(step) is None:
+            return False
+        rooms = self.walked.setdefault(id(milestone), [])
+        rooms.append(observation.location)
+        if len(rooms) >= 4 and rooms[-1] == rooms[-3] and rooms[-2] == rooms[-4] and rooms[-1] != rooms[-2]:
+            self.efforts[id(milestone)] = EFFORT
+            return True
+        return False
 
     def _avoided(self, observation: Observation) -> set[str]:
         """The admissible actions that are ones a stored episode's score fell after, re-bound here."""
@@ -188,6 +204,7 @@ class ProgressPlans:
         self.score = observation.score
         if rose:
             self.efforts.clear()  # what was given up on may be reachable from here
+            self.walked.clear()
         last = self.planning.state.last.action
         if self.offered is not None and last == self.offered[1]:
             self.along[self.offered[0]] = self.along.get(self.offered[0], 0) + 1

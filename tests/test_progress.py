@@ -99,7 +99,7 @@ def test_a_correction_wires_the_circuit_in_another_variation_in_the_person_s_ord
     episode, correction = played_after_a_correction(tmp_path, "power-component", 60)
     progress = [s.action for s, d in zip(episode.steps[1:], episode.extra.decisions) if d.source == StepSource.PROGRESS]
     assert "green light bulb" in correction.goal and "buzzer" in episode.goal
-    assert progress[0] == "connect anode in battery to blue wire terminal 1"
+    assert progress[0] == "connect anode in battery to terminal 1 in blue wire"
     assert episode.won
 
 

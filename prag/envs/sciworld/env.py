@@ -18,6 +18,9 @@ What the family does beyond passing actions through, each a fact of ScienceWorld
   episode;
 - an action the simulator finds ambiguous ("Ambiguous request: Please enter the number ...") is
   answered with its first reading, as one step;
+- a part of a thing is worded "part in thing" in every action ("cathode in blue light bulb", where
+  the simulator says "blue light bulb cathode" of one bulb and "cathode in buzzer" of another);
+  the action is sent in the simulator's own words;
 - a room's look text lists what is there in no fixed order (the same room reads differently from
   one load to the next): its lines are sorted, so the same state reads the same;
 - the score (0-100, partial credit) is the observation's `score`; the task is won at 100; a score
@@ -34,7 +37,7 @@ from typing import Any
 
 from prag.envs.base import Observation, Task, scene_text_from_triples
 from prag.envs.sciworld import engine
-from prag.envs.sciworld.scene import FOCUS, door_names, referents, visible
+from prag.envs.sciworld.scene import FOCUS, door_names, part_first, referents, visible
 from prag.errors import PragError, SpecError
 
 SPLITS = ("train", "dev", "test")
@@ -81,6 +84,7 @@ class SciworldEnv:
         self._goal = ""
         self._focused: set[str] = set()  # ids of the things focused on: their names change as they move
         self._names: dict[str, str] = {}  # object id -> the actions' words for it, at the last observation
+        self._said: dict[str, str] = {}  # admissible action -> the simulator's words for it, where they differ
         self._refused: set[str] = set()
         self._taken: list[str] = []  # the actions sent since reset, as sent
         self._plan: list[str] | None = None
@@ -146,6 +150,7 @@ class SciworldEnv:
     def step(self, action: str) -> Observation:
         if self._sim is None:
             raise PragError("call reset() before step()")
+        action = self._said.get(action, action)
         text = self._act(action)
         self._taken.append(action)
         if text.startswith(_AMBIGUOUS):
@@ -174,9 +179,19 @@ class SciworldEnv:
                 ours = self._names.get(str(object_id))
                 said = lut.get(str(object_id), {}).get("referents", ()) if ours else ()
                 variants |= {v.replace(str(ours), ref, 1) for v in variants for ref in said if str(ours) in v}
-            for variant in variants:
-                alternatives.setdefault(variant, action)
+            worded = self._worded_as(combo)
+            for variant in variants | {worded}:
+                alternatives.setdefault(variant, worded)
         return alternatives
+
+    def _worded_as(self, combo: dict[str, Any]) -> str:
+        """The combination's action with every part it names worded "part in thing" (`part_first`)."""
+        action = str(combo["action"])
+        for object_id in combo["obj_ids"]:
+            name = self._names.get(str(object_id))
+            if name and (worded := part_first(name)) != name:
+                action = action.replace(name, worded)
+        return action
 
     def _act(self, action: str) -> str:
         # The simulator's own, not the Python wrapper's `step`, which also lists every valid
@@ -192,11 +207,11 @@ class SciworldEnv:
         doors = door_names(names, sim.get_all_object_ids_types_referents_LUTJSON())
         location, triples = visible(tree, names, sim.server.freeActionLook(), self._focused, doors)
         hidden = _hidden_ids(tree)
-        admissible = sorted({
-            c["action"] for c in combos
-            if not hidden.intersection(str(i) for i in c["obj_ids"])
-            and c["action"] not in _NEVER_OFFERED and c["action"] not in self._refused
-        })
+        offered = [c for c in combos if not hidden.intersection(str(i) for i in c["obj_ids"])
+                   and c["action"] not in _NEVER_OFFERED and c["action"] not in self._refused]
+        worded = {self._worded_as(c): str(c["action"]) for c in offered}
+        self._said = {ours: theirs for ours, theirs in worded.items() if ours != theirs}
+        admissible = sorted(worded)
         score = int(round(100 * sim.server.getScore()))
         won = score >= 100
         return Observation(

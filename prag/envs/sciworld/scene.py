@@ -29,6 +29,15 @@ _DOOR_NAME = re.compile(r"(?:.+ )?door(?: to .+)?")  # "door", "bedroom door", "
 # Electrical terminals are parts of things, not things: they stay out of the scene (the
 # admissible actions still name them).
 _PART = re.compile(r"terminal \d+|anode|cathode")
+_THING_PART = re.compile(rf"(?P<thing>.+?) (?P<part>{_PART.pattern})")
+
+
+def part_first(name: str) -> str:
+    """A part as "part in thing": the simulator calls one bulb's cathode "cathode in buzzer" and
+    another's "blue light bulb cathode", in the same list of actions; one wording lets a step
+    learned on one thing's part be taken on another's."""
+    match = _THING_PART.fullmatch(name)
+    return f"{match['part']} in {match['thing']}" if match else name
 # A solid shows its state where the house's heat sources could change it (ice, chocolate, wax).
 _MELTS_BELOW_C = 300.0
 

@@ -103,7 +103,7 @@ def test_a_correction_wires_the_circuit_in_another_variation_in_the_person_s_ord
     assert episode.won
 
 
-def test_no_two_rooms_are_walked_to_and_fro_between_a_skill_and_a_sub_goal(tmp_path: Path) -> None:
+def test_no_two_rooms_are_walked_in_circles_between_a_skill_and_a_sub_goal(tmp_path: Path) -> None:
     """chemistry-mix: the correction makes soapy water, the test variation sugar water. The skill
     that makes what the goal names sent the agent back to the water outside, where it had nothing
     to try; the correction's sub-goal sent it back to the kitchen: fifty steps to and fro."""
@@ -191,7 +191,7 @@ def test_a_sub_goal_that_is_an_action_is_reached_by_taking_it_not_by_any_rise_wh
     assert agent.act(risen).action == connect
 
 
-def test_a_sub_goal_whose_moves_go_to_and_fro_between_two_rooms_is_given_up_until_the_score_rises() -> None:
+def test_a_sub_goal_whose_moves_go_round_in_circles_is_given_up_until_the_score_rises() -> None:
     from prag.agent.sources.progress_plans import EFFORT, ProgressPlans
 
     goal = "Your task is to melt ice."
@@ -204,10 +204,10 @@ def test_a_sub_goal_whose_moves_go_to_and_fro_between_two_rooms_is_given_up_unti
     def at(room: str) -> Observation:
         return Observation(goal, "", ["go to kitchen", "go to hallway", "look around"], [], "", location=room, score=0,
                            max_steps=100)
-    walked = [progress._to_and_fro(milestone, "go to hallway" if room == "kitchen" else "go to kitchen", at(room))
-              for room in ("kitchen", "hallway", "kitchen", "hallway")]
-    assert walked == [False, False, False, True] and progress.efforts[id(milestone)] == EFFORT
-    assert not progress._to_and_fro(milestone, "look around", at("kitchen"))  # no move: no walk
+    walked = [progress._in_circles(milestone, "go to hallway" if room != "hallway" else "go to kitchen", at(room))
+              for room in ("kitchen", "hallway", "workshop", "hallway", "kitchen", "hallway")]
+    assert walked == [False, False, False, False, False, True] and progress.efforts[id(milestone)] == EFFORT
+    assert not progress._in_circles(milestone, "look around", at("kitchen"))  # no move: no walk
 
 
 def test_a_later_round_walks_to_the_sub_goal_s_room_by_the_map_not_by_searching_again(tmp_path: Path) -> None:

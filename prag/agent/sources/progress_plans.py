@@ -54,6 +54,8 @@ WAITS = 10
 # (until the score rises): another variation's sub-goal may not be reachable here at all, and two
 # such sent the agent back and forth between two rooms.
 EFFORT = 15
+# The moves toward one sub-goal offered from one room, the score not rising, that make it given up.
+ROUNDABOUT = 3
 
 
 class ProgressPlans:
@@ -123,7 +125,7 @@ class ProgressPlans:
         # then the first a step can be taken toward (the cup may not be in this room).
         for milestone in sorted(left, key=lambda m: m is not self.focus):
             plan = self._toward_milestone(milestone, observation)
-            if plan is not None and self._to_and_fro(milestone, plan.steps[0], observation):
+            if plan is not None and self._in_circles(milestone, plan.steps[0], observation):
                 continue
             # Whichever way found it (a search to a sub-goal of a focus plans the focus itself).
             if plan is not None and not self._held_back(plan.steps[0], observation):
@@ -134,15 +136,16 @@ class ProgressPlans:
         self.focus = None
         return None
 
-    def _to_and_fro(self, milestone: Milestone, step: str, observation: Observation) -> bool:
-        """Whether a move toward `milestone` from here goes back and forth between two rooms (its
-        route's room, and the search for a thing of it not there): the sub-goal is then given up
-        until the score rises. A melting-point task walked kitchen-hallway for thirty steps."""
+    def _in_circles(self, milestone: Milestone, step: str, observation: Observation) -> bool:
+        """Whether moves toward `milestone` go round in circles: the third since the score last rose
+        offered from the same room (its route's room, and the search for a thing of it not there,
+        pull two ways). The sub-goal is then given up until the score rises. A melting-point task
+        walked kitchen-hallway for thirty steps, a conductivity task kitchen-hallway-workshop-hallway."""
         if self.planning.settings.domain.movement(step) is None:
             return False
         rooms = self.walked.setdefault(id(milestone), [])
         rooms.append(observation.location)
-        if len(rooms) >= 4 and rooms[-1] == rooms[-3] and rooms[-2] == rooms[-4] and rooms[-1] != rooms[-2]:
+        if rooms.count(observation.location) >= ROUNDABOUT:
             self.efforts[id(milestone)] = EFFORT
             return True
         return False

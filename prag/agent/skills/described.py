@@ -91,7 +91,7 @@ class DescribedThings:
             # Among the things like the right answers, in a room they were found in, one is meant: no "none".
             like = alike or {}
             fits = _fitting(like, observed, [t for things in rooms.values() for t in things if may_offer(t)])
-            asked = [(f"in the {room}", [t for t in things if fits(t)], fits is _anything or not like.get(ROOM + room))
+            asked = [(f"in the {room}", [t for t in things if fits is None or fits(t)], fits is None or not like.get(ROOM + room))
                      for room, things in rooms_first_named(goal, rooms, alike)]
         for where, things, none in asked:
             offered = [thing for thing in things if may_offer(thing)]
@@ -147,15 +147,9 @@ def rooms_first_named(goal: str, rooms: dict[str, list[str]], alike: Mapping[str
     return [(room, rooms[room]) for room in sorted(ordered, key=lambda room: -found_in.get(ROOM + room, 0))]
 
 
-def _fitting(alike: Mapping[str, int], observed: Observed, things: Sequence[str]) -> Callable[[str], bool]:
+def _fitting(alike: Mapping[str, int], observed: Observed, things: Sequence[str]) -> Callable[[str], bool] | None:
     """Whether a thing shares a state with the right answers (`alike`), where any of `things`
-    does; else every thing fits (nothing seen is like them: the answers' states say nothing here)."""
+    does; else None (nothing seen is like them: the answers' states say nothing here)."""
     def shared(thing: str) -> int:
         return sum(alike.get(STATE + state, 0) for state in observed.states.get(thing, ()))
-    if not any(shared(thing) for thing in things):
-        return _anything
-    return lambda thing: shared(thing) > 0
-
-
-def _anything(thing: str) -> bool:
-    return True
+    return (lambda thing: shared(thing) > 0) if any(shared(thing) for thing in things) else None

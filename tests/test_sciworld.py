@@ -101,6 +101,28 @@ def test_the_score_is_kept_a_wrong_focus_fails_and_the_gold_path_wins() -> None:
     env.close()
 
 
+def test_the_gold_path_is_worded_as_the_actions_are_and_a_part_is_part_in_thing() -> None:
+    """identify-life-stages-1's gold path says "focus on baby wolf in outside", which no action
+    says: worded as the actions are, every step is admissible and the path wins. Every part is
+    "part in thing" ("terminal 1 in red wire", never "red wire terminal 1"), and taken so."""
+    env = game("identify-life-stages-1", 1)
+    plan = env.oracle_plan()
+    observation = env.reset()
+    for action in plan:
+        assert action in observation.admissible, action
+        observation = env.step(action)
+    assert observation.won
+    env.close()
+    power = game("power-component", 0)
+    gold = power.oracle_plan()
+    power.reset()
+    workshop = next(o for o in map(power.step, gold) if o.location == "workshop")
+    wires = [a for a in workshop.admissible if a.startswith("connect") and "wire" in a]
+    assert wires and not [a for a in wires if " wire terminal" in a or " battery cathode" in a]
+    assert "is now connected" in power.step(next(a for a in wires if "terminal 1 in" in a)).text
+    power.close()
+
+
 def test_specs_say_what_is_wrong_and_a_missing_java_says_what_to_install(monkeypatch, tmp_path) -> None:
     assert len(task_names()) == 30 and "boil" in task_names()
     assert variations("boil", "test") and not set(variations("boil", "test")) & set(variations("boil", "train"))

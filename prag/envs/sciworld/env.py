@@ -122,8 +122,9 @@ class SciworldEnv:
         for action in gold:
             if action not in observation.admissible:
                 alternatives = self._alternatives()
-                action = next((alternatives[a] for a in (action, action.replace(" in inventory", "")) if a in alternatives),
-                              _in_words(action, observation))
+                # The gold path may say where the thing is ("baby wolf in outside"), which the actions do not.
+                said = (action, action.replace(" in inventory", ""), action.rsplit(" in ", 1)[0])
+                action = next((alternatives[a] for a in said if a in alternatives), _in_words(action, observation))
             if action not in observation.admissible and _TICK in observation.admissible and not action.startswith(FOCUS):
                 action = _TICK  # a look the actions do not offer ("examine apple juice" while it heats): time passes alike
             after = self.step(action)

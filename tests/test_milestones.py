@@ -180,3 +180,14 @@ def test_a_person_s_step_the_scene_shows_no_change_of_is_on_the_route_and_the_ag
     assert mine.route == () and mine.action is not None
     assert [template for _, (template, _) in person.route] == ["connect anode in {0} to {1} terminal 1",
                                                                "connect {0} terminal 2 to cathode in {1}"]
+
+
+def test_a_thing_at_a_stage_binds_to_the_same_stage_of_another_variation_s_thing() -> None:
+    """Every stage of the beaver is the beaver; the stored focus on the "baby baby wolf" is taken
+    on the "baby baby beaver", not on whichever stage the actions list first."""
+    binder = Binder(SCIWORLD, {"wolf": "beaver"})
+    binder.see({"adult beaver": "beaver", "baby baby beaver": "beaver", "juvenile beaver": "beaver"})
+    wolf = Term("wolf", "wolf", "wolf", said="baby baby wolf")
+    actions = ["focus on adult beaver", "focus on baby baby beaver", "focus on juvenile beaver"]
+    assert binder.command(("focus on {0}", (wolf,)), {}, actions) == "focus on baby baby beaver"
+    assert wolf == Term("wolf", "wolf", "wolf")  # the same term, whatever it was said as

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from prag.envs.base import Triple
 from prag.envs.domain import Domain
@@ -49,6 +49,9 @@ class Term:
     name: str
     kind: str
     phrase: str | None = None
+    # The words the action said it by, where they differ from its name: "baby baby wolf" is the
+    # wolf, at a stage another variation's "baby baby beaver" is at too.
+    said: str | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         return self.phrase or self.name
@@ -308,7 +311,8 @@ def _lift_action(action: str, names: Mapping[str, str], phrases: set[str], domai
     if lifted is None:
         return None
     template, arguments = lifted
-    return template, tuple(term(names.get(name, name), phrases, domain) for name in arguments)
+    lifted_terms = (term(names.get(name, name), phrases, domain) for name in arguments)
+    return template, tuple(t if t.name == name else replace(t, said=name) for t, name in zip(lifted_terms, arguments))
 
 
 def won_reading(goal: str, steps: Sequence[StepRecord], domain: Domain) -> str | None:
@@ -415,11 +419,20 @@ class Binder:
         options = [[bound[t]] if t in bound else self.candidates(t) for t in terms]
         wanted = set(admissible)
         for choice in _product(options):
-            for names in _product([by_canonical.get(c, [c]) for c in choice]):
+            for names in _product([self._said_first(by_canonical.get(c, [c]), t) for c, t in zip(choice, terms)]):
                 command = template.format(*names)
                 if command in wanted:
                     return command
         return None
+
+
+    def _said_first(self, names: list[str], term: Term) -> list[str]:
+        """The names a thing goes by here, the one its stored words re-worded first ("baby baby
+        beaver" for the stored "baby baby wolf", where "wolf" is re-worded "beaver")."""
+        if term.said is None:
+            return names
+        said = _reworded(_spoken(term.said), self.rewording)
+        return sorted(names, key=lambda name: _spoken(name) != said)
 
 
 def _product(options: Sequence[Sequence[str]], limit: int = 64) -> list[tuple[str, ...]]:

@@ -425,7 +425,6 @@ class Binder:
                     return command
         return None
 
-
     def _said_first(self, names: list[str], term: Term) -> list[str]:
         """The names a thing goes by here, the one its stored words re-worded first ("baby baby
         beaver" for the stored "baby baby wolf", where "wolf" is re-worded "beaver")."""

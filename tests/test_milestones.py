@@ -191,3 +191,16 @@ def test_a_thing_at_a_stage_binds_to_the_same_stage_of_another_variation_s_thing
     actions = ["focus on adult beaver", "focus on baby baby beaver", "focus on juvenile beaver"]
     assert binder.command(("focus on {0}", (wolf,)), {}, actions) == "focus on baby baby beaver"
     assert wolf == Term("wolf", "wolf", "wolf")  # the same term, whatever it was said as
+
+
+def test_an_exact_binding_takes_no_guess_among_the_names_of_a_thing() -> None:
+    """No dove here is a baby: the stored focus on the "baby baby wolf" binds to one of them as a
+    guess, never exactly."""
+    binder = Binder(SCIWORLD, {"wolf": "dove"})
+    binder.see({"dove egg": "dove", "hatchling dove": "dove", "dove": "dove"})
+    wolf = Term("wolf", "wolf", "wolf", said="baby baby wolf")
+    actions = ["focus on dove", "focus on dove egg", "focus on hatchling dove"]
+    assert binder.command(("focus on {0}", (wolf,)), {}, actions) in actions
+    assert binder.command(("focus on {0}", (wolf,)), {}, actions, exact=True) is None
+    assert binder.command(("focus on {0}", (wolf,)), {}, ["focus on dove"], exact=True) is None
+    assert binder.command(("focus on {0}", (Term("wolf", "wolf", "wolf"),)), {}, actions, exact=True) in actions

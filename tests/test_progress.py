@@ -85,7 +85,7 @@ def played_after_a_correction(tmp_path: Path, task: str, max_steps: int):
         (task_id,) = [t.task_id for t in load_spec(train).open().tasks()]
         given = add_given(store, EmbeddingCache(store, minilm()), train, task_id, reference_transcript(train, task_id),
                           "reference")
-    assert given.stored is not None and given.stored.verified
+    assert given.stored is not None and given.stored.verified, given
     (episode,) = played_rounds(tmp_path, RandomChoiceLLM(0), test, AgentConfig(ask="hard-coded", sources=SOURCES))
     return episode, given.stored
 

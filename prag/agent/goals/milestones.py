@@ -409,9 +409,11 @@ class Binder:
                     return found
         return None
 
-    def command(self, action: LiftedAction, bound: Mapping[Term, str], admissible: Sequence[str]) -> str | None:
+    def command(self, action: LiftedAction, bound: Mapping[Term, str], admissible: Sequence[str],
+                exact: bool = False) -> str | None:
         """The admissible action a lifted one stands for here, its terms bound as `bound` says and
-        the rest as `candidates` does; None where none is admissible."""
+        the rest as `candidates` does; None where none is admissible. With `exact`, a thing the
+        stored action said otherwise than by its name is taken only by those words re-worded."""
         template, terms = action
         by_canonical: dict[str, list[str]] = {}
         for name, canon in self.names.items():
@@ -419,18 +421,21 @@ class Binder:
         options = [[bound[t]] if t in bound else self.candidates(t) for t in terms]
         wanted = set(admissible)
         for choice in _product(options):
-            for names in _product([self._said_first(by_canonical.get(c, [c]), t) for c, t in zip(choice, terms)]):
+            for names in _product([self._said_first(by_canonical.get(c, [c]), t, exact) for c, t in zip(choice, terms)]):
                 command = template.format(*names)
                 if command in wanted:
                     return command
         return None
 
-    def _said_first(self, names: list[str], term: Term) -> list[str]:
+    def _said_first(self, names: list[str], term: Term, exact: bool) -> list[str]:
         """The names a thing goes by here, the one its stored words re-worded first ("baby baby
-        beaver" for the stored "baby baby wolf", where "wolf" is re-worded "beaver")."""
+        beaver" for the stored "baby baby wolf", where "wolf" is re-worded "beaver"); with `exact`,
+        only that one (the adult "dove" is no "baby baby dove")."""
         if term.said is None:
             return names
         said = _reworded(_spoken(term.said), self.rewording)
+        if exact:
+            return [name for name in names if _spoken(name) == said]
         return sorted(names, key=lambda name: _spoken(name) != said)
 
 

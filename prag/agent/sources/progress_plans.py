@@ -126,7 +126,8 @@ class ProgressPlans:
         # then the first a step can be taken toward (the cup may not be in this room).
         for milestone in sorted(left, key=lambda m: m is not self.focus):
             plan = self._toward_milestone(milestone, observation)
-            if plan is not None and self._in_circles(milestone, plan.steps[0], observation):
+            if plan is not None and (self._in_circles(milestone, plan.steps[0], observation)
+                                     or self._guessed(milestone, plan.steps[0])):
                 continue
             # Whichever way found it (a search to a sub-goal of a focus plans the focus itself).
             if plan is not None and not self._held_back(plan.steps[0], observation):
@@ -136,6 +137,18 @@ class ProgressPlans:
                 return Proposal.of(plan)
         self.focus = None
         return None
+
+    def _guessed(self, milestone: Milestone, step: str) -> bool:
+        """Whether `step` is irrevocable and a step of the sub-goal's route stands for it only as a
+        guess: the stored step said its thing otherwise than by its name, and no name here is those
+        words re-worded (`Binder.command`'s `exact`). The stored focus was on the baby wolf; here
+        the dove is an adult, and a focus on it failed the task."""
+        if self.planning.settings.domain.aimed_at(step) is None:
+            return False
+        binder = self.binders[milestone.origin]
+        actions = [action for _, action in milestone.route] + ([milestone.action] if milestone.action else [])
+        return any(binder.command(action, {}, (step,)) == step and binder.command(action, {}, (step,), exact=True) is None
+                   for action in actions)
 
     def _in_circles(self, milestone: Milestone, step: str, observation: Observation) -> bool:
         """Whether moves toward `milestone` go round in circles: the same move from the same room

@@ -118,8 +118,8 @@ class SciworldEnv:
         they name it otherwise; one that is not admissible and changes nothing (the gold path picks
         up a pot already held) is left out."""
         observation = self.reset()
-        worded = []
-        for action in gold:
+        worded: list[str] = []
+        for index, action in enumerate(gold):
             if action not in observation.admissible:
                 alternatives = self._alternatives()
                 # The gold path may say where the thing is ("baby wolf in outside"), which the actions do not.
@@ -134,6 +134,9 @@ class SciworldEnv:
                 worded.append(action)
             observation = after
             if observation.done:
+                # The gold path's waits after the win stay: one replay of the same actions lights the
+                # bulb at the last connection, the next one step of time later.
+                worded += [_TICK for later in gold[index + 1:] if later == _TICK]
                 break
         return worded
 

@@ -20,6 +20,7 @@ from prag.llm.scripted import RandomChoiceLLM
 from prag.retrieval.embed import EmbeddingCache
 from prag.sources import KnowledgeSource, StepSource
 from prag.store import Store
+from prag.store.transcripts import Entry, Transcript
 from tests.families import tidy
 
 SOURCES = (KnowledgeSource.EXPERIENCE, KnowledgeSource.SEARCH, KnowledgeSource.PROGRESS, KnowledgeSource.LLM)
@@ -78,13 +79,16 @@ def test_a_correction_of_one_sciworld_variation_serves_another_re_bound_to_its_s
 
 def played_after_a_correction(tmp_path: Path, task: str, max_steps: int):
     """The test variation (seed 0) of `task` played with no model, after the reference path of its
-    train variation (seed 0) was stored as a verified correction; and that correction."""
+    train variation (seed 0), and a wait, was stored as a verified correction; and that correction.
+    (The wait, as a person's transcript may end: the simulator lights a bulb at the last connection
+    in one load and a step of time later in another, and the replay drops what comes after a win.)"""
     train = sciworld_spec(tmp_path, "train", task, "train", 0, 100)
     test = sciworld_spec(tmp_path, "test", task, "test", 0, max_steps)
     with Store(tmp_path / "played.db") as store:
         (task_id,) = [t.task_id for t in load_spec(train).open().tasks()]
-        given = add_given(store, EmbeddingCache(store, minilm()), train, task_id, reference_transcript(train, task_id),
-                          "reference")
+        reference = reference_transcript(train, task_id)
+        transcript = Transcript((*reference.entries, Entry.action("wait1", "")))
+        given = add_given(store, EmbeddingCache(store, minilm()), train, task_id, transcript, "reference")
     assert given.stored is not None and given.stored.verified, given
     (episode,) = played_rounds(tmp_path, RandomChoiceLLM(0), test, AgentConfig(ask="hard-coded", sources=SOURCES))
     return episode, given.stored

@@ -119,7 +119,7 @@ class SciworldEnv:
         up a pot already held) is left out."""
         observation = self.reset()
         worded: list[str] = []
-        for index, action in enumerate(gold):
+        for action in gold:
             if action not in observation.admissible:
                 alternatives = self._alternatives()
                 # The gold path may say where the thing is ("baby wolf in outside"), which the actions do not.
@@ -134,9 +134,6 @@ class SciworldEnv:
                 worded.append(action)
             observation = after
             if observation.done:
-                # The gold path's waits after the win stay: one replay of the same actions lights the
-                # bulb at the last connection, the next one step of time later.
-                worded += [_TICK for later in gold[index + 1:] if later == _TICK]
                 break
         return worded
 

@@ -83,6 +83,11 @@ class Milestone:
     action: LiftedAction | None = None
 
     @property
+    def steps(self) -> tuple[RouteStep, ...]:
+        """The route, then the rewarded action where the sub-goal is one (taken wherever it can be)."""
+        return (*self.route, *([(None, self.action)] if self.action is not None else []))
+
+    @property
     def key(self) -> frozenset[tuple[str, tuple[str, ...]]]:
         """What makes two milestones the same sub-goal: the core's predicates and things (or the action)."""
         facts = self.core or ((self.action[0], self.action[1]),) if self.action is not None else self.core

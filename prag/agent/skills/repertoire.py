@@ -17,7 +17,6 @@ place searched (`Turn.nowhere`).
 """
 from __future__ import annotations
 
-
 from prag.agent.plans import Plan
 from prag.agent.skills.carry import readying
 from prag.agent.skills.compared import Experiment, comparative, orientation
@@ -215,12 +214,13 @@ def _make(turn: Turn) -> Plan | None:
     here = {s for s, _, _ in observation.scene_triples}
     closed = [step for thing in sorted(here & observed.closed) for step in opening(thing, observation.admissible, observed)
               if not domain.is_passage(thing)]
-    if here & set(kin) and observed.location is not None:
+    kin_here = bool(here & set(kin))
+    if kin_here and observed.location is not None:
         work.nothing_to_make.add(observed.location)  # not walked back to: another source took the agent
         # away, this skill brought it back, fifty steps to and fro
     return (Plan(tuple(closed[:1]), StepSource.FIND, goal=work.goal) if closed else None) or find_plan(
         [head], observed, work.places) or (
-        None if here & set(kin) else go_plan(next((observed.seen_from[t] for t in kin if t in observed.seen_from
+        None if kin_here else go_plan(next((observed.seen_from[t] for t in kin if t in observed.seen_from
                                                    and observed.seen_from[t] not in work.nothing_to_make), None),
                                              observed))
 

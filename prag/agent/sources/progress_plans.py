@@ -28,6 +28,7 @@ branch, is held back as the LLM's are; one that failed this very task is never o
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import ClassVar
 
 from prag.agent.goals.milestones import Binder, Lesson, LiftedAction, Milestone, Way, as_goal, facts_of, lesson, merged
@@ -84,7 +85,7 @@ class ProgressPlans:
         self.focus: Milestone | None = None  # the sub-goal a step was last offered toward
         self.waited: dict[int, int] = {}  # sub-goal (its id) -> the steps waited for it (`_wait`)
         self.efforts: dict[int, int] = {}  # sub-goal (its id) -> the steps offered toward it since the score last rose
-        self.walked: dict[int, list[tuple[str | None, str]]] = {}  # sub-goal (its id) -> (room, move) offered toward it
+        self.walked: dict[int, Counter[tuple[str | None, str]]] = {}  # sub-goal (its id) -> (room, move) -> times offered
         self.binders: dict[int | None, Binder] = {}
         self.reached: set[int] = set()
         self.along: dict[int, int] = {}  # sub-goal (its id) -> how far along its route the episode went
@@ -146,9 +147,8 @@ class ProgressPlans:
         if self.planning.settings.domain.aimed_at(step) is None:
             return False
         binder = self.binders[milestone.origin]
-        actions = [action for _, action in milestone.route] + ([milestone.action] if milestone.action else [])
         return any(binder.command(action, {}, (step,)) == step and binder.command(action, {}, (step,), exact=True) is None
-                   for action in actions)
+                   for _, action in milestone.steps)
 
     def _in_circles(self, milestone: Milestone, step: str, observation: Observation) -> bool:
         """Whether moves toward `milestone` go round in circles: the same move from the same room
@@ -158,9 +158,9 @@ class ProgressPlans:
         kitchen-hallway-workshop-hallway."""
         if self.planning.settings.domain.movement(step) is None:
             return False
-        walked = self.walked.setdefault(id(milestone), [])
-        walked.append((observation.location, step))
-        if walked.count((observation.location, step)) >= ROUNDABOUT:
+        walked = self.walked.setdefault(id(milestone), Counter())
+        walked[(observation.location, step)] += 1
+        if walked[(observation.location, step)] >= ROUNDABOUT:
             self.efforts[id(milestone)] = EFFORT
             return True
         return False
@@ -253,7 +253,7 @@ class ProgressPlans:
         here = observation.location
         held = binder.holds(milestone.context, facts_of(StepRecord.of(0, None, observation), p.settings.domain)[0])
         bound = held or {}
-        route = [*milestone.route, *([(None, milestone.action)] if milestone.action is not None else [])]
+        route = milestone.steps
         along = self.along.get(id(milestone), 0)
         last = len(route) - 1
         # A person's route is taken in order: each of its steps was meant (the battery wired before the bulb).

@@ -30,6 +30,8 @@ _DOOR_NAME = re.compile(r"(?:.+ )?door(?: to .+)?")  # "door", "bedroom door", "
 # admissible actions still name them).
 _PART = re.compile(r"terminal \d+|anode|cathode")
 _THING_PART = re.compile(rf"(?P<thing>.+?) (?P<part>{_PART.pattern})")
+# A solid shows its state where the house's heat sources could change it (ice, chocolate, wax).
+_MELTS_BELOW_C = 300.0
 
 
 def part_first(name: str) -> str:
@@ -38,8 +40,6 @@ def part_first(name: str) -> str:
     learned on one thing's part be taken on another's."""
     match = _THING_PART.fullmatch(name)
     return f"{match['part']} in {match['thing']}" if match else name
-# A solid shows its state where the house's heat sources could change it (ice, chocolate, wax).
-_MELTS_BELOW_C = 300.0
 
 
 def referents(combos: Iterable[Mapping[str, Any]]) -> dict[str, str]:

@@ -123,6 +123,42 @@ def test_the_gold_path_is_worded_as_the_actions_are_and_a_part_is_part_in_thing(
     power.close()
 
 
+def test_a_gold_path_that_says_where_a_seed_is_names_it_as_the_actions_do() -> None:
+    """grow-plant's gold path moves "cherry seed in seed jar" and focuses on "cherry seed in flower
+    pot 2"; the actions name the seeds by what holds them ("seed plant on ceramic cup", "cherry
+    seed in flower pot"). Worded as the actions are, the path wins."""
+    env = game("grow-plant", 56)
+    plan = env.oracle_plan()
+    observation = env.reset()
+    for action in plan:
+        assert action in observation.admissible, action
+        observation = env.step(action)
+    assert observation.won
+    assert any(a.startswith("move ") and "seed" in a and "flower pot" in a for a in plan)
+    env.close()
+
+
+def test_seeds_alike_are_named_by_what_holds_them_and_moved_from_there() -> None:
+    """Five cherry seeds in one jar: the simulator names each by a referent chosen afresh at every
+    load ("organism", "seed plant on ceramic cup") and takes "organism" for any seed, the planted
+    one too. prag names them by what holds them, in every load alike, and a seed moved "in seed
+    jar" is one the jar holds."""
+    env = game("grow-plant", 56)
+    plan = env.oracle_plan()
+    observation = env.reset()
+    for action in plan[:plan.index("move cherry seed in seed jar to flower pot 2")]:
+        observation = env.step(action)
+    for pot in ("flower pot 1", "flower pot 2", "flower pot 3"):
+        assert f"move cherry seed in seed jar to {pot}" in observation.admissible
+        observation = env.step(f"move cherry seed in seed jar to {pot}")
+    seeds = {(thing, where) for thing, relation, where in observation.scene_triples
+             if relation == "in" and thing.startswith("cherry seed")}
+    assert {("cherry seed in flower pot 1", "flower pot 1"), ("cherry seed in flower pot 2", "flower pot 2"),
+            ("cherry seed in flower pot 3", "flower pot 3")} <= seeds
+    assert any(thing == "cherry seed in seed jar" for thing, _ in seeds)  # two seeds are left in the jar
+    env.close()
+
+
 def test_specs_say_what_is_wrong_and_a_missing_java_says_what_to_install(monkeypatch, tmp_path) -> None:
     assert len(task_names()) == 30 and "boil" in task_names()
     assert variations("boil", "test") and not set(variations("boil", "test")) & set(variations("boil", "train"))

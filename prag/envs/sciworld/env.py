@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -37,12 +38,14 @@ from typing import Any
 
 from prag.envs.base import Observation, Task, scene_text_from_triples
 from prag.envs.sciworld import engine
-from prag.envs.sciworld.scene import FOCUS, door_names, part_first, referents, visible
+from prag.envs.sciworld.scene import FOCUS, alike_by_holder, door_names, part_first, referents, visible
 from prag.errors import PragError, SpecError
 
 SPLITS = ("train", "dev", "test")
 _NEVER_OFFERED = ("reset task",)
 _AMBIGUOUS = "Ambiguous request"
+_READING = re.compile(r"^(\d+):\t(.*)$", re.MULTILINE)  # one reading of an ambiguous request
+_HOLDER = re.compile(r"\(in ([^,)]+)")  # what holds a thing a reading names: its first "in"
 _REFUSED = "No known action matches that input."
 _TASK_PREFIX = "Task Description:"
 _TICK = "wait1"  # the simulator's action that only lets one step of time pass
@@ -83,7 +86,8 @@ class SciworldEnv:
         self._sim: Any = None
         self._goal = ""
         self._focused: set[str] = set()  # ids of the things focused on: their names change as they move
-        self._names: dict[str, str] = {}  # object id -> the actions' words for it, at the last observation
+        self._names: dict[str, str] = {}  # object id -> the simulator's words for it, at the last observation
+        self._ours: dict[str, str] = {}  # object id -> the words prag's actions and scene name it by
         self._said: dict[str, str] = {}  # admissible action -> the simulator's words for it, where they differ
         self._refused: set[str] = set()
         self._taken: list[str] = []  # the actions sent since reset, as sent
@@ -151,17 +155,18 @@ class SciworldEnv:
     def step(self, action: str) -> Observation:
         if self._sim is None:
             raise PragError("call reset() before step()")
-        action = self._said.get(action, action)
-        text = self._act(action)
-        self._taken.append(action)
+        said = self._said.get(action, action)
+        text = self._act(said)
+        self._taken.append(said)
         if text.startswith(_AMBIGUOUS):
-            # Answered with the first reading; the simulator counts the answer as the step.
-            text = self._act("0")
-            self._taken.append("0")
+            # The simulator counts the answer as the step.
+            answer = _reading(text, action)
+            text = self._act(answer)
+            self._taken.append(answer)
         if text.strip() == _REFUSED:
-            self._refused.add(action)
-        if action.startswith(FOCUS) and text.startswith("You focus on"):
-            self._focused |= {object_id for object_id, name in self._names.items() if name == action[len(FOCUS):]}
+            self._refused.add(said)
+        if said.startswith(FOCUS) and text.startswith("You focus on"):
+            self._focused |= {object_id for object_id, name in self._names.items() if name == said[len(FOCUS):]}
         return self._observe(text)
 
     def close(self) -> None:
@@ -177,20 +182,21 @@ class SciworldEnv:
             action = combo["action"]
             variants = {action}
             for object_id in combo["obj_ids"]:
-                ours = self._names.get(str(object_id))
-                said = lut.get(str(object_id), {}).get("referents", ()) if ours else ()
-                variants |= {v.replace(str(ours), ref, 1) for v in variants for ref in said if str(ours) in v}
+                theirs = self._names.get(str(object_id))
+                said = lut.get(str(object_id), {}).get("referents", ()) if theirs else ()
+                variants |= {v.replace(str(theirs), ref, 1) for v in variants for ref in said if str(theirs) in v}
             worded = self._worded_as(combo)
             for variant in variants | {worded}:
                 alternatives.setdefault(variant, worded)
         return alternatives
 
     def _worded_as(self, combo: dict[str, Any]) -> str:
-        """The combination's action with every part it names worded "part in thing" (`part_first`)."""
+        """The combination's action with every thing it names in prag's words: a part "part in
+        thing" (`part_first`), a living thing among others alike by what holds it (`alike_by_holder`)."""
         action = str(combo["action"])
         for object_id in combo["obj_ids"]:
             name = self._names.get(str(object_id))
-            if name and (worded := part_first(name)) != name:
+            if name and (worded := part_first(self._ours.get(str(object_id), name))) != name:
                 action = action.replace(name, worded)
         return action
 
@@ -204,7 +210,8 @@ class SciworldEnv:
         sim = self._sim
         combos = sim.get_valid_action_object_combinations_with_templates()
         tree = sim.getObjectTree()
-        names = self._names = referents(combos)
+        self._names = referents(combos)
+        names = self._ours = alike_by_holder(self._names, tree)
         doors = door_names(names, sim.get_all_object_ids_types_referents_LUTJSON())
         location, triples = visible(tree, names, sim.server.freeActionLook(), self._focused, doors)
         hidden = _hidden_ids(tree)
@@ -240,7 +247,52 @@ def _in_words(action: str, observation: Observation) -> str:
                 worded = action.replace(said, door)
                 if said in action and worded in observation.admissible:
                     return worded
+    located = _located(action, observation)
+    where = {thing: place for thing, relation, place in observation.scene_triples if relation == "in"}
+    if located and len({where.get(thing) for thing in located.values()}) == 1:
+        return min(located)  # things of one kind in one place: the gold path tells them no further apart
     return action
+
+
+def _located(action: str, observation: Observation) -> dict[str, str]:
+    """The admissible actions -> the thing each names, where `action` says "X in P" (or "X on
+    P") and the thing is an X in P: "cherry seed in flower pot 2" is the scene's "cherry seed in
+    flower pot" where that is in flower pot 2 (the gold path says where a thing is; the actions
+    name it by what holds it, the pot's number left out). A P that is no thing's name ("seed
+    jar") is P's kind where the scene says it is ("ceramic cup" isa "seed jar"), else not checked."""
+    things = {subject for subject, _, _ in observation.scene_triples}
+    where = {s: o for s, r, o in observation.scene_triples if r == "in"}
+    kinds = {(s, o) for s, r, o in observation.scene_triples if r == "isa"}
+    named_places = things | {kind for _, kind in kinds}
+    found: dict[str, str] = {}
+    for candidate in observation.admissible:
+        for thing in things:
+            start = candidate.find(thing)
+            if start < 0:
+                continue
+            prefix, suffix = candidate[:start], candidate[start + len(thing):]
+            if not (action.startswith(prefix) and action.endswith(suffix)) or len(action) <= len(prefix) + len(suffix):
+                continue
+            said = action[len(prefix):len(action) - len(suffix)]
+            for preposition in (" in ", " on "):
+                named, _, place = said.rpartition(preposition)
+                is_named = thing == named or thing.startswith(f"{named} ") or (thing, named) in kinds
+                in_place = where.get(thing) == place or (where.get(thing), place) in kinds
+                if named and is_named and (in_place or place not in named_places):
+                    found[candidate] = thing
+    return found
+
+
+def _reading(question: str, action: str) -> str:
+    """The answer to the simulator's "Ambiguous request": the reading whose things are where
+    `action` says ("move cherry seed in seed jar to flower pot 2": the seed the jar holds, not the
+    one planted), else the first. A reading says where each thing is: "cherry seed (in seed jar,
+    in inventory, ...)"."""
+    readings = _READING.findall(question)
+    def fits(reading: str) -> int:
+        return sum(f" in {holder}" in action for holder in _HOLDER.findall(reading))
+    best = max(readings, key=lambda r: fits(r[1]), default=("0", ""))
+    return best[0] if fits(best[1]) else "0"
 
 
 def _in_order(text: str) -> str:

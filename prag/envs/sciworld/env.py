@@ -210,9 +210,10 @@ class SciworldEnv:
         sim = self._sim
         combos = sim.get_valid_action_object_combinations_with_templates()
         tree = sim.getObjectTree()
+        lut = sim.get_all_object_ids_types_referents_LUTJSON()
         self._names = referents(combos)
-        names = self._ours = alike_by_holder(self._names, tree)
-        doors = door_names(names, sim.get_all_object_ids_types_referents_LUTJSON())
+        names = self._ours = alike_by_holder(self._names, tree, lut)
+        doors = door_names(names, lut)
         location, triples = visible(tree, names, sim.server.freeActionLook(), self._focused, doors)
         hidden = _hidden_ids(tree)
         offered = [c for c in combos if not hidden.intersection(str(i) for i in c["obj_ids"])

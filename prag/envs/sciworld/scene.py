@@ -53,25 +53,28 @@ def referents(combos: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     return names
 
 
-def alike_by_holder(names: Mapping[str, str], tree: Mapping[str, Any]) -> dict[str, str]:
-    """`names` with each living thing that shares its kind with another ("cherry seed", five in
-    a jar) named by its kind and what holds it ("cherry seed in seed jar", "cherry seed in flower
-    pot 2"), as the simulator's own gold paths say. The simulator names such things by one of
-    their referents ("seed plant on ceramic cup", "organism"), chosen afresh at every load, and
-    takes a name for any of them alike: a step stored in one game would not be found in the
-    next. Things of one kind in one holder share the name; the simulator does not tell them apart."""
-    alike: dict[str, list[tuple[str, str]]] = {}
+def alike_by_holder(names: Mapping[str, str], tree: Mapping[str, Any],
+                    lut: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """`names` with each living thing that is alike with another ("cherry seed", five in a jar,
+    each with the same referents: the same kind at the same stage) named by its kind and what
+    holds it ("cherry seed in seed jar", "cherry seed in flower pot 2"), as the simulator's own
+    gold paths say. The simulator names such things by one of their referents ("seed plant on
+    ceramic cup", "organism"), chosen afresh at every load, and takes a name for any of them: a
+    step stored in one game would not be found in the next. Things alike in one holder share the
+    name; the simulator does not tell them apart. A wolf at another stage is not alike."""
+    alike: dict[tuple[str, ...], list[tuple[str, str]]] = {}
 
     def walk(node: Mapping[str, Any], holder: str) -> None:
         for child in node["contents"].values():
             if child.get("isDeleted"):
                 continue
             if child.get("propLife"):
-                alike.setdefault(child["name"], []).append((str(child["uuid"]), holder))
+                said = lut.get(str(child["uuid"]), {}).get("referents", ())
+                alike.setdefault((child["name"], *sorted(said)), []).append((str(child["uuid"]), holder))
             walk(child, INVENTORY if child["name"] == "agent" else child["name"])
 
     walk(tree, "")
-    held = {object_id: f"{kind} in {holder}" for kind, things in alike.items() if len(things) > 1
+    held = {object_id: f"{kind[0]} in {holder}" for kind, things in alike.items() if len(things) > 1
             for object_id, holder in things}
     others = {name for object_id, name in names.items() if object_id not in held}
     return {object_id: held[object_id] if held.get(object_id, name) not in others else name

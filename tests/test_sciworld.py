@@ -11,7 +11,10 @@ import pytest
 from support import minilm
 
 from prag.agent.config import AgentConfig
+from prag.agent.skills.explore import find_plan
 from prag.agent.skills.instructed import verified_focuses
+from prag.agent.world.observed import Observed
+from prag.agent.world.places import Places
 from prag.envs.base import Task
 from prag.envs.sciworld import engine
 from prag.envs.sciworld.domain import SCIWORLD
@@ -323,3 +326,19 @@ def test_trained_on_another_substance_the_test_variation_seeks_and_focuses_on_it
     at = next(i for i, s in enumerate(test.steps) if s.action == "focus on gallium")
     assert test.extra.decisions[at - 1].source == "subgoal"
     assert (test.steps[at].score or 0) > (test.steps[at - 1].score or 0)
+
+
+def test_find_goes_first_to_the_room_the_goal_names() -> None:
+    """"The animals are in the 'outside' location": from the bathroom, find-X walks through the
+    kitchen to the outside, not first through the hallway's rooms."""
+    env = game("lifespan-longest-lived", 34)
+    observed = Observed.start(env.reset(), SCIWORLD)
+    assert observed.location == "bathroom" and "outside" in observed.goal
+    moves: list[str] = []
+    while observed.location != "outside" and len(moves) < 8:
+        plan = find_plan(["crocodile"], observed, Places(SCIWORLD))
+        assert plan is not None
+        moves.append(plan.steps[0])
+        observed.update(plan.steps[0], env.step(plan.steps[0]))
+    env.close()
+    assert [m for m in moves if m.startswith("go to")] == ["go to kitchen", "go to outside"]

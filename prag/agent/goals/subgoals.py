@@ -52,7 +52,8 @@ def things(command: str) -> list[str]:
     return [name for name in match.groups() if name] if match else []
 
 
-def _names(text: str, name: str) -> bool:
+def mentions(text: str, name: str) -> bool:
+    """Whether `text` says `name` as whole words."""
     return re.search(rf"\b{re.escape(name)}\b", text) is not None
 
 
@@ -114,7 +115,7 @@ class SubGoals:
             # A sentence, not a command the game takes, that names nothing offered here ("you are
             # hungry"); one whose thing is at hand waits, while search seeks where it can be acted on.
             said = goal.command.split()[0] not in self.verbs and not any(
-                _names(a, thing) for thing in named_things(goal.command) for a in admissible)
+                mentions(a, thing) for thing in named_things(goal.command) for a in admissible)
             self.idle = self.idle + 1 if action is None and said else 0
         return action
 
@@ -128,8 +129,8 @@ class SubGoals:
                 thing = object_of(action, verb)
                 if thing is None or action in self.taken or verb == command.split(" ", 1)[0]:
                     continue
-                named = _names(command, thing) if direction is None else any(
-                    _names(s, thing) and _names(s, direction) for s in sentences)
+                named = mentions(command, thing) if direction is None else any(
+                    mentions(s, thing) and mentions(s, direction) for s in sentences)
                 if named:
                     return action
         return None

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from prag.agent.goals.subgoals import meets, object_of, things
+from prag.agent.goals.subgoals import meets, mentions, object_of, things
 from prag.agent.plans import Plan
 from prag.agent.world.observed import Observed
 from prag.agent.world.places import Places
@@ -44,18 +44,22 @@ def missing(observed: Observed, needs: Mapping[str, int] | None = None) -> list[
 
 
 def search_order(targets: Sequence[str], observed: Observed, places: Places) -> list[str]:
-    """The places not yet searched, best first: by what the sources of where things are say of
-    their kinds for the targets (`Places.key`), then those in the agent's room, then in the
-    order they were learnt of."""
+    """The places not yet searched, best first: the rooms the goal's words name ("the animals are
+    in the 'outside' location", "found near the workshop"; a room is a place a way leads to), then
+    by what the sources of where things are say of their kinds for the targets (`Places.key`),
+    then those in the agent's room, then in the order they were learnt of. A place in a room,
+    which the goal may name as where to put things, is not moved ahead."""
     kind = observed.domain.kind
     room = _room(observed)
     unsearched = observed.to_search()
     by_kind = places.key(targets, [kind(place) for place in observed.places])
+    goal = observed.goal.lower()
 
     def key(index: int) -> tuple[int, ...]:
         place = unsearched[index]
         here = room is not None and observed.room_of.get(place) == room
-        return *by_kind(kind(place)), 0 if here else 1, index
+        named = place in observed.ways and mentions(goal, place.lower())
+        return 0 if named else 1, *by_kind(kind(place)), 0 if here else 1, index
 
     return [unsearched[i] for i in sorted(range(len(unsearched)), key=key)]
 

@@ -108,14 +108,7 @@ def test_the_gold_path_is_worded_as_the_actions_are_and_a_part_is_part_in_thing(
     """identify-life-stages-1's gold path says "focus on baby wolf in outside", which no action
     says: worded as the actions are, every step is admissible and the path wins. Every part is
     "part in thing" ("terminal 1 in red wire", never "red wire terminal 1"), and taken so."""
-    env = game("identify-life-stages-1", 1)
-    plan = env.oracle_plan()
-    observation = env.reset()
-    for action in plan:
-        assert action in observation.admissible, action
-        observation = env.step(action)
-    assert observation.won
-    env.close()
+    played_to_a_win("identify-life-stages-1", 1)
     power = game("power-component", 0)
     gold = power.oracle_plan()
     power.reset()
@@ -130,15 +123,22 @@ def test_a_gold_path_that_says_where_a_seed_is_names_it_as_the_actions_do() -> N
     """grow-plant's gold path moves "cherry seed in seed jar" and focuses on "cherry seed in flower
     pot 2"; the actions name the seeds by what holds them ("seed plant on ceramic cup", "cherry
     seed in flower pot"). Worded as the actions are, the path wins."""
-    env = game("grow-plant", 56)
+    plan = played_to_a_win("grow-plant", 56)
+    assert any(a.startswith("move ") and "seed" in a and "flower pot" in a for a in plan)
+
+
+def played_to_a_win(name: str, variation: int) -> list[str]:
+    """The variation's gold path, worded as the actions are in one load, played in another: every
+    step admissible, and it wins."""
+    env = game(name, variation)
     plan = env.oracle_plan()
     observation = env.reset()
     for action in plan:
         assert action in observation.admissible, action
         observation = env.step(action)
     assert observation.won
-    assert any(a.startswith("move ") and "seed" in a and "flower pot" in a for a in plan)
     env.close()
+    return plan
 
 
 def test_seeds_alike_are_named_by_what_holds_them_and_moved_from_there() -> None:

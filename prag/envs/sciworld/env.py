@@ -90,7 +90,7 @@ class SciworldEnv:
         self._ours: dict[str, str] = {}  # object id -> the words prag's actions and scene name it by
         self._said: dict[str, str] = {}  # admissible action -> the simulator's words for it, where they differ
         self._refused: set[str] = set()
-        self._taken: list[str] = []  # the actions sent since reset, as sent
+        self._taken: list[str] = []  # the actions taken since reset, in prag's words (played again as taken)
         self._plan: list[str] | None = None
 
     @property
@@ -157,12 +157,9 @@ class SciworldEnv:
             raise PragError("call reset() before step()")
         said = self._said.get(action, action)
         text = self._act(said)
-        self._taken.append(said)
-        if text.startswith(_AMBIGUOUS):
-            # The simulator counts the answer as the step.
-            answer = _reading(text, action)
-            text = self._act(answer)
-            self._taken.append(answer)
+        self._taken.append(action)
+        if text.startswith(_AMBIGUOUS):  # the simulator counts the answer as the step
+            text = self._act(_reading(text, action))
         if text.strip() == _REFUSED:
             self._refused.add(said)
         if said.startswith(FOCUS) and text.startswith("You focus on"):

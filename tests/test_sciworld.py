@@ -342,3 +342,18 @@ def test_find_goes_first_to_the_room_the_goal_names() -> None:
         observed.update(plan.steps[0], env.step(plan.steps[0]))
     env.close()
     assert [m for m in moves if m.startswith("go to")] == ["go to kitchen", "go to outside"]
+
+
+def test_a_living_thing_is_named_by_its_stage_and_kind_the_same_in_every_load() -> None:
+    """The simulator names each plant by a referent it draws at every load ("banana tree in self
+    watering flower pot 8" in one, "seedling banana tree" in the next); prag names it alike in
+    every load, by its stage and kind, which another variation's plant re-words."""
+    env = game("identify-life-stages-2", 3)
+
+    def living(observation: Any) -> set[str]:
+        return {thing for thing, relation, state in observation.scene_triples if (relation, state) == ("is", "alive")}
+
+    first, second = living(env.reset()), living(env.reset())
+    env.close()
+    assert first == second
+    assert {"banana seed", "seedling banana tree", "adult banana tree", "reproducing banana tree"} <= first

@@ -38,7 +38,7 @@ from typing import Any
 
 from prag.envs.base import Observation, Task, scene_text_from_triples
 from prag.envs.sciworld import engine
-from prag.envs.sciworld.scene import FOCUS, alike_by_holder, door_names, part_first, referents, visible
+from prag.envs.sciworld.scene import FOCUS, door_names, living_names, part_first, referents, visible
 from prag.errors import PragError, SpecError
 
 SPLITS = ("train", "dev", "test")
@@ -189,7 +189,7 @@ class SciworldEnv:
 
     def _worded_as(self, combo: dict[str, Any]) -> str:
         """The combination's action with every thing it names in prag's words: a part "part in
-        thing" (`part_first`), a living thing among others alike by what holds it (`alike_by_holder`)."""
+        thing" (`part_first`), a living thing by the words it has in every load (`living_names`)."""
         action = str(combo["action"])
         for object_id in combo["obj_ids"]:
             name = self._names.get(str(object_id))
@@ -209,7 +209,7 @@ class SciworldEnv:
         tree = sim.getObjectTree()
         lut = sim.get_all_object_ids_types_referents_LUTJSON()
         self._names = referents(combos)
-        names = self._ours = alike_by_holder(self._names, tree, lut)
+        names = self._ours = living_names(self._names, tree, lut)
         doors = door_names(names, lut)
         location, triples = visible(tree, names, sim.server.freeActionLook(), self._focused, doors)
         hidden = _hidden_ids(tree)

@@ -16,6 +16,7 @@ room) for a door out of the room.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
@@ -53,31 +54,44 @@ def referents(combos: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     return names
 
 
-def alike_by_holder(names: Mapping[str, str], tree: Mapping[str, Any],
-                    lut: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
-    """`names` with each living thing that is alike with another ("cherry seed", five in a jar,
-    each with the same referents: the same kind at the same stage) named by its kind and what
-    holds it ("cherry seed in seed jar", "cherry seed in flower pot 2"), as the simulator's own
-    gold paths say. The simulator names such things by one of their referents ("seed plant on
-    ceramic cup", "organism"), chosen afresh at every load, and takes a name for any of them: a
-    step stored in one game would not be found in the next. Things alike in one holder share the
-    name; the simulator does not tell them apart. A wolf at another stage is not alike."""
-    alike: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+def living_names(names: Mapping[str, str], tree: Mapping[str, Any],
+                 lut: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """`names` with every living thing named the same in every load. The simulator names a living
+    thing by one of its referents, drawn afresh at each load ("banana tree in self watering
+    flower pot 8" in one, "seedling banana tree" in the next; "organism" for any of five seeds),
+    so a step stored in one game would not be found in the next. A living thing is named by its
+    longest referent that is no other thing's, says no word twice and no "in" ("seedling banana
+    tree", "baby wolf", "egg dove": its stage and kind, which another variation's "seedling pear
+    tree" re-words). Things alike in every referent (five cherry seeds in a jar: one kind at one
+    stage) have none of their own: they are named by their kind and what holds them ("cherry
+    seed in seed jar", "cherry seed in flower pot 2"), as the gold paths say, and share that name
+    where one holder holds several; the simulator does not tell them apart either."""
+    living: dict[str, tuple[str, str]] = {}  # object id -> (its kind, what holds it)
 
     def walk(node: Mapping[str, Any], holder: str) -> None:
         for child in node["contents"].values():
             if child.get("isDeleted"):
                 continue
             if child.get("propLife"):
-                said = lut.get(str(child["uuid"]), {}).get("referents", ())
-                alike.setdefault((child["name"], *sorted(said)), []).append((str(child["uuid"]), holder))
+                living[str(child["uuid"])] = (child["name"], holder)
             walk(child, INVENTORY if child["name"] == "agent" else child["name"])
 
     walk(tree, "")
-    held = {object_id: f"{kind[0]} in {holder}" for kind, things in alike.items() if len(things) > 1
-            for object_id, holder in things}
-    others = {name for object_id, name in names.items() if object_id not in held}
-    return {object_id: held[object_id] if held.get(object_id, name) not in others else name
+    said = {object_id: tuple(entry.get("referents", ())) for object_id, entry in lut.items()}
+    used = Counter(referent for referents in said.values() for referent in set(referents))
+    alike = Counter((kind, *sorted(said.get(o, ()))) for o, (kind, _) in living.items())
+    ours: dict[str, str] = {}
+    for object_id, (kind, holder) in living.items():
+        referents = said.get(object_id, ())
+        if alike[(kind, *sorted(referents))] > 1:
+            ours[object_id] = f"{kind} in {holder}"
+            continue
+        own = [r for r in referents if used[r] == 1 and " in " not in f" {r} " and len(set(r.split())) == len(r.split())]
+        if own:
+            # The longest; of two as long, the one that ends in its kind ("egg dove", not "dove egg"), as most do.
+            ours[object_id] = max(own, key=lambda r: (len(r), r.endswith(kind), [-ord(c) for c in r]))
+    others = {name for object_id, name in names.items() if object_id not in ours}
+    return {object_id: ours[object_id] if ours.get(object_id, name) not in others else name
             for object_id, name in names.items()}
 
 

@@ -30,6 +30,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from prag.agent.goals.subgoals import mentions
 from prag.agent.protocol import Usage
 from prag.agent.skills.answered import ROOM, STATE
 from prag.agent.skills.instructed import is_a, unqualified
@@ -141,7 +142,7 @@ def rooms_first_named(goal: str, rooms: dict[str, list[str]], alike: Mapping[str
     """The rooms: those right answers were found in first (`alike`, the most often first), then
     those the goal's words mention."""
     said = " ".join(re.findall(r"[\w-]+", goal.lower()))
-    named = [room for room in rooms if re.search(rf"\b{re.escape(room.lower())}\b", said)]
+    named = [room for room in rooms if mentions(said, room.lower())]
     ordered = [*named, *(room for room in rooms if room not in named)]
     found_in = alike or {}
     return [(room, rooms[room]) for room in sorted(ordered, key=lambda room: -found_in.get(ROOM + room, 0))]

@@ -246,23 +246,22 @@ def _in_words(action: str, observation: Observation) -> str:
                 if said in action and worded in observation.admissible:
                     return worded
     located = _located(action, observation)
-    where = {thing: place for thing, relation, place in observation.scene_triples if relation == "in"}
-    if located and len({where.get(thing) for thing in located.values()}) == 1:
+    if located and len(set(located.values())) == 1:
         return min(located)  # things of one kind in one place: the gold path tells them no further apart
     return action
 
 
-def _located(action: str, observation: Observation) -> dict[str, str]:
-    """The admissible actions -> the thing each names, where `action` says "X in P" (or "X on
-    P") and the thing is an X in P: "cherry seed in flower pot 2" is the scene's "cherry seed in
-    flower pot" where that is in flower pot 2 (the gold path says where a thing is; the actions
+def _located(action: str, observation: Observation) -> dict[str, str | None]:
+    """The admissible actions -> what holds the thing each names, where `action` says "X in P"
+    (or "X on P") and the thing is an X in P: "cherry seed in flower pot 2" is the scene's "cherry
+    seed in flower pot" where that is in flower pot 2 (the gold path says where a thing is; the actions
     name it by what holds it, the pot's number left out). A P that is no thing's name ("seed
     jar") is P's kind where the scene says it is ("ceramic cup" isa "seed jar"), else not checked."""
     things = {subject for subject, _, _ in observation.scene_triples}
     where = {s: o for s, r, o in observation.scene_triples if r == "in"}
     kinds = {(s, o) for s, r, o in observation.scene_triples if r == "isa"}
     named_places = things | {kind for _, kind in kinds}
-    found: dict[str, str] = {}
+    found: dict[str, str | None] = {}
     for candidate in observation.admissible:
         for thing in things:
             start = candidate.find(thing)
@@ -277,7 +276,7 @@ def _located(action: str, observation: Observation) -> dict[str, str]:
                 is_named = thing == named or thing.startswith(f"{named} ") or (thing, named) in kinds
                 in_place = where.get(thing) == place or (where.get(thing), place) in kinds
                 if named and is_named and (in_place or place not in named_places):
-                    found[candidate] = thing
+                    found[candidate] = where.get(thing)
     return found
 
 

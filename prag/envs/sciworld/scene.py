@@ -82,14 +82,15 @@ def living_names(names: Mapping[str, str], tree: Mapping[str, Any],
     alike = Counter((kind, *sorted(said.get(o, ()))) for o, (kind, _) in living.items())
     ours: dict[str, str] = {}
     for object_id, (kind, holder) in living.items():
-        referents = said.get(object_id, ())
-        if alike[(kind, *sorted(referents))] > 1:
+        its = said.get(object_id, ())
+        if alike[(kind, *sorted(its))] > 1:
             ours[object_id] = f"{kind} in {holder}"
             continue
-        own = [r for r in referents if used[r] == 1 and " in " not in f" {r} " and len(set(r.split())) == len(r.split())]
+        own = [r for r in its if used[r] == 1 and " in " not in f" {r} " and len(set(r.split())) == len(r.split())]
         if own:
-            # The longest; of two as long, the one that ends in its kind ("egg dove", not "dove egg"), as most do.
-            ours[object_id] = max(own, key=lambda r: (len(r), r.endswith(kind), [-ord(c) for c in r]))
+            # The longest; of two as long, the one that ends in its kind ("egg dove", not "dove egg"), as most
+            # do; then the first in the alphabet.
+            ours[object_id] = min(own, key=lambda r: (-len(r), not r.endswith(kind), r))
     others = {name for object_id, name in names.items() if object_id not in ours}
     return {object_id: ours[object_id] if ours.get(object_id, name) not in others else name
             for object_id, name in names.items()}

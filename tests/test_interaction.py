@@ -18,6 +18,7 @@ from prag.llm.scripted import ScriptedLLM
 from prag.retrieval.corrections import (
     CorrectionSource,
     add_correction,
+    asked_alike,
     decayed_query,
     recent_instructions,
 )
@@ -84,6 +85,19 @@ def test_the_decayed_query_and_scores_equal_a_hand_computed_example():
     assert {h.correction.id: round(h.score, 6) for h in two.retrieve(["goal", "u1", "u2"], "scene now")} == {
         a.id: 0.8, b.id: 0.91, c.id: 0.0
     }
+
+
+def test_a_plan_is_sought_among_the_corrections_asked_alike_however_their_scenes_rank():
+    store = Store.memory()
+    cache = EmbeddingCache(store, TableEncoder())
+    alike = stored(store, cache, "goal", ["goal"], scenes=["y"])  # instructions 1.0, scene 0.0
+    # Asked a little alike (0.6), their scenes this very one (1.0): each ranks above it.
+    others = [stored(store, cache, "u1", ["scene now"], scenes=["scene now"]) for _ in range(3)]
+    ranked = CorrectionSource(store, cache, k=4).retrieve(["goal"], "scene now")
+    assert [h.correction.id for h in ranked][-1] == alike.id  # last by instructions and scene together
+    pool = asked_alike(ranked, 2)
+    # In the pool of two, and in the order of the ranking, after the one other kept.
+    assert [h.correction.id for h in pool] == [others[0].id, alike.id]
 
 
 def test_corrections_are_filtered_by_domain_and_prior_and_deletions_show_after_refresh():

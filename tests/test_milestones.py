@@ -83,6 +83,24 @@ def test_the_goal_s_words_name_a_thing_across_its_changes_of_state_and_of_its_co
     assert binder.holds(milestone.core, frozenset({(state_predicate("liquid"), "ice cream")})) is None
 
 
+def test_a_thing_the_goal_does_not_name_binds_by_its_role_where_nothing_of_its_name_or_kind_holds_it() -> None:
+    # The stored marshmallow was frozen in a metal pot; here the mercury is in a cup, and the
+    # kitchen's metal pot holds nothing: the pot's steps are the cup's.
+    marshmallow, pot, freezer = Term("marshmallow", "marshmallow", "marshmallow"), Term("metal pot", "pot"), Term("freezer", "freezer")
+    context = ((PLACED, (marshmallow, pot)),)
+    binder = Binder(SCIWORLD, {"marshmallow": "mercury"})
+    binder.see({"mercury": "mercury", "cup": "cup", "metal pot": "metal pot", "freezer": "freezer"})
+    here = frozenset({(PLACED, "mercury", "cup"), (PLACED, "cup", "workshop"), (PLACED, "metal pot", "kitchen")})
+    assert binder.holds(context, here) is None  # by name and kind, nothing holds the mercury
+    bound = binder.holds(context, here, by_role=True)
+    assert bound == {marshmallow: "mercury", pot: "cup"}
+    assert binder.command(("move {0} to {1}", (pot, freezer)), bound, ["move cup to freezer", "move metal pot to freezer"]) \
+        == "move cup to freezer"
+    # Where the pot does hold it, the binding by name stands; and the goal's own thing is never a role.
+    assert binder.holds(context, here | {(PLACED, "mercury", "metal pot")}, by_role=True) == {marshmallow: "mercury", pot: "metal pot"}
+    assert binder.holds(context, frozenset({(PLACED, "lead", "cup")}), by_role=True) is None
+
+
 def test_a_term_not_named_by_the_goal_binds_the_same_name_first_then_a_thing_of_its_kind() -> None:
     binder = Binder(TIDY, {})
     binder.see({"cup 2": "cup 2", "shelf 1": "shelf 1", "table 1": "table 1"})
@@ -165,6 +183,31 @@ def test_a_thing_the_goal_names_binds_to_the_name_its_last_words_are_where_none_
     command = binder.command(("connect {0} terminal 2 to cathode in {1}", (wire, bulb)), {},
                              ["connect blue wire terminal 2 to cathode in buzzer", "look around"])
     assert command == "connect blue wire terminal 2 to cathode in buzzer"
+
+
+def test_a_circuit_s_wires_bind_to_two_wires_here_and_its_motor_to_what_stands_in_for_it() -> None:
+    """The stored circuit joined a black and an orange wire to an electric motor; here the wires
+    are red and blue and there is a buzzer. Each wire is bound once and kept, the second to the
+    other wire; the motor, which nothing here is called or is a kind of, only where a stand-in is
+    asked for, and never to what another term of the step may be."""
+    binder = Binder(SCIWORLD, {})
+    binder.see({"battery": "battery", "red wire": "red wire", "blue wire": "blue wire", "buzzer": "buzzer"})
+    battery, black, orange, motor = (Term("battery", "battery"), Term("black wire", "wire"), Term("orange wire", "wire"),
+                                     Term("electric motor", "motor"))
+    wiring = ["connect anode in battery to terminal 1 in blue wire", "connect anode in battery to terminal 1 in red wire",
+              "connect cathode in battery to terminal 1 in blue wire", "connect cathode in battery to terminal 1 in red wire",
+              "connect terminal 2 in red wire to cathode in buzzer", "connect terminal 2 in red wire to cathode in battery",
+              "connect terminal 2 in blue wire to cathode in buzzer"]
+    found = binder.binding(("connect anode in {0} to terminal 1 in {1}", (battery, black)), {}, wiring)
+    assert found is not None
+    first = found[1][black]
+    binder.keep(found[1])
+    second = binder.command(("connect cathode in {0} to terminal 1 in {1}", (battery, orange)), {}, wiring)
+    assert second is not None and not second.endswith(first)  # the other wire
+    to_motor = ("connect terminal 2 in {0} to cathode in {1}", (black, motor))
+    assert binder.command(to_motor, {}, wiring) is None
+    stood = binder.binding(to_motor, {}, wiring, stand_in=True)
+    assert stood is not None and stood[0] == f"connect terminal 2 in {first} to cathode in buzzer"  # not the battery
 
 
 def test_a_person_s_step_the_scene_shows_no_change_of_is_on_the_route_and_the_agent_s_is_not() -> None:

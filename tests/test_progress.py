@@ -107,6 +107,18 @@ def test_a_correction_wires_the_circuit_in_another_variation_in_the_person_s_ord
     assert episode.won
 
 
+def test_a_correction_s_pot_is_the_cup_that_holds_the_substance_in_another_variation(tmp_path: Path) -> None:
+    """freeze: the person (the reference path of the marshmallow) froze it in a metal pot; in the
+    test variation the mercury is in a cup in the workshop, which has a freezer. Nothing of the
+    pot's name or kind holds the mercury, so the pot's steps are the cup's: the cup is carried to
+    the freezer and the task is won with no model (it waited by the freezer, the cup not in it)."""
+    episode, correction = played_after_a_correction(tmp_path, "freeze", 60)
+    progress = [s.action for s, d in zip(episode.steps[1:], episode.extra.decisions) if d.source == StepSource.PROGRESS]
+    assert "marshmallow" in correction.goal and "mercury" in episode.goal
+    assert progress[:3] == ["open freezer", "pick up cup", "move cup to freezer"]
+    assert episode.won
+
+
 def test_no_two_rooms_are_walked_in_circles_between_a_skill_and_a_sub_goal(tmp_path: Path) -> None:
     """chemistry-mix: the correction makes soapy water, the test variation sugar water. The skill
     that makes what the goal names sent the agent back to the water outside, where it had nothing

@@ -11,7 +11,7 @@ import pytest
 from support import minilm
 
 from prag.agent.config import AgentConfig
-from prag.agent.skills.explore import find_plan
+from prag.agent.skills.explore import find_plan, search_order
 from prag.agent.skills.instructed import verified_focuses
 from prag.agent.world.observed import Observed
 from prag.agent.world.places import Places
@@ -357,3 +357,21 @@ def test_a_living_thing_is_named_by_its_stage_and_kind_the_same_in_every_load() 
     env.close()
     assert first == second
     assert {"banana seed", "seedling banana tree", "adult banana tree", "reproducing banana tree"} <= first
+
+
+def test_find_goes_first_to_the_rooms_a_stored_route_took_its_steps_in() -> None:
+    """The goal names no room for the crocodile; a stored route's steps were taken outside: from the
+    bathroom, the way to the outside is walked first, as when the goal names it."""
+    env = game("lifespan-longest-lived", 34)
+    observed = Observed.start(env.reset(), SCIWORLD)
+    observed.goal = "Your task is to find the animal with the longest life span."
+    first = search_order(["crocodile"], observed, Places(SCIWORLD))
+    assert first[0] != "outside"
+    moves: list[str] = []
+    while observed.location != "outside" and len(moves) < 8:
+        plan = find_plan(["crocodile"], observed, Places(SCIWORLD), rooms=["outside"])
+        assert plan is not None
+        moves.append(plan.steps[0])
+        observed.update(plan.steps[0], env.step(plan.steps[0]))
+    env.close()
+    assert [m for m in moves if m.startswith("go to")] == ["go to kitchen", "go to outside"]

@@ -158,6 +158,15 @@ class CorrectionSource:
         ]
 
 
+def asked_alike(hits: Sequence[CorrectionHit], n: int) -> list[CorrectionHit]:
+    """The `n` hits whose instructions match best, in `hits`' order: the pool a plan is sought
+    in. A correction of this goal's template whose scenes are of another room (the pear plant's
+    began outside) ranked twelfth of 27 by instructions and scene together, and its plan was
+    never sought."""
+    best = {id(h) for h in sorted(hits, key=lambda h: -h.interaction_score)[:n]}
+    return [h for h in hits if id(h) in best]
+
+
 def _max_by_owner(values: np.ndarray, owners: np.ndarray, count: int) -> np.ndarray:
     """For each owner 0..count-1 the largest of its values (-inf for an owner with none)."""
     best = np.full(count, -np.inf, dtype=np.float64)

@@ -28,7 +28,7 @@ thing as its contents and state change.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from prag.envs.base import Triple
@@ -382,6 +382,9 @@ class Binder:
     domain: Domain
     rewording: Mapping[str, str]  # the stored goal's phrases -> the present goal's
     names: dict[str, str] = field(default_factory=dict)  # name as the actions say it -> canonical
+    # What the steps taken bound each thing to: a later step binds it so again, and another thing
+    # not so (the stored circuit's black and orange wires are two wires here too, not one twice).
+    kept: dict[Term, str] = field(default_factory=dict)
 
     def see(self, names: Mapping[str, str]) -> None:
         self.names.update(names)
@@ -396,20 +399,35 @@ class Binder:
         same = [n for n in known if n == term.name]
         return same or [n for n in known if self.domain.kind(n) == term.kind]
 
-    def holds(self, facts: Sequence[LiftedFact], state: frozenset[Fact]) -> dict[Term, str] | None:
-        """A binding of the facts' terms under which every fact is in `state`, or None."""
-        return self._bind(list(facts), state, {})
+    def holds(self, facts: Sequence[LiftedFact], state: frozenset[Fact], by_role: bool = False) -> dict[Term, str] | None:
+        """A binding of the facts' terms under which every fact is in `state`, or None. With
+        `by_role`, where no binding by name or kind holds, a thing the goal does not name that held
+        a thing it names is whatever thing holds that one here: the stored marshmallow was in a
+        metal pot, here the mercury is in a cup, and the pot's steps ("move metal pot to freezer")
+        are the cup's. A thing, not a room: one that is itself somewhere or held; and only those
+        facts are held to (what else held then is another house's)."""
+        strict = self._bind(list(facts), state, {})
+        held_in = [fact for fact in facts if fact[0] == PLACED and fact[1][0].phrase is not None
+                   and fact[1][1].phrase is None]
+        if strict is not None or not by_role or not held_in:
+            return strict
+        things = frozenset(fact[1] for fact in state if fact[0] in (PLACED, HOLDS))
+        return self._bind(held_in, state, {}, things)
 
-    def _bind(self, facts: list[LiftedFact], state: frozenset[Fact], bound: dict[Term, str]) -> dict[Term, str] | None:
+    def _bind(self, facts: list[LiftedFact], state: frozenset[Fact], bound: dict[Term, str],
+              any_thing: frozenset[str] | None = None) -> dict[Term, str] | None:
+        """`any_thing`, where given, is what a term the goal does not name may bind to (`holds`' by_role)."""
         if not facts:
             return bound
         (predicate, terms), rest = facts[0], facts[1:]
-        options = [self.candidates(t) if t not in bound else [bound[t]] for t in terms]
+        options: list[Collection[str]] = [
+            [bound[t]] if t in bound else any_thing if any_thing is not None and t.phrase is None
+            else self.candidates(t) for t in terms]
         for fact in state:
             if fact[0] != predicate or len(fact) != len(terms) + 1:
                 continue
             if all(value in option for value, option in zip(fact[1:], options)):
-                found = self._bind(rest, state, {**bound, **dict(zip(terms, fact[1:]))})
+                found = self._bind(rest, state, {**bound, **dict(zip(terms, fact[1:]))}, any_thing)
                 if found is not None:
                     return found
         return None
@@ -419,18 +437,41 @@ class Binder:
         """The admissible action a lifted one stands for here, its terms bound as `bound` says and
         the rest as `candidates` does; None where none is admissible. With `exact`, a thing the
         stored action said otherwise than by its name is taken only by those words re-worded."""
+        found = self.binding(action, bound, admissible, exact)
+        return found[0] if found is not None else None
+
+    def binding(self, action: LiftedAction, bound: Mapping[Term, str], admissible: Sequence[str],
+                exact: bool = False, stand_in: bool = False) -> tuple[str, dict[Term, str]] | None:
+        """`command`'s action with the thing each term was bound to; the binding kept from the
+        steps taken is tried first, a thing kept for another term last. With `stand_in`, a term
+        nothing here is called or is a kind of stands for any thing the action can be taken on
+        that no other term of it may be (the stored circuit's electric motor is this one's buzzer)."""
         template, terms = action
         by_canonical: dict[str, list[str]] = {}
         for name, canon in self.names.items():
             by_canonical.setdefault(canon, []).append(name)
-        options = [[bound[t]] if t in bound else self.candidates(t) for t in terms]
+        options = [[bound[t]] if t in bound else self._kept_first(t) for t in terms]
+        if stand_in:
+            taken = {name for option in options for name in option} | set(self.kept.values())
+            others = sorted(set(self.names.values()) - taken)
+            options = [option or others for option in options]
         wanted = set(admissible)
         for choice in _product(options):
             for names in _product([self._said_first(by_canonical.get(c, [c]), t, exact) for c, t in zip(choice, terms)]):
                 command = template.format(*names)
                 if command in wanted:
-                    return command
+                    return command, dict(zip(terms, choice))
         return None
+
+    def keep(self, binding: Mapping[Term, str]) -> None:
+        """A step bound so was taken."""
+        self.kept.update(binding)
+
+    def _kept_first(self, term: Term) -> list[str]:
+        """`candidates`, the one kept for this term first (a stand-in too), those kept for others last."""
+        others = {name for t, name in self.kept.items() if t != term}
+        kept = [self.kept[term]] if term in self.kept else []
+        return sorted(dict.fromkeys(kept + self.candidates(term)), key=lambda name: (name not in kept, name in others))
 
     def _said_first(self, names: list[str], term: Term, exact: bool) -> list[str]:
         """The names a thing goes by here, the one its stored words re-worded first ("baby baby

@@ -43,10 +43,11 @@ def missing(observed: Observed, needs: Mapping[str, int] | None = None) -> list[
     return [kind for kind, count in needs.items() if found(observed, kind) < count]
 
 
-def search_order(targets: Sequence[str], observed: Observed, places: Places) -> list[str]:
+def search_order(targets: Sequence[str], observed: Observed, places: Places, rooms: Sequence[str] = ()) -> list[str]:
     """The places not yet searched, best first: the rooms the goal's words name ("the animals are
     in the 'outside' location", "found near the workshop"; a room is a place a way leads to), then
-    by what the sources of where things are say of their kinds for the targets (`Places.key`),
+    the `rooms` a stored route took its steps in (the person wired the circuit in the workshop),
+    then by what the sources of where things are say of their kinds for the targets (`Places.key`),
     then those in the agent's room, then in the order they were learnt of. A place in a room,
     which the goal may name as where to put things, is not moved ahead."""
     kind = observed.domain.kind
@@ -58,22 +59,24 @@ def search_order(targets: Sequence[str], observed: Observed, places: Places) -> 
     def key(index: int) -> tuple[int, ...]:
         place = unsearched[index]
         here = room is not None and observed.room_of.get(place) == room
-        named = place in observed.ways and mentions(goal, place.lower())
-        return 0 if named else 1, *by_kind(kind(place)), 0 if here else 1, index
+        way = place in observed.ways
+        named = 0 if way and mentions(goal, place.lower()) else 1 if way and place in rooms else 2
+        return named, *by_kind(kind(place)), 0 if here else 1, index
 
     return [unsearched[i] for i in sorted(range(len(unsearched)), key=key)]
 
 
-def find_plan(targets: Sequence[str], observed: Observed, places: Places, containers: bool = True) -> Plan | None:
-    """Steps to search the best place for `targets` that can be reached now, or None when
-    nothing is sought or no unsearched place can be reached; once every place is searched, with
-    `containers`, what was seen closed in them (`_containers`)."""
+def find_plan(targets: Sequence[str], observed: Observed, places: Places, containers: bool = True,
+              rooms: Sequence[str] = ()) -> Plan | None:
+    """Steps to search the best place for `targets` that can be reached now (`search_order`, with
+    `rooms` first), or None when nothing is sought or no unsearched place can be reached; once
+    every place is searched, with `containers`, what was seen closed in them (`_containers`)."""
     domain = observed.domain
     if not targets:
         return None
     if domain.relative_moves:  # moves naming directions lead to no named place: the map leads
         return _as_plan(_look_for(targets, observed, places), observed)
-    order = search_order(targets, observed, places)
+    order = search_order(targets, observed, places, rooms)
     here = observed.location
     for place in order:
         steps = route(place, observed, domain)

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import ClassVar
 
-from prag.agent.goals.milestones import Binder, Lesson, LiftedAction, Milestone, Way, as_goal, facts_of, lesson, merged
+from prag.agent.goals.milestones import Binder, Lesson, LiftedAction, Milestone, Term, Way, as_goal, facts_of, lesson, merged
 from prag.agent.plans import Plan, episode_rewording
 from prag.agent.proposal import Proposal, Standing, View
 from prag.agent.skills.carry import readying
@@ -89,7 +89,8 @@ class ProgressPlans:
         self.binders: dict[int | None, Binder] = {}
         self.reached: set[int] = set()
         self.along: dict[int, int] = {}  # sub-goal (its id) -> how far along its route the episode went
-        self.offered: tuple[int, str] | None = None  # (sub-goal, the route's step) offered last
+        # (sub-goal, the route's step offered last, its binder and binding: kept once the step is taken)
+        self.offered: tuple[int, str, Binder, dict[Term, str]] | None = None
         self.score: float | None = None
         self._at = 0
 
@@ -226,6 +227,7 @@ class ProgressPlans:
         last = self.planning.state.last.action
         if self.offered is not None and last == self.offered[1]:
             self.along[self.offered[0]] = self.along.get(self.offered[0], 0) + 1
+            self.offered[2].keep(self.offered[3])
         self.offered = None
         # One rise reaches one sub-goal that is an action, the one that was next, and none where
         # the rise is a sub-goal of facts reached (the focus that raised the score is not the
@@ -251,7 +253,7 @@ class ProgressPlans:
         p = self.planning
         binder = self.binders[milestone.origin]
         here = observation.location
-        held = binder.holds(milestone.context, facts_of(StepRecord.of(0, None, observation), p.settings.domain)[0])
+        held = binder.holds(milestone.context, facts_of(StepRecord.of(0, None, observation), p.settings.domain)[0], by_role=True)
         bound = held or {}
         route = milestone.steps
         along = self.along.get(id(milestone), 0)
@@ -268,7 +270,10 @@ class ProgressPlans:
         for index in window:
             room, action = route[index]
             offset = index - along
-            command = binder.command(action, bound, observation.admissible)
+            found = binder.binding(action, bound, observation.admissible) or (
+                binder.binding(action, bound, observation.admissible, stand_in=True)
+                if in_order and room == here and self._searched_here(observation) else None)
+            command = found[0] if found is not None else None
             early = index == last and held is None  # the rewarded step before its route: only where it can be taken
             if command is None and early:
                 continue
@@ -289,13 +294,25 @@ class ProgressPlans:
                 self.rewarded_first.add(id(milestone))  # once: its route may be what it needs
                 return self._plan(command, milestone)
             self.along[id(milestone)] = along + offset
-            self.offered = (id(milestone), command)
+            self.offered = (id(milestone), command, binder, found[1] if found is not None else {})
             return self._plan(command, milestone)
         if not walk:
             return None
         rooms = [name for predicate, terms in milestone.core if predicate == AT for name in binder.candidates(terms[0])]
         step = next((s for s in (self._toward(room, observation) for room in rooms) if s is not None), None)
         return self._plan(step, milestone) if step is not None else None
+
+    def _closed_here(self, observation: Observation) -> list[str]:
+        """The steps that open what is closed here (but ways through), one a thing."""
+        observed, domain = self.planning.state.observed, self.planning.settings.domain
+        here = {s for s, _, _ in observation.scene_triples}
+        steps = (opening(thing, observation.admissible, observed) for thing in sorted(here & observed.closed)
+                 if not domain.is_passage(thing))
+        return [step[0] for step in steps if step]
+
+    def _searched_here(self, observation: Observation) -> bool:
+        """Nothing here is left to open: what is not seen here is not here."""
+        return not self._closed_here(observation)
 
     def _known_way(self, milestone: Milestone, observation: Observation) -> Plan | None:
         """For a sub-goal of being in a room, learned in an episode of this very task (the same
@@ -344,7 +361,7 @@ class ProgressPlans:
             return None
         binder = self.binders[milestone.origin]
         state = facts_of(StepRecord.of(0, None, observation), self.planning.settings.domain)[0]
-        bound = binder.holds(milestone.context, state)
+        bound = binder.holds(milestone.context, state, by_role=True)
         command = binder.command(route[-1][1], bound, observation.admissible) if bound is not None else None
         if command is None or self._held_back(command, observation):
             return None
@@ -408,21 +425,26 @@ class ProgressPlans:
         return None
 
     def _find(self, milestone: Milestone, observation: Observation) -> Plan | None:
-        """For the sub-goal's things not seen yet in this episode: a closed thing here opened (the
-        metal pot may be in the cupboard), else the find-X skill for their kinds."""
-        observed, domain = self.planning.state.observed, self.planning.settings.domain
+        """For the sub-goal's things not seen yet in this episode, and those of its route's next
+        step: a closed thing here opened (the metal pot may be in the cupboard; a thing that stands
+        in for one nowhere here is chosen once nothing here is left to open), else the find-X
+        skill for their kinds."""
+        observed = self.planning.state.observed
         binder = self.binders[milestone.origin]
-        unseen = [t.kind for _, terms in milestone.core for t in terms if not binder.candidates(t)]
+        route = milestone.steps
+        along = self.along.get(id(milestone), 0)
+        next_step = route[along][1][1] if along < len(route) else ()
+        terms = [t for _, facts in milestone.core for t in facts] + list(next_step)
+        unseen = [t.kind for t in terms if not binder.candidates(t) and t not in binder.kept]
         if not unseen:
             return None
-        here = {s for s, _, _ in observation.scene_triples}
-        for thing in sorted(here & observed.closed):
-            if not domain.is_passage(thing):
-                step = opening(thing, observation.admissible, observed)
-                if step:
-                    return self._plan(step[0], milestone)
-        # Not every closed thing in the house: another sub-goal's route may know where it is.
-        plan = find_plan(list(dict.fromkeys(unseen)), observed, self.places, containers=False)
+        opened = self._closed_here(observation)
+        if opened:
+            return self._plan(opened[0], milestone)
+        # Not every closed thing in the house: another sub-goal's route may know where it is. The
+        # rooms the route took its steps in first.
+        rooms = [room for room, _ in milestone.steps if room is not None]
+        plan = find_plan(list(dict.fromkeys(unseen)), observed, self.places, containers=False, rooms=rooms)
         return Plan(plan.steps, StepSource.PROGRESS, milestone.origin, goal=plan.goal) if plan is not None else None
 
     def _back_to(self, milestone: Milestone) -> Plan | None:

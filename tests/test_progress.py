@@ -12,6 +12,7 @@ from support import minilm, played_rounds, sciworld_spec
 from prag.agent.agent import PragAgent
 from prag.agent.config import AgentConfig
 from prag.agent.goals.milestones import Milestone
+from prag.agent.sources.progress_plans import ProgressPlans
 from prag.corrections.given import add_given, reference_transcript
 from prag.envs import registry
 from prag.envs.base import Observation
@@ -180,6 +181,40 @@ def test_a_rise_that_reached_a_focus_leaves_the_connection_after_it_to_be_made()
                               score=63, max_steps=100)
     agent.observe("focus on electric motor", after_focus)
     assert agent.act(after_focus).action == connect
+
+
+def test_while_a_change_is_awaited_nothing_carries_off_what_it_needs() -> None:
+    """Round 0 melted the ice cream by waiting, the pot on the lit stove. Here the route is taken
+    and the agent waits: the actions that would pour the ice cream out, pick up or move its pot are
+    held back from every other source (a draw poured the gallium out of the blast furnace); a look
+    at it is not."""
+    from prag.agent.goals.milestones import lesson
+    from prag.envs.sciworld.domain import SCIWORLD
+    from prag.store.records import EpisodeRecord, StepRecord
+
+    goal = "Your task is to melt ice cream. First, focus on the substance."
+    setup = [("ice cream", "in", "metal pot"), ("metal pot", "in", "stove"), ("stove", "in", "kitchen"),
+             ("sink", "in", "kitchen"), ("ice cream", "is", "focused"), ("ice cream", "is", "solid")]
+    lit = [t for t in setup if t[0] != "stove"] + [("stove", "in", "kitchen"), ("stove", "is", "on")]
+    melted = [t for t in lit if t != ("ice cream", "is", "solid")] + [("ice cream", "is", "liquid")]
+    played = EpisodeRecord("r", 0, "melt-1", "melt", goal, False, [
+        StepRecord(0, None, "This room is called the kitchen.", "", "kitchen", setup, 20),
+        StepRecord(1, "activate stove", "The stove is now activated.", "", "kitchen", lit, 30),
+        StepRecord(2, "wait1", "You decide to wait for 1 iterations.", "", "kitchen", lit, 30),
+        StepRecord(3, "wait1", "You decide to wait for 1 iterations.", "", "kitchen", melted, 80),
+    ], id=1)
+    learned = lesson(played, SCIWORLD, 1)
+    carrying = ["pour ice cream into sink", "pick up metal pot", "move metal pot to sink"]
+    actions = ["wait1", "look at ice cream", *carrying]
+    waiting = Observation(goal, "The stove is now activated.", actions, lit, "", location="kitchen", score=30, max_steps=100)
+    agent = progress_agent(waiting, learned.milestones)
+    progress = next(source for source in agent.arbiter.sources if isinstance(source, ProgressPlans))
+    progress.reached.add(0)  # the stove is lit: the route to the melting is taken
+    progress.along[id(learned.milestones[1])] = len(learned.milestones[1].route)
+    for _ in range(3):  # the mediator may ask the stand-in at a step, the sources not consulted
+        step = agent.act(waiting).action
+        agent.observe(step, waiting)
+    assert set(carrying) <= progress.planning.state.avoided and "look at ice cream" not in progress.planning.state.avoided
 
 
 def test_a_sub_goal_that_is_an_action_is_reached_by_taking_it_not_by_any_rise_while_it_is_next() -> None:

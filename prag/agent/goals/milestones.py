@@ -393,9 +393,11 @@ class Binder:
         """The canonical names `term` may stand for here, the likeliest first."""
         known = list(dict.fromkeys(self.names.values()))
         if term.phrase is not None:
-            # Called so, else by the last words of it: the goal's "electric buzzer" is the scene's "buzzer".
+            # Called so, or so with words before it (the goal's gallium, molten, is also the scene's
+            # "liquid gallium"), else by the last words of it: the goal's "electric buzzer" is the scene's "buzzer".
             phrase = _reworded(term.phrase, self.rewording)
-            return [n for n in known if _spoken(n) == phrase] or [n for n in known if phrase.endswith(" " + _spoken(n))]
+            return [n for n in known if _spoken(n) == phrase] + [n for n in known if _spoken(n).endswith(" " + phrase)] \
+                or [n for n in known if phrase.endswith(" " + _spoken(n))]
         same = [n for n in known if n == term.name]
         return same or [n for n in known if self.domain.kind(n) == term.kind]
 

@@ -28,6 +28,7 @@ branch, is held back as the LLM's are; one that failed this very task is never o
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import ClassVar
 
@@ -92,6 +93,8 @@ class ProgressPlans:
         # (sub-goal, the route's step offered last, its binder and binding: kept once the step is taken)
         self.offered: tuple[int, str, Binder, dict[Term, str]] | None = None
         self.score: float | None = None
+        self.awaiting: dict[int, tuple[Binder, frozenset[str]]] = {}  # the things an awaited change needs, by binder
+        self.avoided: set[str] = set()  # what stored episodes' scores fell after, re-bound here
         self._at = 0
 
     @property
@@ -107,7 +110,9 @@ class ProgressPlans:
         if self.milestones is None:
             self._learn(observation)
         self._update(observation)
-        p.state.avoided = self._avoided(observation)
+        self.avoided = self._avoided(observation)
+        # The other sources do not carry off what an awaited change needs either.
+        p.state.avoided = self.avoided | self._undisturbing(observation)
         left = [m for i, m in enumerate(self.milestones or ()) if i not in self.reached
                 and self.efforts.get(id(m), 0) < EFFORT]
         p.state.subgoal = left[0].describe() if left else None
@@ -136,6 +141,8 @@ class ProgressPlans:
                 self.efforts[id(milestone)] = self.efforts.get(id(milestone), 0) + 1
                 self.focus = milestone
                 p.state.subgoal = milestone.describe()
+                if plan.steps[0] == p.state.last.action:
+                    self._await(observation)
                 return Proposal.of(plan)
         self.focus = None
         return None
@@ -174,6 +181,31 @@ class ProgressPlans:
             if command is not None:
                 found.add(command)
         return found
+
+    def _await(self, observation: Observation) -> None:
+        """The step just taken is offered again (a wait, the stove lit again): a change that takes
+        time is awaited. What it needs is what held with each sub-goal not yet reached, where that
+        holds now: kept as it is (`_undisturbing`) until the score rises."""
+        state = facts_of(StepRecord.of(0, None, observation), self.planning.settings.domain)[0]
+        awaiting = dict(self.awaiting)
+        for index, milestone in enumerate(self.milestones or ()):
+            binder = self.binders[milestone.origin]
+            bound = binder.holds(milestone.context, state, by_role=True) if milestone.context and index not in self.reached \
+                else None
+            if bound:
+                awaiting[id(binder)] = (binder, awaiting.get(id(binder), (binder, frozenset()))[1] | set(bound.values()))
+        self.awaiting = awaiting
+
+    def _undisturbing(self, observation: Observation) -> set[str]:
+        """While a change is awaited (`_await`): the admissible actions that would move, pour, pick
+        up or combine a thing it needs. A draw past the LLM budget poured the gallium out of the
+        pot heating in the blast furnace."""
+        domain = self.planning.settings.domain
+        carrying = [_as_pattern(t) for t in (domain.put, domain.pour, domain.combine) if t] + [
+            re.compile(re.escape(verb) + r" (?P<thing>.+)") for verb in domain.readies]
+        return {action for action in observation.admissible for pattern in carrying
+                if (match := pattern.fullmatch(action)) for binder, things in self.awaiting.values()
+                if binder.names.get(match["thing"], match["thing"]) in things}
 
     def _toward_milestone(self, milestone: Milestone, observation: Observation) -> Plan | None:
         return (self._route(milestone, observation, walk=False) or self._wait(milestone, observation)
@@ -224,6 +256,7 @@ class ProgressPlans:
         if rose:
             self.efforts.clear()  # what was given up on may be reachable from here
             self.walked.clear()
+            self.awaiting = {}
         last = self.planning.state.last.action
         if self.offered is not None and last == self.offered[1]:
             self.along[self.offered[0]] = self.along.get(self.offered[0], 0) + 1
@@ -286,7 +319,7 @@ class ProgressPlans:
             if command is None and self.heading == (id(milestone), along + offset, here):
                 # Arrived where the route took this step, and it cannot be taken here: not sought there again.
                 self.passed.add((id(milestone), along + offset))
-            if command is None or command in p.state.lessons.fatal | p.state.avoided or self._idle(command, observation):
+            if command is None or command in p.state.lessons.fatal | self.avoided or self._idle(command, observation):
                 continue
             if self._held_back(command, observation):
                 continue
@@ -363,7 +396,7 @@ class ProgressPlans:
         state = facts_of(StepRecord.of(0, None, observation), self.planning.settings.domain)[0]
         bound = binder.holds(milestone.context, state, by_role=True)
         command = binder.command(route[-1][1], bound, observation.admissible) if bound is not None else None
-        if command is None or self._held_back(command, observation):
+        if command is None or bound is None or self._held_back(command, observation):
             return None
         self.waited[id(milestone)] = self.waited.get(id(milestone), 0) + 1
         return self._plan(command, milestone)
@@ -464,3 +497,7 @@ class ProgressPlans:
                         return Plan(plan.steps, StepSource.PROGRESS, milestone.origin, goal=plan.goal)
         return None
 
+
+def _as_pattern(template: str) -> re.Pattern[str]:
+    """A family's command template ("pour {thing} into {place}") as a regex with those groups."""
+    return re.compile(re.escape(template).replace(r"\{thing\}", "(?P<thing>.+)").replace(r"\{place\}", "(?P<place>.+)"))

@@ -101,6 +101,17 @@ def test_a_thing_the_goal_does_not_name_binds_by_its_role_where_nothing_of_its_n
     assert binder.holds(context, frozenset({(PLACED, "lead", "cup")}), by_role=True) is None
 
 
+def test_a_thing_the_goal_names_is_bound_by_its_name_and_by_its_name_with_a_state_before_it() -> None:
+    # The gallium was seen solid ("gallium"); melted, the scene calls it "liquid gallium": both are it,
+    # and a fact about the liquid one holds of the goal's gallium.
+    juice, pot = Term("apple juice", "juice", "apple juice"), Term("metal pot", "pot")
+    binder = Binder(SCIWORLD, {"apple juice": "gallium"})
+    binder.see({"gallium": "gallium", "liquid gallium": "liquid gallium", "metal pot": "metal pot", "gallium oxide": "gallium oxide"})
+    assert binder.candidates(juice) == ["gallium", "liquid gallium"]
+    assert binder.holds(((PLACED, (juice, pot)),), frozenset({(PLACED, "liquid gallium", "metal pot")})) == {
+        juice: "liquid gallium", pot: "metal pot"}
+
+
 def test_a_term_not_named_by_the_goal_binds_the_same_name_first_then_a_thing_of_its_kind() -> None:
     binder = Binder(TIDY, {})
     binder.see({"cup 2": "cup 2", "shelf 1": "shelf 1", "table 1": "table 1"})
@@ -208,6 +219,9 @@ def test_a_circuit_s_wires_bind_to_two_wires_here_and_its_motor_to_what_stands_i
     assert binder.command(to_motor, {}, wiring) is None
     stood = binder.binding(to_motor, {}, wiring, stand_in=True)
     assert stood is not None and stood[0] == f"connect terminal 2 in {first} to cathode in buzzer"  # not the battery
+    # A thing the goal names is sought, never stood in for.
+    named = Term("electric motor", "motor", "electric motor")
+    assert binder.binding(("connect terminal 2 in {0} to cathode in {1}", (black, named)), {}, wiring, stand_in=True) is None
 
 
 def test_a_person_s_step_the_scene_shows_no_change_of_is_on_the_route_and_the_agent_s_is_not() -> None:

@@ -446,17 +446,18 @@ class Binder:
                 exact: bool = False, stand_in: bool = False) -> tuple[str, dict[Term, str]] | None:
         """`command`'s action with the thing each term was bound to; the binding kept from the
         steps taken is tried first, a thing kept for another term last. With `stand_in`, a term
-        nothing here is called or is a kind of stands for any thing the action can be taken on
-        that no other term of it may be (the stored circuit's electric motor is this one's buzzer)."""
+        the goal does not name and nothing here is called or is a kind of stands for any thing the
+        action can be taken on that no other term of it may be (the stored circuit's electric motor
+        is this one's buzzer)."""
         template, terms = action
         by_canonical: dict[str, list[str]] = {}
         for name, canon in self.names.items():
             by_canonical.setdefault(canon, []).append(name)
         options = [[bound[t]] if t in bound else self._kept_first(t) for t in terms]
-        if stand_in:
+        if stand_in:  # never for a thing the goal names: that one is sought, not stood in for
             taken = {name for option in options for name in option} | set(self.kept.values())
             others = sorted(set(self.names.values()) - taken)
-            options = [option or others for option in options]
+            options = [option or (others if t.phrase is None else []) for option, t in zip(options, terms)]
         wanted = set(admissible)
         for choice in _product(options):
             for names in _product([self._said_first(by_canonical.get(c, [c]), t, exact) for c, t in zip(choice, terms)]):

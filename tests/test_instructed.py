@@ -168,6 +168,21 @@ def test_search_focuses_on_a_thing_of_the_kind_then_carries_it_to_the_box_and_wi
     assert {d.source for d in agent.state.decisions} == {StepSource.FIND, StepSource.SUBGOAL}
 
 
+@pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
+def test_the_grown_orange_nowhere_is_read_as_an_orange_and_the_game_is_won_by_search_alone() -> None:
+    """grow-fruit, a test variation: "focus on the grown orange". Nothing anywhere is called so;
+    once every place was searched and nothing is left closed, the instruction is read by its name,
+    "orange", and the focus on one wins the game (the simulator's score accepts it). A word before
+    a name it is not: "the grown orange" is no qualified description and no kind."""
+    instructed = Instructed("Your task is to grow a orange. To complete the task, focus on the grown orange.", SCIWORLD)
+    assert instructed.next == "grown orange" and not instructed.by_its_name({"apple"})
+    assert instructed.by_its_name({"orange", "apple"}) and instructed.next == "orange"
+    llm = ScriptedLLM(lambda messages: "look around", supports_choices=True)
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("search", "llm")), domain=SCIWORLD)
+    assert play_until_won(SciworldEnv(Task("grow-fruit-102", "grow-fruit", 102), "grow-fruit", 102, ""), agent, 60)
+    assert agent.state.decisions[-1].action == "focus on orange"
+
+
 def play(task: str, limit: int) -> list[Decision]:
     """Up to `limit` steps of variation 0 of `task`, until the first focus, with a stand-in LLM
     that always answers "look around" (so a focus is search's); the score must rise at a focus."""

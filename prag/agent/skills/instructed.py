@@ -239,6 +239,19 @@ class Instructed:
             self.left.append(Target(without_article(match["x"]), chosen=True))
         return match is not None
 
+    def by_its_name(self, seen: set[str]) -> bool:
+        """Where the next instruction names its thing by a word before a name ("the grown orange")
+        and nothing anywhere is called so: it means the thing called by that name ("orange"), as
+        the goal's "electric buzzer" is the scene's "buzzer". Whether it was so re-read."""
+        target = self.left[0] if self.left else None
+        if target is None or target.kind or target.chosen or target.made or target.about is not None:
+            return False
+        words = target.words.split()
+        if len(words) != 2 or words[1] not in seen or _QUALIFIED.search(f" {target.words} "):
+            return False
+        self.left[0] = Target(words[1])
+        return True
+
     def mean(self, thing: str) -> None:
         """The next instruction means `thing` (as the LLM chose it for its description)."""
         self.left[0] = Target(thing, chosen=True)

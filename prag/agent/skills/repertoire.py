@@ -228,10 +228,16 @@ def _make(turn: Turn) -> Plan | None:
 def closed(turn: Turn) -> Plan | None:
     """Where the instruction's thing is nowhere, no other skill had a step (it is no thing to make,
     no description to choose by) and the thing is named, not described: what was seen closed in
-    the places searched, opened (the orange juice in the kitchen's fridge)."""
+    the places searched, opened (the orange juice in the kitchen's fridge); once nothing is left
+    closed, a word before a name read as the name (`Instructed.by_its_name`: "the grown orange"
+    is an orange), sought from the next step."""
     if not turn.nowhere() or turn.sought is None or turn.work.instructed.described is not None:
         return None
-    return find_plan([turn.sought], turn.state.observed, turn.work.places, containers=True)
+    observed = turn.state.observed
+    plan = find_plan([turn.sought], observed, turn.work.places, containers=True)
+    if plan is None:
+        turn.work.instructed.by_its_name({name.lower() for name in (*observed.seen, *observed.own_names.values())})
+    return plan
 
 
 SKILLS: dict[str, Skill] = {

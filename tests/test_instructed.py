@@ -177,6 +177,9 @@ def test_the_grown_orange_nowhere_is_read_as_an_orange_and_the_game_is_won_by_se
     instructed = Instructed("Your task is to grow a orange. To complete the task, focus on the grown orange.", SCIWORLD)
     assert instructed.next == "grown orange" and not instructed.by_its_name({"apple"})
     assert instructed.by_its_name({"orange", "apple"}) and instructed.next == "orange"
+    made = Instructed("Your task is to use chemistry to create the substance 'sugar water'. When you are done, "
+                      "focus on the sugar water.", SCIWORLD)
+    assert made.next == "sugar water" and not made.by_its_name({"water", "sugar"})  # what the task makes
     llm = ScriptedLLM(lambda messages: "look around", supports_choices=True)
     agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("search", "llm")), domain=SCIWORLD)
     assert play_until_won(SciworldEnv(Task("grow-fruit-102", "grow-fruit", 102), "grow-fruit", 102, ""), agent, 60)

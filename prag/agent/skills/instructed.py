@@ -214,6 +214,7 @@ class Instructed:
     def __init__(self, goal: str, domain: Domain) -> None:
         self.domain = domain
         self.left = list(targets(goal, domain))
+        self.about = _targets(goal, domain.irrevocable)[1]  # the goal's first clause: what the task is about
         self._offered: dict[str, Target] = {}  # action -> the named thing it acts on
         self._heeded = False
         self.made: set[str] = set()  # what the episode made (prag.agent.skills.making), by own name
@@ -242,9 +243,11 @@ class Instructed:
     def by_its_name(self, seen: set[str]) -> bool:
         """Where the next instruction names its thing by a word before a name ("the grown orange")
         and nothing anywhere is called so: it means the thing called by that name ("orange"), as
-        the goal's "electric buzzer" is the scene's "buzzer". Whether it was so re-read."""
+        the goal's "electric buzzer" is the scene's "buzzer". Not a thing the task is about, named
+        whole ("create the substance 'sugar water'": the water is not it). Whether it was so re-read."""
         target = self.left[0] if self.left else None
-        if target is None or target.kind or target.chosen or target.made or target.about is not None:
+        if target is None or target.kind or target.chosen or target.made or target.about is not None \
+                or re.search(rf"\b{re.escape(target.words)}\b", self.about):
             return False
         words = target.words.split()
         if len(words) != 2 or words[1] not in seen or _QUALIFIED.search(f" {target.words} "):

@@ -19,6 +19,7 @@ with a warning, so that it never stops a run.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -156,6 +157,10 @@ class CorrectionSource:
             )
             for i in order
         ]
+
+
+# `retrieve(k=EVERY)`: every correction, ranked (the pool a plan is sought in is chosen from them all).
+EVERY = sys.maxsize
 
 
 def asked_alike(hits: Sequence[CorrectionHit], n: int) -> list[CorrectionHit]:

@@ -31,7 +31,7 @@ from prag.agent.world.state import EpisodeState
 from prag.envs.base import Observation, canonical
 from prag.envs.domain import Domain
 from prag.llm.base import LLM, Message
-from prag.retrieval.corrections import CorrectionHit, CorrectionSource, asked_alike
+from prag.retrieval.corrections import EVERY, CorrectionHit, CorrectionSource, asked_alike
 from prag.retrieval.episodes import Experience, ExperienceSource
 from prag.retrieval.index import Visibility
 from prag.sources import StepSource
@@ -212,7 +212,7 @@ class LLMStep:
             return
         self._corrections_for = len(instructions)
         k = self.corrections.k
-        ranked = self.corrections.retrieve(instructions, scene, k=len(self.corrections.corrections))
+        ranked = self.corrections.retrieve(instructions, scene, k=EVERY)
         self.correction_pool = asked_alike(ranked, self.config.plan_pool)
         self.corrected = stable_top(
             self.corrected, ranked[: 2 * k], k, lambda h: h.correction.id, lambda h: h.score, self.config.keep_margin

@@ -236,7 +236,7 @@ def closed(turn: Turn) -> Plan | None:
     observed = turn.state.observed
     plan = find_plan([turn.sought], observed, turn.work.places, containers=True)
     if plan is None:
-        turn.work.instructed.by_its_name({name.lower() for name in (*observed.seen, *observed.own_names.values())})
+        turn.work.instructed.by_its_name(observed.names_seen())
     return plan
 
 

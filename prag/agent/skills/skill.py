@@ -66,8 +66,7 @@ class Instructions:
                 continue
             if target.description is not None or target.kind or target.about is not None:
                 return None
-            seen = {name.lower() for name in (*observed.seen, *observed.own_names.values())}
-            return None if target.words in seen else target.words
+            return None if target.words in observed.names_seen() else target.words
         return None
 
     def step(self, step: str) -> Plan:

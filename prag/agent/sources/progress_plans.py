@@ -71,6 +71,9 @@ class ProgressPlans:
         s = planning.settings
         self.irrevocable = Irrevocable(s.domain)
         self.places = Places(s.domain, s.config.places, s.ranking, None)
+        # The family's commands that carry a thing off (group `thing`): what an awaited change keeps from.
+        self.carrying = [_as_pattern(t) for t in (s.domain.put, s.domain.pour, s.domain.combine) if t] + [
+            re.compile(re.escape(verb) + r" (?P<thing>.+)") for verb in s.domain.readies]
         self._at = 0
         self.restart()
 
@@ -93,7 +96,7 @@ class ProgressPlans:
         # (sub-goal, the route's step offered last, its binder and binding: kept once the step is taken)
         self.offered: tuple[int, str, Binder, dict[Term, str]] | None = None
         self.score: float | None = None
-        self.awaiting: dict[int, tuple[Binder, frozenset[str]]] = {}  # the things an awaited change needs, by binder
+        self.awaiting: dict[int | None, set[str]] = {}  # the things an awaited change needs, by the episode learned from
         self.avoided: set[str] = set()  # what stored episodes' scores fell after, re-bound here
         self._at = 0
 
@@ -187,25 +190,21 @@ class ProgressPlans:
         time is awaited. What it needs is what held with each sub-goal not yet reached, where that
         holds now: kept as it is (`_undisturbing`) until the score rises."""
         state = facts_of(StepRecord.of(0, None, observation), self.planning.settings.domain)[0]
-        awaiting = dict(self.awaiting)
         for index, milestone in enumerate(self.milestones or ()):
-            binder = self.binders[milestone.origin]
-            bound = binder.holds(milestone.context, state, by_role=True) if milestone.context and index not in self.reached \
-                else None
+            bound = self.binders[milestone.origin].holds(milestone.context, state, by_role=True) \
+                if milestone.context and index not in self.reached else None
             if bound:
-                awaiting[id(binder)] = (binder, awaiting.get(id(binder), (binder, frozenset()))[1] | set(bound.values()))
-        self.awaiting = awaiting
+                self.awaiting.setdefault(milestone.origin, set()).update(bound.values())
 
     def _undisturbing(self, observation: Observation) -> set[str]:
         """While a change is awaited (`_await`): the admissible actions that would move, pour, pick
         up or combine a thing it needs. A draw past the LLM budget poured the gallium out of the
         pot heating in the blast furnace."""
-        domain = self.planning.settings.domain
-        carrying = [_as_pattern(t) for t in (domain.put, domain.pour, domain.combine) if t] + [
-            re.compile(re.escape(verb) + r" (?P<thing>.+)") for verb in domain.readies]
-        return {action for action in observation.admissible for pattern in carrying
-                if (match := pattern.fullmatch(action)) for binder, things in self.awaiting.values()
-                if binder.names.get(match["thing"], match["thing"]) in things}
+        if not self.awaiting:
+            return set()
+        return {action for action in observation.admissible for pattern in self.carrying
+                if (match := pattern.fullmatch(action)) for origin, things in self.awaiting.items()
+                if self.binders[origin].names.get(match["thing"], match["thing"]) in things}
 
     def _toward_milestone(self, milestone: Milestone, observation: Observation) -> Plan | None:
         return (self._route(milestone, observation, walk=False) or self._wait(milestone, observation)
@@ -305,7 +304,7 @@ class ProgressPlans:
             offset = index - along
             found = binder.binding(action, bound, observation.admissible) or (
                 binder.binding(action, bound, observation.admissible, stand_in=True)
-                if in_order and room == here and self._searched_here(observation) else None)
+                if in_order and room == here and not self._closed_here(observation) else None)
             command = found[0] if found is not None else None
             early = index == last and held is None  # the rewarded step before its route: only where it can be taken
             if command is None and early:
@@ -336,16 +335,13 @@ class ProgressPlans:
         return self._plan(step, milestone) if step is not None else None
 
     def _closed_here(self, observation: Observation) -> list[str]:
-        """The steps that open what is closed here (but ways through), one a thing."""
+        """The steps that open what is closed here (but ways through), one a thing; none left: what
+        is not seen here is not here."""
         observed, domain = self.planning.state.observed, self.planning.settings.domain
         here = {s for s, _, _ in observation.scene_triples}
         steps = (opening(thing, observation.admissible, observed) for thing in sorted(here & observed.closed)
                  if not domain.is_passage(thing))
         return [step[0] for step in steps if step]
-
-    def _searched_here(self, observation: Observation) -> bool:
-        """Nothing here is left to open: what is not seen here is not here."""
-        return not self._closed_here(observation)
 
     def _known_way(self, milestone: Milestone, observation: Observation) -> Plan | None:
         """For a sub-goal of being in a room, learned in an episode of this very task (the same

@@ -72,6 +72,10 @@ class Observed:
         known = list(self.seen) + sorted(self.held - set(self.seen))
         return [thing for thing in known if self.domain.kind(thing) == kind]
 
+    def names_seen(self) -> set[str]:
+        """Every name seen, the things' own names too, lower-cased."""
+        return {name.lower() for name in (*self.seen, *self.own_names.values())}
+
     def room_seen(self, name: str) -> str | None:
         """Where the agent last saw the thing called `name`, by the actions' words or its own name."""
         name = name.lower()  # the goal's words are read in lower case

@@ -127,6 +127,17 @@ def test_a_gold_path_that_says_where_a_seed_is_names_it_as_the_actions_do() -> N
     assert any(a.startswith("move ") and "seed" in a and "flower pot" in a for a in plan)
 
 
+def test_a_gold_path_that_drops_a_thing_and_wires_its_own_terminals_is_worded_as_the_actions_are() -> None:
+    """test-conductivity's gold path says "drop apricot" and "connect apricot terminal 1 to black
+    wire terminal 2"; the actions say "put down apricot" and "connect apricot to terminal 2 in black
+    wire" (its wires drawn afresh at each load). Worded so, every step is admissible and the path wins: none became a wait, so a
+    correction imported from it wires the thing it tests."""
+    plan = played_to_a_win("test-conductivity", 142)
+    assert "put down apricot" in plan
+    # The gold path draws its wires afresh at each load; the apricot is wired by both its ends.
+    assert len([a for a in plan if a.startswith("connect apricot to terminal ") and a.endswith(" wire")]) == 2
+
+
 def played_to_a_win(name: str, variation: int) -> list[str]:
     """The variation's gold path, worded as the actions are in one load, played in another: every
     step admissible, and it wins."""

@@ -49,6 +49,10 @@ _HOLDER = re.compile(r"\(in ([^,)]+)")  # what holds a thing a reading names: it
 _REFUSED = "No known action matches that input."
 _TASK_PREFIX = "Task Description:"
 _TICK = "wait1"  # the simulator's action that only lets one step of time pass
+# The gold path's words for what the actions offer otherwise: "drop apricot" is "put down apricot".
+_GOLD_VERBS = (("drop ", "put down "),)
+# A thing's own terminal ("apricot terminal 1"), which the actions name by the thing ("connect apricot to ...").
+_OWN_TERMINAL = re.compile(r" terminal \d+")
 
 
 def task_names() -> list[str]:
@@ -119,7 +123,7 @@ class SciworldEnv:
 
     def _worded(self, gold: list[str]) -> list[str]:
         """The gold actions played from the start, each in the admissible actions' words where
-        they name it otherwise; one that is not admissible and changes nothing (the gold path picks
+        they name it otherwise (by a referent, another verb, a thing for its own terminal); one that is not admissible and changes nothing (the gold path picks
         up a pot already held) is left out."""
         observation = self.reset()
         worded: list[str] = []
@@ -127,8 +131,11 @@ class SciworldEnv:
             if action not in observation.admissible:
                 alternatives = self._alternatives()
                 # The gold path may say where the thing is ("baby wolf in outside"), which the actions do not.
-                said = (action, action.replace(" in inventory", ""), action.rsplit(" in ", 1)[0])
-                action = next((alternatives[a] for a in said if a in alternatives), _in_words(action, observation))
+                said = [action, action.replace(" in inventory", ""), action.rsplit(" in ", 1)[0]]
+                said += [ours + action[len(verb):] for verb, ours in _GOLD_VERBS if action.startswith(verb)]
+                said += [action[:m.start()] + action[m.end():] for m in _OWN_TERMINAL.finditer(action)]
+                action = next((alternatives.get(a, a) for a in said if a in alternatives or a in observation.admissible),
+                              _in_words(action, observation))
             if action not in observation.admissible and _TICK in observation.admissible and not action.startswith(FOCUS):
                 action = _TICK  # a look the actions do not offer ("examine apple juice" while it heats): time passes alike
             after = self.step(action)

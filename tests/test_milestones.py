@@ -3,7 +3,8 @@ true, lifted to the roles the task's words give its things, re-bound in another 
 the order episodes reached them; worked out by hand on stored episodes of the tidy family's shape."""
 from __future__ import annotations
 
-from prag.agent.goals.milestones import Binder, Term, as_goal, facts_of, lesson, merged, say, won_reading
+from prag.agent.goals.milestones import (Binder, Term, as_goal, evidence_of, facts_of, goal_phrases, lesson, merged, say, term,
+                                        whole, won_reading)
 from prag.envs.base import scene_text_from_triples
 from prag.envs.facts import AT, HOLDS, PLACED, state_predicate
 from prag.envs.sciworld.domain import SCIWORLD
@@ -110,6 +111,30 @@ def test_a_thing_the_goal_names_is_bound_by_its_name_and_by_its_name_with_a_stat
     assert binder.candidates(juice) == ["gallium", "liquid gallium"]
     assert binder.holds(((PLACED, (juice, pot)),), frozenset({(PLACED, "liquid gallium", "metal pot")})) == {
         juice: "liquid gallium", pot: "metal pot"}
+
+
+def test_a_thing_named_by_a_goal_word_with_an_ending_is_that_word_s_thing_in_another_goal() -> None:
+    # The person made "soapy water" from soap: the soap is the goal's "soapy", so where the goal
+    # says "sugar water" it is the sugar; a pot is no goal's "potato" (an ending of two letters at most).
+    phrases = goal_phrases("create the substance 'soapy water' and put it in the potato crate")
+    soap, pot = term("soap", phrases, SCIWORLD), term("pot", phrases, SCIWORLD)
+    assert soap.phrase == "soapy" and pot.phrase is None
+    binder = Binder(SCIWORLD, {"soapy": "sugar"})
+    binder.see({"sugar": "sugar", "soap": "soap", "ceramic cup": "ceramic cup"})
+    assert binder.candidates(soap) == ["sugar"]
+    same = Binder(SCIWORLD, {})  # in the person's own variation, the soap again
+    same.see({"sugar": "sugar", "soap": "soap"})
+    assert same.candidates(soap) == ["soap"]
+
+
+def test_what_a_person_s_steps_acted_on_is_kept_with_the_states_of_what_it_is_part_of() -> None:
+    state = frozenset({(state_predicate("on"), "green light bulb"), (state_predicate("off"), "red light bulb"),
+                       (state_predicate("open"), "door"), (PLACED, "green light bulb", "table")})
+    known = {"green light bulb", "red light bulb", "table", "door"}
+    assert whole("anode in green light bulb", known) == "green light bulb"
+    assert whole("terminal 1 in black wire", known) == "terminal 1 in black wire"
+    anode, door = Term("anode in green light bulb", "anode"), Term("door", "door")
+    assert dict(evidence_of([anode, door], state)) == {anode: frozenset({state_predicate("on")}), door: frozenset()}
 
 
 def test_a_term_not_named_by_the_goal_binds_the_same_name_first_then_a_thing_of_its_kind() -> None:

@@ -104,7 +104,7 @@ def test_a_correction_wires_the_circuit_in_another_variation_in_the_person_s_ord
     episode, correction = played_after_a_correction(tmp_path, "power-component", 60)
     progress = [s.action for s, d in zip(episode.steps[1:], episode.extra.decisions) if d.source == StepSource.PROGRESS]
     assert "green light bulb" in correction.goal and "buzzer" in episode.goal
-    assert progress[0] == "connect anode in battery to terminal 1 in blue wire"
+    assert [a for a in progress if a.startswith("connect ")][0] == "connect anode in battery to terminal 1 in blue wire"
     assert episode.won
 
 
@@ -120,16 +120,39 @@ def test_a_correction_s_pot_is_the_cup_that_holds_the_substance_in_another_varia
     assert episode.won
 
 
-def test_no_two_rooms_are_walked_in_circles_between_a_skill_and_a_sub_goal(tmp_path: Path) -> None:
-    """chemistry-mix: the correction makes soapy water, the test variation sugar water. The skill
-    that makes what the goal names sent the agent back to the water outside, where it had nothing
-    to try; the correction's sub-goal sent it back to the kitchen: fifty steps to and fro."""
-    episode, _ = played_after_a_correction(tmp_path, "chemistry-mix", 100)
+def test_a_correction_makes_another_variation_s_substance_from_its_own_ingredient_in_the_person_s_order(tmp_path: Path) -> None:
+    """chemistry-mix: the person made soapy water from soap; the test variation asks for sugar water.
+    The soap is the goal's "soapy", so here the sugar; the person's route goes before find's search
+    of the house for sugar water (made, not found), each step where the person took it (the cup
+    from the kitchen's cupboard, the recipe and the sugar in the workshop): won with no model. Nor
+    does the agent walk to and fro (the skill that makes what the goal names and the correction's
+    sub-goal once sent it between two rooms for fifty steps)."""
+    episode, correction = played_after_a_correction(tmp_path, "chemistry-mix", 100)
+    taken = [(s.action, d.source) for s, d in zip(episode.steps[1:], episode.extra.decisions)]
+    assert "soapy water" in correction.goal and "sugar water" in episode.goal
+    assert ("pick up sugar", StepSource.PROGRESS) in taken
+    # Into the cup the person's cupboard held (the reference path draws it afresh at each load; the
+    # simulator calls the sugar held "substance in inventory").
+    assert any(action.startswith("move ") and action.endswith("cup") and source == StepSource.PROGRESS
+               for action, source in taken[taken.index(("pick up sugar", StepSource.PROGRESS)):])
+    assert episode.won
     rooms = [s.location for s in episode.steps]
     entered = [room for before, room in zip(rooms, rooms[1:]) if room != before]
     swings = max((sum(1 for a, b in zip(entered[i:i + 12], entered[i + 2:i + 14]) if a == b) for i in range(len(entered))),
                  default=0)
     assert swings < 10, entered
+
+
+def test_a_person_s_answer_is_taken_where_things_are_as_they_saw_them_and_the_other_where_not(tmp_path: Path) -> None:
+    """test-conductivity-of-unknown-substances: the person's substance B lit the bulb of their
+    circuit, and went to the box for conductive things. The test variation's substance U, wired the
+    same way (re-bound), leaves its bulb off: the progress source answers the other branch, the box
+    for nonconductive things, and the task is won with no model."""
+    episode, correction = played_after_a_correction(tmp_path, "test-conductivity-of-unknown-substances", 60)
+    taken = [(s.action, d.source) for s, d in zip(episode.steps[1:], episode.extra.decisions)]
+    assert "substance B" in correction.goal and "substance U" in episode.goal
+    assert ("move unknown substance to purple box", StepSource.PROGRESS) in taken
+    assert episode.won
 
 
 def test_a_step_found_toward_a_sub_goal_that_answers_an_undecided_branch_waits() -> None:
@@ -185,9 +208,9 @@ def test_a_rise_that_reached_a_focus_leaves_the_connection_after_it_to_be_made()
 
 def test_while_a_change_is_awaited_nothing_carries_off_what_it_needs() -> None:
     """Round 0 melted the ice cream by waiting, the pot on the lit stove. Here the route is taken
-    and the agent waits: the actions that would pour the ice cream out, pick up or move its pot are
-    held back from every other source (a draw poured the gallium out of the blast furnace); a look
-    at it is not."""
+    and the agent waits: the actions that would pour the ice cream out, pick up or move its pot, or
+    put another thing into the pot, are held back from every other source (a draw poured the gallium
+    out of the blast furnace; another put the recipe into the cup of sugar and water); a look at it is not."""
     from prag.agent.goals.milestones import lesson
     from prag.envs.sciworld.domain import SCIWORLD
     from prag.store.records import EpisodeRecord, StepRecord
@@ -204,7 +227,7 @@ def test_while_a_change_is_awaited_nothing_carries_off_what_it_needs() -> None:
         StepRecord(3, "wait1", "You decide to wait for 1 iterations.", "", "kitchen", melted, 80),
     ], id=1)
     learned = lesson(played, SCIWORLD, 1)
-    carrying = ["pour ice cream into sink", "pick up metal pot", "move metal pot to sink"]
+    carrying = ["pour ice cream into sink", "pick up metal pot", "move metal pot to sink", "move thermometer to metal pot"]
     actions = ["wait1", "look at ice cream", *carrying]
     waiting = Observation(goal, "The stove is now activated.", actions, lit, "", location="kitchen", score=30, max_steps=100)
     agent = progress_agent(waiting, learned.milestones)

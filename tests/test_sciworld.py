@@ -138,6 +138,14 @@ def test_a_gold_path_that_drops_a_thing_and_wires_its_own_terminals_is_worded_as
     assert len([a for a in plan if a.startswith("connect apricot to terminal ") and a.endswith(" wire")]) == 2
 
 
+def test_a_gold_path_that_pours_a_cup_in_a_bowl_pours_it_into_the_bowl() -> None:
+    """chemistry-mix-paint-secondary-color's gold path says "pour cup containing blue paint in art
+    studio in bowl"; the actions say "... into bowl". Worded so, the paints are mixed and it wins
+    (as a wait, nothing was poured and the focus on the green paint was no action)."""
+    plan = played_to_a_win("chemistry-mix-paint-secondary-color", 1)
+    assert "pour cup containing blue paint in art studio into bowl" in plan
+
+
 def played_to_a_win(name: str, variation: int) -> list[str]:
     """The variation's gold path, worded as the actions are in one load, played in another: every
     step admissible, and it wins."""

@@ -81,6 +81,10 @@ class Milestone:
     # Where the rewarded step showed no fact (a wire connected, in a scene graph that has no
     # wires): the action itself is the sub-goal, reached once taken.
     action: LiftedAction | None = None
+    # A person's only: each thing the goal does not name that the episode acted on before, with
+    # the states what it is part of was in as the step was taken (the circuit's bulb lit or not
+    # when the person answered the branch).
+    evidence: tuple[tuple[Term, frozenset[str]], ...] = ()
 
     @property
     def steps(self) -> tuple[RouteStep, ...]:
@@ -193,13 +197,22 @@ def goal_phrases(goal: str) -> set[str]:
 
 def term(name: str, phrases: set[str], domain: Domain) -> Term:
     """A name lifted: the goal's words for it are the longest goal phrase its words end with
-    ("gaseous ice cream" is the goal's ice cream)."""
+    ("gaseous ice cream" is the goal's ice cream), else its kind, else a goal word that is the
+    name with an ending (the soap is the goal's "soapy", so it is the sugar of "sugar water")."""
     words = _spoken(name).split()
     named = next((" ".join(words[i:]) for i in range(len(words)) if " ".join(words[i:]) in phrases), None)
     kind = domain.kind(name)
     if named is None and _spoken(kind) in phrases:  # "apple 1": the goal's apple
         named = _spoken(kind)
+    if named is None and len(words) == 1:  # "soap": the goal's "soapy" (water)
+        named = next((p for p in sorted(phrases) if _inflected(p, words[0])), None)
     return Term(name, kind, named)
+
+
+def _inflected(word: str, stem: str) -> bool:
+    """`word` is `stem` with an ending ("soapy", "boxes"): one word, a stem of four letters or more,
+    an ending of at most two."""
+    return " " not in word and len(stem) >= 4 and word.startswith(stem) and 0 < len(word) - len(stem) <= 2
 
 
 def lesson(episode: EpisodeRecord, domain: Domain, rank: int = 2) -> Lesson:
@@ -214,6 +227,7 @@ def lesson(episode: EpisodeRecord, domain: Domain, rank: int = 2) -> Lesson:
     avoid: list[LiftedAction] = []
     route: list[tuple[str | None, str, LiftedAction]] = []
     ways: dict[Way, None] = {}
+    acted: dict[Term, None] = {}  # what a person's steps acted on that the goal does not name
     best = 0.0
     for before, after in zip(steps, steps[1:]):
         action = after.action
@@ -221,7 +235,7 @@ def lesson(episode: EpisodeRecord, domain: Domain, rank: int = 2) -> Lesson:
             continue
         if before.location and after.location and before.location != after.location:
             ways[(before.location, action, after.location)] = None
-        _, names = facts_of(before, domain)
+        facts_before, names = facts_of(before, domain)
         _, later = facts_of(after, domain)
         lifted = _lift_action(action, {**names, **later}, phrases, domain)
         changed = (before.triples, before.location) != (after.triples, after.location)
@@ -233,18 +247,63 @@ def lesson(episode: EpisodeRecord, domain: Domain, rank: int = 2) -> Lesson:
         gain = _gain(before, after, episode, best)
         if gain < 0 and lifted is not None and (after.score is None or after.score >= 0):
             avoid.append(lifted)  # a task failed outright is this task's own (prag.agent.sources.past_episodes.fatal_actions)
+        acted_before = tuple(acted)
+        if corrected and lifted is not None:
+            acted.update(dict.fromkeys(t for t in lifted[1] if t.phrase is None))
         if gain <= 0:
             continue
         best = max(best, after.score if after.score is not None else best + gain)
         made = made_true(before, after, domain)
-        acted = {t.name for t in lifted[1]} if lifted is not None else set()
-        core, context = _core(made, facts_of(after, domain)[0], acted, phrases, domain)
+        names_acted = {t.name for t in lifted[1]} if lifted is not None else set()
+        evidence = evidence_of(acted_before, facts_before) if corrected else ()
+        core, context = _core(made, facts_of(after, domain)[0], names_acted, phrases, domain)
         if core or lifted is not None:
             kept = tuple((room, step) for room, _, step in _undone_left_out(route, domain))
-            milestones.append(Milestone(core, context, kept, gain, episode.id, None if core else lifted))
+            milestones.append(Milestone(core, context, kept, gain, episode.id, None if core else lifted, evidence))
             route = []
     score = episode.score or (1.0 if episode.won else 0.0)
     return Lesson(goal, tuple(milestones), tuple(avoid), score, tuple(ways), rank)
+
+
+def makes_what_it_names(episode: EpisodeRecord, domain: Domain) -> bool:
+    """Whether the episode made a thing its goal names: one that came into view where the agent
+    stood, by a step that opened nothing (the soapy water mixed in the cup), not one found (walked
+    to, or in a cupboard opened; a melted marshmallow is the marshmallow seen before)."""
+    phrases = goal_phrases(episode.read_as)
+    opening = domain.open_action.split("{}")[0]
+
+    def named(step: StepRecord) -> set[str]:
+        return {p for fact in facts_of(step, domain)[0] for name in fact[1:]
+                if (p := term(name, phrases, domain).phrase) is not None}
+
+    seen = named(episode.steps[0]) if episode.steps else set()
+    for before, after in zip(episode.steps, episode.steps[1:]):
+        now = named(after)
+        if now - seen and after.location == before.location and not (after.action or "").startswith(opening):
+            return True
+        seen |= now
+    return False
+
+
+def evidence_of(things: Iterable[Term], state: frozenset[Fact]) -> tuple[tuple[Term, frozenset[str]], ...]:
+    """Each thing with the states (not open or closed) of what it is part of (`whole`) in `state`."""
+    known = {name for fact in state for name in fact[1:]}
+    return tuple((t, states_of(whole(t.name, known), state)) for t in things)
+
+
+def states_of(name: str, state: frozenset[Fact]) -> frozenset[str]:
+    """The state predicates (not open or closed) `state` gives the thing called `name`."""
+    return frozenset(fact[0] for fact in state if len(fact) == 2 and fact[1] == name
+                     and fact[0].startswith(STATE) and fact[0] not in ACCESS)
+
+
+def whole(name: str, known: Collection[str]) -> str:
+    """The known thing `name` says it is a part of ("anode in electric motor": the electric
+    motor), else `name` itself."""
+    for match in re.finditer(r" (?:in|on) ", name):
+        if name[match.end():] in known:
+            return name[match.end():]
+    return name
 
 
 def _on_the_way(action: str, domain: Domain) -> bool:
@@ -394,10 +453,11 @@ class Binder:
         known = list(dict.fromkeys(self.names.values()))
         if term.phrase is not None:
             # Called so, or so with words before it (the goal's gallium, molten, is also the scene's
-            # "liquid gallium"), else by the last words of it: the goal's "electric buzzer" is the scene's "buzzer".
+            # "liquid gallium"), else by the last words of it (the goal's "electric buzzer" is the
+            # scene's "buzzer") or by its stem (the goal's "soapy" is the scene's "soap").
             phrase = _reworded(term.phrase, self.rewording)
             return [n for n in known if _spoken(n) == phrase] + [n for n in known if _spoken(n).endswith(" " + phrase)] \
-                or [n for n in known if phrase.endswith(" " + _spoken(n))]
+                or [n for n in known if phrase.endswith(" " + _spoken(n)) or _inflected(phrase, _spoken(n))]
         same = [n for n in known if n == term.name]
         return same or [n for n in known if self.domain.kind(n) == term.kind]
 

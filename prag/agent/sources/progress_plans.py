@@ -30,14 +30,16 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 from typing import ClassVar
 
-from prag.agent.goals.milestones import Binder, Lesson, LiftedAction, Milestone, Term, Way, as_goal, facts_of, lesson, merged
+from prag.agent.goals.milestones import (Binder, Lesson, LiftedAction, Milestone, Term, Way, as_goal, facts_of, lesson,
+                                        makes_what_it_names, merged, states_of, whole)
 from prag.agent.plans import Plan, episode_rewording
 from prag.agent.proposal import Proposal, Standing, View
 from prag.agent.skills.carry import readying
 from prag.agent.skills.explore import find_plan, go_plan, opening
-from prag.agent.skills.irrevocable import Irrevocable
+from prag.agent.skills.irrevocable import Irrevocable, answer_places, into
 from prag.agent.sources.past_episodes import ThisTask, verified_replays
 from prag.agent.sources.plan_source import Planning
 from prag.agent.world.places import Places
@@ -83,6 +85,7 @@ class ProgressPlans:
         self.avoid: list[tuple[int | None, LiftedAction]] = []  # (the episode it was learned from, the action)
         self.same_task: set[int | None] = set()  # the episodes of this very task: their rooms are where they were
         self.corrected: set[int | None] = set()  # the corrections among the episodes learned from
+        self.makers: set[int | None] = set()  # those that made a thing the goal names (`makes_what_it_names`)
         self.heading: tuple[int, int, str] | None = None  # (sub-goal, route step, room) being walked to
         self.passed: set[tuple[int, int]] = set()  # route steps not found where the route took them
         self.rewarded_first: set[int] = set()  # sub-goals (their ids) whose rewarded step was tried before their route
@@ -97,6 +100,7 @@ class ProgressPlans:
         self.offered: tuple[int, str, Binder, dict[Term, str]] | None = None
         self.score: float | None = None
         self.awaiting: dict[int | None, set[str]] = {}  # the things an awaited change needs, by the episode learned from
+        self.decided: set[str] = set()  # branch answers a person's evidence decided (`_as_the_person_found`)
         self.avoided: set[str] = set()  # what stored episodes' scores fell after, re-bound here
         self._at = 0
 
@@ -125,30 +129,36 @@ class ProgressPlans:
             # An earlier source has a step; but where it is searching for things (find-X) and this
             # very task's episodes know the way to the room of the next sub-goal, the way goes
             # first: a round replayed round 0's whole search, 20 steps, to a room 3 steps away.
-            way = self._known_way(left[0], observation) if view.plan is not None \
-                and view.plan.source == StepSource.FIND else None
-            if way is None:
-                return None
-            self.efforts[id(left[0])] = self.efforts.get(id(left[0]), 0) + 1
-            self.focus = left[0]
-            return Proposal.of(way)
+            # So does the route of a person who made the thing the goal names, where its next step
+            # can be taken or walked to (the goal's sugar water is made, not found: find searched the
+            # house for it for 47 steps).
+            searching = view.plan is not None and view.plan.source == StepSource.FIND
+            way = self._known_way(left[0], observation) or self._person_s(left[0], observation) if searching else None
+            return self._offer(left[0], way, observation) if way is not None else None
         # The sub-goal pursued last step first (not one walked away from to another's thing and back),
         # then the first a step can be taken toward (the cup may not be in this room).
         for milestone in sorted(left, key=lambda m: m is not self.focus):
             plan = self._toward_milestone(milestone, observation)
-            if plan is not None and (self._in_circles(milestone, plan.steps[0], observation)
-                                     or self._guessed(milestone, plan.steps[0])):
-                continue
             # Whichever way found it (a search to a sub-goal of a focus plans the focus itself).
-            if plan is not None and not self._held_back(plan.steps[0], observation):
-                self.efforts[id(milestone)] = self.efforts.get(id(milestone), 0) + 1
-                self.focus = milestone
-                p.state.subgoal = milestone.describe()
-                if plan.steps[0] == p.state.last.action:
-                    self._await(observation)
-                return Proposal.of(plan)
+            offered = self._offer(milestone, plan, observation) if plan is not None else None
+            if offered is not None:
+                return offered
         self.focus = None
         return None
+
+    def _offer(self, milestone: Milestone, plan: Plan, observation: Observation) -> Proposal | None:
+        """The plan's step toward the sub-goal, unless it goes in circles, guesses an irrevocable
+        step, or answers a branch not decided (`_held_back`; one a person's evidence decided is)."""
+        step = plan.steps[0]
+        if self._in_circles(milestone, step, observation) or self._guessed(milestone, step) \
+                or step not in self.decided and self._held_back(step, observation):
+            return None
+        self.efforts[id(milestone)] = self.efforts.get(id(milestone), 0) + 1
+        self.focus = milestone
+        self.planning.state.subgoal = milestone.describe()
+        if step == self.planning.state.last.action:
+            self._await(observation)
+        return Proposal.of(plan)
 
     def _guessed(self, milestone: Milestone, step: str) -> bool:
         """Whether `step` is irrevocable and a step of the sub-goal's route stands for it only as a
@@ -198,13 +208,14 @@ class ProgressPlans:
 
     def _undisturbing(self, observation: Observation) -> set[str]:
         """While a change is awaited (`_await`): the admissible actions that would move, pour, pick
-        up or combine a thing it needs. A draw past the LLM budget poured the gallium out of the
-        pot heating in the blast furnace."""
+        up or combine a thing it needs, or put another thing into one. A draw past the LLM budget
+        poured the gallium out of the pot heating in the blast furnace; another put the recipe into
+        the cup of sugar and water, and nothing mixed from it was sugar water."""
         if not self.awaiting:
             return set()
         return {action for action in observation.admissible for pattern in self.carrying
                 if (match := pattern.fullmatch(action)) for origin, things in self.awaiting.items()
-                if self.binders[origin].names.get(match["thing"], match["thing"]) in things}
+                if {self.binders[origin].names.get(name, name) for name in match.groupdict().values()} & things}
 
     def _toward_milestone(self, milestone: Milestone, observation: Observation) -> Plan | None:
         return (self._route(milestone, observation, walk=False) or self._wait(milestone, observation)
@@ -238,6 +249,8 @@ class ProgressPlans:
                     self.same_task.add(episode.id)
                 if rank == 0:
                     self.corrected.add(episode.id)
+                    if makes_what_it_names(episode, s.domain):
+                        self.makers.add(episode.id)
         self.milestones = merged(lessons)
         self.ways = list(dict.fromkeys(way for learned in lessons for way in learned.ways))
         self.avoid = [(learned_from, action) for learned_from, learned in zip(origins, lessons) for action in learned.avoid]
@@ -273,15 +286,33 @@ class ProgressPlans:
             if milestone.core and binder.holds(milestone.core, state) is not None:
                 self.reached.add(index)
                 credited = credited or rose
+                self.reached.update(self._means_to(index))
         # ... and only where the step taken was that action here (entering the workshop is not reading the recipe).
         if rose and not credited and was_next is not None and not was_next.core and was_next.action is not None \
                 and last is not None and self.binders[was_next.origin].command(was_next.action, {}, (last,)) == last:
             self.reached.add(next(i for i, m in enumerate(self.milestones or ()) if m is was_next))
 
+    def _means_to(self, index: int) -> list[int]:
+        """Where a person's sub-goal holds here of itself (the pots of this greenhouse hold soil),
+        the sub-goals of theirs before it that were only the means to it: those about no thing the
+        goal names and no place to be (the shovel held, the hole dug, the soil held). None where it
+        is a place to be or names the goal's thing."""
+        milestones = self.milestones or []
+        reached = milestones[index]
+        def means(milestone: Milestone) -> bool:
+            return all(predicate != AT and all(t.phrase is None for t in terms) for predicate, terms in milestone.core)
+        if reached.origin not in self.corrected or not means(reached):
+            return []
+        return [i for i, m in enumerate(milestones[:index]) if m.origin == reached.origin and m.core and means(m)]
+
     def _route(self, milestone: Milestone, observation: Observation, walk: bool) -> Plan | None:
         """The next step toward the sub-goal: the first action of its route, from where the route
         was left, that can be taken now (re-bound); with `walk`, else the way to the room it was
-        taken in (in an episode of this very task), and for a sub-goal of being somewhere, the way there."""
+        taken in (in an episode of this very task), and for a sub-goal of being somewhere, the way there.
+        A person's route (a correction) is not skipped past where its thing is elsewhere: a step on
+        a thing the goal names seen in another room is the way there, one on things held is taken
+        in the room the person took it in, and what is closed here is opened before a thing here
+        stands in for one the step names."""
         p = self.planning
         binder = self.binders[milestone.origin]
         here = observation.location
@@ -302,26 +333,45 @@ class ProgressPlans:
         for index in window:
             room, action = route[index]
             offset = index - along
-            found = binder.binding(action, bound, observation.admissible) or (
-                binder.binding(action, bound, observation.admissible, stand_in=True)
-                if in_order and room == here and not self._closed_here(observation) else None)
+            found = binder.binding(action, bound, observation.admissible)
+            if found is None and in_order and room == here:
+                found = binder.binding(action, bound, observation.admissible, stand_in=True)
+                closed = self._closed_here(observation) if found is not None else []
+                if closed:  # what the step names may be in there: opened first, the step not skipped
+                    return self._plan(closed[0], milestone)
+            if found is not None and in_order and room not in (None, here) and self._carried(found[1], binder) \
+                    and p.settings.domain.aimed_at(found[0]) is None:
+                way = go_plan(room, p.state.observed)  # a held thing is put down where the person put it
+                if way is not None:
+                    return Plan(way.steps, StepSource.PROGRESS, milestone.origin, goal=way.goal) if walk else None
             command = found[0] if found is not None else None
             early = index == last and held is None  # the rewarded step before its route: only where it can be taken
             if command is None and early:
                 continue
+            key = (id(milestone), along + offset)
+            if command is None and self.heading == (*key, here):
+                # Arrived where the route took this step, and it cannot be taken here: not sought there again.
+                self.passed.add(key)
             if command is None and walk and room is not None and room != here and milestone.origin in self.same_task:
-                step = self._toward(room, observation) if (id(milestone), along + offset) not in self.passed else None
+                step = self._toward(room, observation) if key not in self.passed else None
                 if step is not None:
-                    self.heading = (id(milestone), along + offset, room)
+                    self.heading = (*key, room)
                     return self._plan(step, milestone)
                 continue
-            if command is None and self.heading == (id(milestone), along + offset, here):
-                # Arrived where the route took this step, and it cannot be taken here: not sought there again.
-                self.passed.add((id(milestone), along + offset))
+            target = self._named_room(action, bound, binder) or self._person_room(room, action, milestone) \
+                if command is None and in_order and key not in self.passed else None
+            way = go_plan(target, p.state.observed) if target is not None else None
+            if way is not None and target is not None:  # a person's step, on things elsewhere: gone to, never skipped
+                if walk:
+                    self.heading = (*key, target)
+                return Plan(way.steps, StepSource.PROGRESS, milestone.origin, goal=way.goal) if walk else None
             if command is None or command in p.state.lessons.fatal | self.avoided or self._idle(command, observation):
                 continue
             if self._held_back(command, observation):
-                continue
+                command = self._as_the_person_found(milestone, binder, command, observation) if in_order else None
+                if command is None:
+                    continue
+                self.decided.add(command)
             if early:
                 self.rewarded_first.add(id(milestone))  # once: its route may be what it needs
                 return self._plan(command, milestone)
@@ -334,6 +384,37 @@ class ProgressPlans:
         step = next((s for s in (self._toward(room, observation) for room in rooms) if s is not None), None)
         return self._plan(step, milestone) if step is not None else None
 
+    def _named_room(self, action: LiftedAction, bound: Mapping[Term, str], binder: Binder) -> str | None:
+        """Another room where a thing the goal names that the step is taken on was seen (the
+        correction picked up its soap where it stood; the goal's sugar was seen in the workshop)."""
+        observed = self.planning.state.observed
+        for term in action[1]:
+            if term.phrase is None:
+                continue
+            for name in [bound[term]] if term in bound else binder.candidates(term):
+                for said in [said for said, canon in binder.names.items() if canon == name] or [name]:
+                    room = observed.room_seen(said)
+                    if room not in (None, observed.location):
+                        return room
+        return None
+
+    def _person_room(self, room: str | None, action: LiftedAction, milestone: Milestone) -> str | None:
+        """The room a step on things (not a way through) was taken in by a person who made what
+        the goal names, in a family of rooms joined by ways: their route is the recipe, and the cup
+        they took from the kitchen's cupboard is sought there, not skipped for the recipe in the
+        workshop. (Another's steps are taken where they can be: the pot the person fetched from the
+        cupboard is the cup that holds the mercury here.)"""
+        domain = self.planning.settings.domain
+        if milestone.origin not in self.makers or domain.leads_to is None \
+                or all(domain.is_passage(term.name) for term in action[1]):
+            return None
+        return room
+
+    def _carried(self, binding: Mapping[Term, str], binder: Binder) -> bool:
+        """Every thing the step is taken on is held: where it is taken is what it changes."""
+        held = {binder.names.get(name, name) for name in self.planning.state.observed.held}
+        return bool(binding) and set(binding.values()) <= held
+
     def _closed_here(self, observation: Observation) -> list[str]:
         """The steps that open what is closed here (but ways through), one a thing; none left: what
         is not seen here is not here."""
@@ -342,6 +423,13 @@ class ProgressPlans:
         steps = (opening(thing, observation.admissible, observed) for thing in sorted(here & observed.closed)
                  if not domain.is_passage(thing))
         return [step[0] for step in steps if step]
+
+    def _person_s(self, milestone: Milestone, observation: Observation) -> Plan | None:
+        """The next step of the route of a person who made what the goal names (a search for it
+        is moot), or the way to where it is taken."""
+        if milestone.origin not in self.makers:
+            return None
+        return self._route(milestone, observation, walk=False) or self._route(milestone, observation, walk=True)
 
     def _known_way(self, milestone: Milestone, observation: Observation) -> Plan | None:
         """For a sub-goal of being in a room, learned in an episode of this very task (the same
@@ -405,6 +493,29 @@ class ProgressPlans:
         window = p.settings.config.gamble_window
         return command in self.irrevocable.deferred([command], p.goal.sentence, observation, p.state.t, p.state.max_steps,
                                                     window)
+
+    def _as_the_person_found(self, milestone: Milestone, binder: Binder, command: str,
+                             observation: Observation) -> str | None:
+        """A person's answer to the goal's conditional branch, held back as a guess, decided by
+        what the person saw: where what their route acted on (re-bound as the steps here were) is
+        in the states it was in when they answered, their branch; where it is not, the other
+        (their apricot left the motor off and went to the orange box; here the substance lit the
+        bulb: the other box); None where nothing was acted on to tell by, or there are more branches."""
+        now = facts_of(StepRecord.of(0, None, observation), self.planning.settings.domain)[0]
+        known = {name for fact in now for name in fact[1:]}
+        compared = [(states, states_of(whole(binder.kept[t], known), now)) for t, states in milestone.evidence
+                    if t in binder.kept]
+        if not compared:
+            return None
+        if all(then == here for then, here in compared):
+            return command
+        places = answer_places(self.planning.goal.sentence)
+        answered = [place for place in places if into(command, place)]
+        others = places - set(answered)
+        if len(answered) != 1 or len(others) != 1:
+            return None
+        other = command[:-len(answered[0])] + next(iter(others))
+        return other if other in observation.admissible else None
 
     def _idle(self, command: str, observation: Observation) -> bool:
         """Taken from this very observation and scene before (`loop_limit` times): the world would

@@ -131,7 +131,8 @@ class SciworldEnv:
             if action not in observation.admissible:
                 alternatives = self._alternatives()
                 # The gold path may say where the thing is ("baby wolf in outside"), which the actions do not.
-                said = [action, action.replace(" in inventory", ""), action.rsplit(" in ", 1)[0]]
+                said = [action, action.replace(" in inventory", ""), action.rsplit(" in ", 1)[0],
+                        " into ".join(action.rsplit(" in ", 1))]  # "pour cup ... in bowl": the actions pour into
                 said += [ours + action[len(verb):] for verb, ours in _GOLD_VERBS if action.startswith(verb)]
                 said += [action[:m.start()] + action[m.end():] for m in _OWN_TERMINAL.finditer(action)]
                 action = next((alternatives.get(a, a) for a in said if a in alternatives or a in observation.admissible),

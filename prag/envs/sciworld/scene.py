@@ -115,7 +115,7 @@ def _states(node: Mapping[str, Any], focused: bool) -> list[str]:
     if container and container.get("isClosable"):
         states.append("open" if container.get("isOpen") else "closed")
     device = node.get("propDevice")
-    if device and device.get("isActivable"):
+    if device:  # a light bulb too, lit by its circuit, not by an action
         states.append("on" if device.get("isActivated") else "off")
     material = node.get("propMaterial")
     if material:

@@ -163,6 +163,15 @@ def test_several_episodes_sub_goals_merge_in_the_order_reached_the_best_scoring_
     assert [(m.core, m.origin) for m in order] == [(((PLACED, (sock, basket)),), 2), (((PLACED, (cup, shelf)),), 1)]
 
 
+def test_a_sub_goal_one_episode_reached_again_and_again_is_kept_each_time_and_another_s_once() -> None:
+    # The plant grows a stage at each wait after watering: the wait is a sub-goal at each rise.
+    grown = played(GOAL, [(None, "shelf 1", [], 0.0), ("wait", "shelf 1", [], 20.0), ("wait", "shelf 1", [], 40.0),
+                          ("wait", "shelf 1", [], 60.0)], episode_id=1)
+    again = played(GOAL, [(None, "shelf 1", [], 0.0), ("wait", "shelf 1", [], 20.0)], episode_id=2)
+    order = merged([lesson(grown, TIDY), lesson(again, TIDY)])
+    assert [(m.action, m.origin) for m in order] == [(("wait", ()), 1)] * 3
+
+
 def test_a_sub_goal_is_a_goal_the_learned_model_plans_to() -> None:
     cup, shelf = Term("cup 1", "cup"), Term("shelf 1", "shelf")
     goal = as_goal(((PLACED, (cup, shelf)), (HOLDS, (cup,))))

@@ -134,7 +134,7 @@ def test_a_correction_makes_another_variation_s_substance_from_its_own_ingredien
     # Into the cup the person's cupboard held (the reference path draws it afresh at each load; the
     # simulator calls the sugar held "substance in inventory").
     assert any(action.startswith("move ") and action.endswith("cup") and source == StepSource.PROGRESS
-               for action, source in taken[taken.index(("pick up sugar", StepSource.PROGRESS)):])
+               for action, source in taken[taken.index(("pick up sugar", StepSource.PROGRESS)):]), taken
     assert episode.won
     rooms = [s.location for s in episode.steps]
     entered = [room for before, room in zip(rooms, rooms[1:]) if room != before]

@@ -415,13 +415,16 @@ def _written(fact: LiftedFact) -> str | None:
 
 def merged(lessons: Sequence[Lesson]) -> list[Milestone]:
     """The sub-goals of several episodes of one task, in order: a correction's first, else the
-    best-scoring episode's; then each other's not among them, after the one it reached before it."""
+    best-scoring episode's; then each other's not among them, after the one it reached before it.
+    One episode's sub-goal reached again (the plant watered and waited for, cycle after cycle, the
+    score rising at each) is kept as often as it was reached."""
     ordered: list[Milestone] = []
     keys: set[frozenset[tuple[str, tuple[str, ...]]]] = set()
     for one in sorted(lessons, key=lambda lesson: (lesson.rank, -lesson.score)):
         anchor = -1
+        before = set(keys)
         for milestone in one.milestones:
-            if milestone.key in keys:
+            if milestone.key in before:
                 anchor = next(i for i, m in enumerate(ordered) if m.key == milestone.key)
                 continue
             anchor += 1

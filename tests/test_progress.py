@@ -175,6 +175,29 @@ def test_a_step_found_toward_a_sub_goal_that_answers_an_undecided_branch_waits()
     assert step.action != "focus on green box"
 
 
+def test_a_person_s_sub_goal_that_holds_here_of_itself_passes_the_means_to_it_not_the_goal_s_things() -> None:
+    """The person dug soil outside with a shovel and put it in a pot; this greenhouse's pots hold
+    soil already. Seen so, the soil's sub-goal is reached, and with it the shovel held and the soil
+    held, only the means to it; the focus on the seed, a thing the goal names, is not."""
+    from prag.agent.goals.milestones import Term
+    from prag.envs.facts import HOLDS, PLACED, state_predicate
+
+    goal = "Your task is to grow a peach plant from seed. First, focus on a seed."
+    shovel, soil, pot, seed = Term("shovel", "shovel"), Term("soil", "soil"), Term("flower pot 1", "flower pot"), \
+        Term("peach seed", "seed", "seed")
+    milestones = [Milestone(core=((HOLDS, (shovel,)),), origin=1), Milestone(core=((HOLDS, (soil,)),), origin=1),
+                  Milestone(core=((state_predicate("focused"), (seed,)),), origin=1),
+                  Milestone(core=((PLACED, (soil, pot)),), origin=1)]
+    seen = Observation(goal, "This room is called the greenhouse.", ["look around"],
+                       [("soil", "in", "flower pot 1"), ("flower pot 1", "in", "greenhouse")], "at: greenhouse",
+                       location="greenhouse", score=10, max_steps=100)
+    agent = progress_agent(seen, milestones)
+    (progress,) = [source for source in agent.arbiter.sources if isinstance(source, ProgressPlans)]
+    progress.corrected = {1}
+    agent.act(seen)
+    assert progress.reached == {0, 1, 3}
+
+
 def test_a_rise_that_reached_a_focus_leaves_the_connection_after_it_to_be_made() -> None:
     """Round 0 focused on the motor (13 -> 63) and then connected a wire to it (63 -> 70). The
     focus's rise reaches the sub-goal of the focus, not also the connection that came next: a

@@ -84,6 +84,14 @@ def answer_places(goal: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=256)
+def read_off(goal: str) -> bool:
+    """Whether the goal's conditional branches compare a quantity ("if the melting point of water is
+    above 150.0 degrees celsius"): a reading decides them (prag.agent.skills.conditions), not what a
+    person's episode of another variation showed."""
+    return any(branch.compared is not None for branch in branches(sentences(goal)))
+
+
+@lru_cache(maxsize=256)
 def answer_targets(goal: str, irrevocable: str | None) -> frozenset[str]:
     """The things the goal's conditional branches say to take an irrevocable step on ("focus on
     the green box": green box, by the family's `irrevocable` pattern): that step answers the branch."""

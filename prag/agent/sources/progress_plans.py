@@ -39,7 +39,7 @@ from prag.agent.plans import Plan, episode_rewording
 from prag.agent.proposal import Proposal, Standing, View
 from prag.agent.skills.carry import readying
 from prag.agent.skills.explore import find_plan, go_plan, opening
-from prag.agent.skills.irrevocable import Irrevocable, answer_places, into
+from prag.agent.skills.irrevocable import Irrevocable, answer_places, into, read_off
 from prag.agent.sources.past_episodes import ThisTask, verified_replays
 from prag.agent.sources.plan_source import Planning
 from prag.agent.world.places import Places
@@ -499,12 +499,15 @@ class ProgressPlans:
         """A person's answer to the goal's conditional branch, held back as a guess, decided by
         what the person saw: where what their route acted on (re-bound as the steps here were) is
         in the states it was in when they answered, their branch; where it is not, the other
-        (their apricot left the motor off and went to the orange box; here the substance lit the
-        bulb: the other box); None where nothing was acted on to tell by, or there are more branches."""
+        (their apricot left the motor and the wires off and went to the orange box; here the
+        substance lit the bulb: the other box); None where nothing they acted on shows a state here
+        to tell by, there are more branches, or the branches compare a quantity (`read_off`)."""
+        if read_off(self.planning.goal.sentence):
+            return None
         now = facts_of(StepRecord.of(0, None, observation), self.planning.settings.domain)[0]
         known = {name for fact in now for name in fact[1:]}
-        compared = [(states, states_of(whole(binder.kept[t], known), now)) for t, states in milestone.evidence
-                    if t in binder.kept]
+        compared = [(states, here) for t, states in milestone.evidence if t in binder.kept
+                    and (here := states_of(whole(binder.kept[t], known), now))]  # what shows no state tells nothing
         if not compared:
             return None
         if all(then == here for then, here in compared):

@@ -299,11 +299,9 @@ class ProgressPlans:
         is a place to be or names the goal's thing."""
         milestones = self.milestones or []
         reached = milestones[index]
-        def means(milestone: Milestone) -> bool:
-            return all(predicate != AT and all(t.phrase is None for t in terms) for predicate, terms in milestone.core)
-        if reached.origin not in self.corrected or not means(reached):
+        if reached.origin not in self.corrected or not _only_means(reached):
             return []
-        return [i for i, m in enumerate(milestones[:index]) if m.origin == reached.origin and m.core and means(m)]
+        return [i for i, m in enumerate(milestones[:index]) if m.origin == reached.origin and m.core and _only_means(m)]
 
     def _route(self, milestone: Milestone, observation: Observation, walk: bool) -> Plan | None:
         """The next step toward the sub-goal: the first action of its route, from where the route
@@ -606,6 +604,11 @@ class ProgressPlans:
                     if plan is not None:
                         return Plan(plan.steps, StepSource.PROGRESS, milestone.origin, goal=plan.goal)
         return None
+
+
+def _only_means(milestone: Milestone) -> bool:
+    """A sub-goal about no thing the goal names and no place to be."""
+    return all(predicate != AT and all(t.phrase is None for t in terms) for predicate, terms in milestone.core)
 
 
 def _as_pattern(template: str) -> re.Pattern[str]:

@@ -236,7 +236,7 @@ def lesson(episode: EpisodeRecord, domain: Domain, rank: int = 2) -> Lesson:
         if before.location and after.location and before.location != after.location:
             ways[(before.location, action, after.location)] = None
         facts_before, names = facts_of(before, domain)
-        _, later = facts_of(after, domain)
+        facts_after, later = facts_of(after, domain)
         lifted = _lift_action(action, {**names, **later}, phrases, domain)
         changed = (before.triples, before.location) != (after.triples, after.location)
         # A person's step counts where the scene shows no change it made (a wire connected, where
@@ -256,7 +256,7 @@ def lesson(episode: EpisodeRecord, domain: Domain, rank: int = 2) -> Lesson:
         made = made_true(before, after, domain)
         names_acted = {t.name for t in lifted[1]} if lifted is not None else set()
         evidence = evidence_of(acted_before, facts_before) if corrected else ()
-        core, context = _core(made, facts_of(after, domain)[0], names_acted, phrases, domain)
+        core, context = _core(made, facts_after, names_acted, phrases, domain)
         if core or lifted is not None:
             kept = tuple((room, step) for room, _, step in _undone_left_out(route, domain))
             milestones.append(Milestone(core, context, kept, gain, episode.id, None if core else lifted, evidence))

@@ -45,7 +45,7 @@ from prag.agent.sources.plan_source import Planning
 from prag.agent.world.places import Places
 from prag.agent.world.search import to_facts
 from prag.envs.base import Observation
-from prag.envs.facts import AT, PLACED
+from prag.envs.facts import AT, PLACED, Fact
 from prag.sources import StepSource
 from prag.store.records import EpisodeRecord, StepRecord
 
@@ -77,6 +77,7 @@ class ProgressPlans:
         self.carrying = [_as_pattern(t) for t in (s.domain.put, s.domain.pour, s.domain.combine) if t] + [
             re.compile(re.escape(verb) + r" (?P<thing>.+)") for verb in s.domain.readies]
         self._at = 0
+        self._read_of: tuple[Observation, tuple[frozenset[Fact], dict[str, str]]] | None = None
         self.restart()
 
     def restart(self) -> None:
@@ -199,7 +200,7 @@ class ProgressPlans:
         """The step just taken is offered again (a wait, the stove lit again): a change that takes
         time is awaited. What it needs is what held with each sub-goal not yet reached, where that
         holds now: kept as it is (`_undisturbing`) until the score rises."""
-        state = facts_of(StepRecord.of(0, None, observation), self.planning.settings.domain)[0]
+        state = self._facts(observation)
         for index, milestone in enumerate(self.milestones or ()):
             bound = self.binders[milestone.origin].holds(milestone.context, state, by_role=True) \
                 if milestone.context and index not in self.reached else None
@@ -258,7 +259,7 @@ class ProgressPlans:
     def _update(self, observation: Observation) -> None:
         """What this step shows: the names seen, and the sub-goals it reached."""
         domain = self.planning.settings.domain
-        state, names = facts_of(StepRecord.of(0, None, observation), domain)
+        state, names = self._read(observation)
         # The names the actions offered here use are names here too (an empty shelf is in no triple).
         offered = {name: name for action in observation.admissible for name in domain.entities(action)}
         for binder in self.binders.values():
@@ -314,7 +315,7 @@ class ProgressPlans:
         p = self.planning
         binder = self.binders[milestone.origin]
         here = observation.location
-        held = binder.holds(milestone.context, facts_of(StepRecord.of(0, None, observation), p.settings.domain)[0], by_role=True)
+        held = binder.holds(milestone.context, self._facts(observation), by_role=True)
         bound = held or {}
         route = milestone.steps
         along = self.along.get(id(milestone), 0)
@@ -341,7 +342,7 @@ class ProgressPlans:
                     and p.settings.domain.aimed_at(found[0]) is None:
                 way = go_plan(room, p.state.observed)  # a held thing is put down where the person put it
                 if way is not None:
-                    return Plan(way.steps, StepSource.PROGRESS, milestone.origin, goal=way.goal) if walk else None
+                    return self._as_progress(way, milestone) if walk else None
             command = found[0] if found is not None else None
             early = index == last and held is None  # the rewarded step before its route: only where it can be taken
             if command is None and early:
@@ -362,7 +363,7 @@ class ProgressPlans:
             if way is not None and target is not None:  # a person's step, on things elsewhere: gone to, never skipped
                 if walk:
                     self.heading = (*key, target)
-                return Plan(way.steps, StepSource.PROGRESS, milestone.origin, goal=way.goal) if walk else None
+                return self._as_progress(way, milestone) if walk else None
             if command is None or command in p.state.lessons.fatal | self.avoided or self._idle(command, observation):
                 continue
             if self._held_back(command, observation):
@@ -475,7 +476,7 @@ class ProgressPlans:
         if self.waited.get(id(milestone), 0) >= WAITS:
             return None
         binder = self.binders[milestone.origin]
-        state = facts_of(StepRecord.of(0, None, observation), self.planning.settings.domain)[0]
+        state = self._facts(observation)
         bound = binder.holds(milestone.context, state, by_role=True)
         command = binder.command(route[-1][1], bound, observation.admissible) if bound is not None else None
         if command is None or bound is None or self._held_back(command, observation):
@@ -502,7 +503,7 @@ class ProgressPlans:
         to tell by, there are more branches, or the branches compare a quantity (`read_off`)."""
         if read_off(self.planning.goal.sentence):
             return None
-        now = facts_of(StepRecord.of(0, None, observation), self.planning.settings.domain)[0]
+        now = self._facts(observation)
         known = {name for fact in now for name in fact[1:]}
         compared = [(states, here) for t, states in milestone.evidence if t in binder.kept
                     and (here := states_of(whole(binder.kept[t], known), now))]  # what shows no state tells nothing
@@ -526,6 +527,21 @@ class ProgressPlans:
 
     def _plan(self, step: str, milestone: Milestone) -> Plan:
         return Plan((step,), StepSource.PROGRESS, milestone.origin, goal=self.planning.goal.sentence)
+
+    @staticmethod
+    def _as_progress(plan: Plan, milestone: Milestone) -> Plan:
+        """A skill's plan (a way, a search) taken toward the sub-goal: this source's, from its episode."""
+        return Plan(plan.steps, StepSource.PROGRESS, milestone.origin, goal=plan.goal)
+
+    def _facts(self, observation: Observation) -> frozenset[Fact]:
+        return self._read(observation)[0]
+
+    def _read(self, observation: Observation) -> tuple[frozenset[Fact], dict[str, str]]:
+        """The facts `observation` shows and its names (`facts_of`), read once however many
+        sub-goals and routes ask."""
+        if self._read_of is None or self._read_of[0] is not observation:
+            self._read_of = (observation, facts_of(StepRecord.of(0, None, observation), self.planning.settings.domain))
+        return self._read_of[1]
 
     def _searched(self, milestone: Milestone, observation: Observation) -> Plan | None:
         """Means-ends search to the sub-goal's core on the action model learned from the store,
@@ -562,7 +578,7 @@ class ProgressPlans:
             for name in places:
                 plan = go_plan(observed.room_seen(name), observed)
                 if plan is not None:
-                    return Plan(plan.steps, StepSource.PROGRESS, milestone.origin, goal=plan.goal)
+                    return self._as_progress(plan, milestone)
         return None
 
     def _find(self, milestone: Milestone, observation: Observation) -> Plan | None:
@@ -586,7 +602,7 @@ class ProgressPlans:
         # rooms the route took its steps in first.
         rooms = [room for room, _ in milestone.steps if room is not None]
         plan = find_plan(list(dict.fromkeys(unseen)), observed, self.places, containers=False, rooms=rooms)
-        return Plan(plan.steps, StepSource.PROGRESS, milestone.origin, goal=plan.goal) if plan is not None else None
+        return self._as_progress(plan, milestone) if plan is not None else None
 
     def _back_to(self, milestone: Milestone) -> Plan | None:
         """The way back to where a thing of the sub-goal was seen, where it is not here nor held.
@@ -602,7 +618,7 @@ class ProgressPlans:
                         continue
                     plan = go_plan(observed.room_seen(name), observed)
                     if plan is not None:
-                        return Plan(plan.steps, StepSource.PROGRESS, milestone.origin, goal=plan.goal)
+                        return self._as_progress(plan, milestone)
         return None
 
 

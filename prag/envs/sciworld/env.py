@@ -123,8 +123,9 @@ class SciworldEnv:
 
     def _worded(self, gold: list[str]) -> list[str]:
         """The gold actions played from the start, each in the admissible actions' words where
-        they name it otherwise (by a referent, another verb, a thing for its own terminal); one that is not admissible and changes nothing (the gold path picks
-        up a pot already held) is left out."""
+        they name it otherwise (by a referent, another verb, a thing for its own terminal); one
+        that is not admissible and changes nothing (the gold path picks up a pot already held) is
+        left out."""
         observation = self.reset()
         worded: list[str] = []
         for action in gold:

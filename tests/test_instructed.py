@@ -89,6 +89,28 @@ def test_an_indefinite_phrase_ending_the_task_names_a_kind_any_thing_of_which_is
     assert (seed.words, seed.kind) == ("seed", True) and seed.called({"peach seed"})
 
 
+def test_the_stages_of_a_thing_are_that_thing_as_it_is_at_each_and_no_description_to_choose_for() -> None:
+    """"focus on the 4 life stages of the dove, starting from earliest to latest": the dove, by
+    whatever its stage calls it ("egg dove", "hatchling dove"); the words after the comma say how.
+    Nothing is asked to be chosen for it where nothing is called so (the goal's "pear plant" is no
+    thing's name: a model asked to choose for it focused the closet), and once one stage was acted
+    on, the instruction is not sought any more: the stages come one at a time."""
+    dove = "Your task is to focus on the 4 life stages of the dove, starting from earliest to latest."
+    (stages,) = Instructed(dove, SCIWORLD).left
+    assert (stages.words, stages.kind, stages.stages, stages.description) == ("dove", True, True, None)
+    assert names_the_target(dove, SCIWORLD, {"egg dove"}) and names_the_target(dove, SCIWORLD, {"hatchling dove"})
+    assert not names_the_target(dove, SCIWORLD, {"egg moth"})
+    plant = Instructed("Your task is to focus on the life stages of the pear plant, starting from earliest to latest. "
+                       "The plants are located outside.", SCIWORLD)
+    assert plant.next == "pear plant" and plant.described is None
+    here = Observation(dove, "", ["focus on seed plant"], [], "")
+    assert plant.step(here, []) is None and plant.next == "pear plant"
+    assert plant.step(here, ["focus on seed plant"]) is None and plant.next is None
+    # A thing's one property is no stage of it: "the melting point of tin" is no "tin".
+    assert instructed("Your task is to measure the melting point of tin. First, focus on the melting point of tin.",
+                      SCIWORLD) == ["melting point of tin"]
+
+
 @pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
 def test_search_seeks_the_substance_the_task_is_about_and_focuses_on_it_with_no_llm_call() -> None:
     """boil: "First, focus on the substance": the water is "substance in ..." isa water; search

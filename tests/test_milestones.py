@@ -127,6 +127,29 @@ def test_a_thing_named_by_a_goal_word_with_an_ending_is_that_word_s_thing_in_ano
     assert same.candidates(soap) == ["soap"]
 
 
+def test_the_person_s_own_words_re_worded_name_a_thing_here_and_are_bound_first() -> None:
+    # The person's "banana seed" (its own name) is this goal's "pear seed", which the actions call
+    # "seed plant"; their "seedling banana tree" is the "seedling pear tree" here, whichever own
+    # name it has now (the seed sprouted: its own name is still "pear seed"), before any pear tree.
+    seed, tree = Term("banana seed", "seed"), Term("banana tree", "tree", said="seedling banana tree")
+    binder = Binder(SCIWORLD, {"banana": "pear"})
+    binder.see({"seed plant": "pear seed", "dead pear tree": "pear tree", "adult pear tree": "pear tree",
+                "seedling pear tree": "pear seed"})
+    assert binder.candidates(seed) == ["pear seed"] and binder.candidates(tree) == ["pear seed", "pear tree"]
+    focus = ("focus on {0}", (tree,))
+    admissible = ["focus on dead pear tree", "focus on adult pear tree", "focus on seedling pear tree"]
+    binder.keep({seed: "pear seed"})  # kept for another term: still the one the step's words say
+    assert binder.binding(focus, {}, admissible) == ("focus on seedling pear tree", {tree: "pear seed"})
+    assert binder.named_in(focus, "focus on seedling pear tree", {tree: "pear seed"})
+    assert not binder.named_in(focus, "focus on dead pear tree", {tree: "pear tree"})  # a tree only by kind
+    assert binder.named_in(("focus on {0}", (seed,)), "focus on seed plant", {seed: "pear seed"})
+    # Called as the person's was where the goal's words do not say so: not named (their crocodile
+    # was the longest-lived of their animals, not of these).
+    crocodile = Term("crocodile", "crocodile")
+    binder.see({"crocodile": "crocodile"})
+    assert not binder.named_in(("focus on {0}", (crocodile,)), "focus on crocodile", {crocodile: "crocodile"})
+
+
 def test_what_a_person_s_steps_acted_on_is_kept_with_the_states_of_what_it_is_part_of() -> None:
     state = frozenset({(state_predicate("on"), "green light bulb"), (state_predicate("off"), "red light bulb"),
                        (state_predicate("open"), "door"), (PLACED, "green light bulb", "table")})

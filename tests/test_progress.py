@@ -155,6 +155,33 @@ def test_a_person_s_answer_is_taken_where_things_are_as_they_saw_them_and_the_ot
     assert episode.won
 
 
+def test_a_person_s_focus_at_each_stage_of_their_animal_is_one_at_each_stage_of_this_one(tmp_path: Path) -> None:
+    """identify-life-stages-1: the person focused their wolf as a baby, waited, focused it grown,
+    and again (three stages). The test variation's dove has four, from an egg, and none is called
+    as the person's words re-worded ("baby dove"): the dove is focused as it first is, the progress
+    source waits while it is as it was focused, focuses it at each stage it grows to, and once more
+    after the person's last: won with no model."""
+    episode, correction = played_after_a_correction(tmp_path, "identify-life-stages-1", 100)
+    focuses = [s.action for s in episode.steps[1:] if s.action.startswith("focus on")]
+    assert "wolf" in correction.goal and "dove" in episode.goal
+    assert focuses == ["focus on egg dove", "focus on hatchling dove", "focus on juvenile dove", "focus on adult dove"]
+    assert episode.won
+
+
+def test_a_person_s_focuses_on_their_plant_s_stages_are_taken_in_their_order_on_this_one_s(tmp_path: Path) -> None:
+    """identify-life-stages-2: the person focused the banana plant's seed, its seedling, the adult
+    tree and the reproducing one. The test variation's pear plant is called so by nothing (a "seed
+    plant", a "seedling pear tree"): the person's step on what their words name here (the banana
+    seed, re-worded, is this pear seed) goes before find-X's search of the house for the "pear
+    plant", and their focuses follow in their order, whatever grew meanwhile (the seed sprouted into
+    the seedling focused next; the adult is not focused before it)."""
+    episode, correction = played_after_a_correction(tmp_path, "identify-life-stages-2", 30)
+    focuses = [s.action for s in episode.steps[1:] if s.action.startswith("focus on")]
+    assert "banana plant" in correction.goal and "pear plant" in episode.goal
+    assert focuses[:3] == ["focus on seed plant", "focus on seedling pear tree", "focus on adult pear tree"]
+    assert (episode.score or 0) >= 83
+
+
 def test_a_step_found_toward_a_sub_goal_that_answers_an_undecided_branch_waits() -> None:
     """Whichever way the progress source finds its step (here a stand-in for the search to a
     sub-goal of a focus, which planned the focus on the branch's box itself), a step answering a

@@ -461,8 +461,24 @@ class Binder:
             phrase = _reworded(term.phrase, self.rewording)
             return [n for n in known if _spoken(n) == phrase] + [n for n in known if _spoken(n).endswith(" " + phrase)] \
                 or [n for n in known if phrase.endswith(" " + _spoken(n)) or _inflected(phrase, _spoken(n))]
-        same = [n for n in known if n == term.name]
-        return same or [n for n in known if self.domain.kind(n) == term.kind]
+        # Said here as the step said it, re-worded (the seed sprouted: the "seedling pear tree" is
+        # the person's "seedling banana tree", whatever its own name); called so, or so re-worded
+        # (the stored "banana seed" is the "pear seed" of the goal's pear plant).
+        said = [canon for name, canon in self.names.items() if term.said is not None and _spoken(name) == self._said(term)]
+        same = [n for n in known if n in (term.name, _reworded(term.name, self.rewording))]
+        return list(dict.fromkeys(said + same)) or [n for n in known if self.domain.kind(n) == term.kind]
+
+    def names_it(self, term: Term, said: str, canonical: str) -> bool:
+        """Whether the person's own words for `term`, re-worded to this goal, name the thing here
+        said so (`said`, its `canonical` name): the goal's words, its name or the words the step
+        said it by ("seedling banana tree" is this "seedling pear tree"); not a thing only of its kind,
+        nor one only called as theirs was where the goal's words do not say so (their crocodile was
+        the longest-lived of their animals, not of these)."""
+        if term.phrase is not None:
+            return canonical in self.candidates(term) and (term.said is None or _spoken(said) == self._said(term))
+        if term.said is not None:
+            return _spoken(said) == self._said(term) != _spoken(term.said)
+        return canonical == _reworded(term.name, self.rewording) != term.name
 
     def holds(self, facts: Sequence[LiftedFact], state: frozenset[Fact], by_role: bool = False) -> dict[Term, str] | None:
         """A binding of the facts' terms under which every fact is in `state`, or None. With
@@ -522,11 +538,14 @@ class Binder:
             others = sorted(set(self.names.values()) - taken)
             options = [option or (others if t.phrase is None else []) for option, t in zip(options, terms)]
         wanted = set(admissible)
-        for choice in _product(options):
-            for names in _product([self._said_first(by_canonical.get(c, [c]), t, exact) for c, t in zip(choice, terms)]):
-                command = template.format(*names)
-                if command in wanted:
-                    return command, dict(zip(terms, choice))
+        # Said as the step said it first, whichever thing that is (the seed sprouted is the "seedling
+        # pear tree", a thing kept for the seed), then as `exact` allows.
+        for strictly in dict.fromkeys((True, exact)):
+            for choice in _product(options):
+                for names in _product([self._said_first(by_canonical.get(c, [c]), t, strictly) for c, t in zip(choice, terms)]):
+                    command = template.format(*names)
+                    if command in wanted:
+                        return command, dict(zip(terms, choice))
         return None
 
     def keep(self, binding: Mapping[Term, str]) -> None:
@@ -545,10 +564,24 @@ class Binder:
         only that one (the adult "dove" is no "baby baby dove")."""
         if term.said is None:
             return names
-        said = _reworded(_spoken(term.said), self.rewording)
+        said = self._said(term)
         if exact:
             return [name for name in names if _spoken(name) == said]
         return sorted(names, key=lambda name: _spoken(name) != said)
+
+
+    def named_in(self, action: LiftedAction, command: str, binding: Mapping[Term, str]) -> bool:
+        """Whether `command`, the person's step re-bound by `binding`, takes it on things their own
+        words name here (`names_it`), every one."""
+        template, terms = action
+        if not terms or any(t not in binding for t in terms):
+            return False
+        said = [[name for name, canon in self.names.items() if canon == binding[t]] or [binding[t]] for t in terms]
+        return any(template.format(*names) == command and all(self.names_it(t, n, binding[t]) for t, n in zip(terms, names))
+                   for names in _product(said))
+
+    def _said(self, term: Term) -> str:
+        return _reworded(_spoken(term.said or term.name), self.rewording)
 
 
 def _product(options: Sequence[Sequence[str]], limit: int = 64) -> list[tuple[str, ...]]:

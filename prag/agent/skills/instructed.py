@@ -21,6 +21,9 @@ names a kind, not a thing:
 the instruction that refers to it ("the thing", its last word, or words the clause does not use)
 is taken on any thing whose name ends in that phrase, as English names a kind of a kind ("pea
 plant"; "living thing in flower pot 6", by the words the actions use for it without where it is).
+An instruction naming what is meant of a thing ("focus on the 4 life stages of the dove, starting
+from earliest to latest") names that thing as it is at each: any thing whose name ends in it (the
+"egg dove", later the "hatchling dove"); the words after a comma say how, not what.
 
 What the words leave open, experience reads (`verified_focuses`): where a stored episode of this
 goal's template took an irrevocable step that raised the family's score, the thing it was aimed at
@@ -52,6 +55,10 @@ _QUALIFIED = re.compile(r"\s(?:with|that|which|whose)\s")
 _LABEL = re.compile(r"\s(?:\w|\d+)$")
 _MADE = re.compile(r"(?P<what>.+?) you (?:created|made)")
 _QUOTED_END = re.compile(r"'(?P<name>[^']+)'$")
+# "the 4 life stages of the dove, starting from earliest to latest": what is meant of a thing (its
+# stages, its parts), each of which is that thing as it is then (an "egg dove", later a "hatchling
+# dove"); the words after a comma say how, not what.
+_OF_A_THING = re.compile(r"^(?:\d+\s+)?(?:[\w-]+\s)*[\w-]+s of (?:the\s+|an?\s+)?(?P<thing>[\w-]+(?:\s[\w-]+)*?)(?:,.*)?$")
 _KIND = re.compile(r"(?:^|\s)(?:a|an|a\(n\))\s+(?P<kind>(?:(?!(?:from|of|in|on|to|with|into|for|by|at)\b)[\w-]+\s?)+)$")
 
 
@@ -69,6 +76,9 @@ class Target:
     kind: bool = False
     chosen: bool = False
     made: bool = False  # "the intermediate (secondary color) paint you created": a thing of kind `words` made here
+    # "the 4 life stages of the dove": each what `words` names as it is then (an "egg dove"), by
+    # its name; nothing a description is asked for, where nothing is called so.
+    stages: bool = False
 
     @property
     def description(self) -> str | None:
@@ -76,7 +86,7 @@ class Target:
         rather than name it: a kind ("a(n) animal"), or a phrase qualified by what it is like
         ("the animal with the longest life span"); None for a name."""
         if self.kind:
-            return f"a(n) {self.words}"
+            return None if self.stages else f"a(n) {self.words}"
         if self.chosen or self.made or self.about is not None:
             return None
         return f"the {self.words}" if _QUALIFIED.search(self.words) else None
@@ -111,22 +121,28 @@ def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[Target, ...], st
     once a goal (they are asked of every irrevocable action offered, every step)."""
     named: list[str] = []
     indefinite: set[int] = set()  # "focus on a seed": any thing of the kind
+    stages: set[int] = set()  # "focus on the life stages of the dove": the dove, whatever it is called at each
     if irrevocable is not None:
         # The instruction may follow other words of its sentence ("When you are done, focus on ...").
         pattern = re.compile(rf"(?:^|(?<=\s))(?:{irrevocable})$")
         for sentence in instructions(goal):
             match = pattern.search(sentence)
             if match is not None:
+                named_so = without_article(match["x"])
+                of_a_thing = _OF_A_THING.match(named_so)
                 if _INDEFINITE.match(match["x"]):
                     indefinite.add(len(named))
-                named.append(without_article(match["x"]))
+                if of_a_thing is not None:
+                    stages.add(len(named))
+                named.append(of_a_thing["thing"] if of_a_thing is not None else named_so)
     # The goal's first clause, whose last words name what the task is about ("your task is to
     # boil gallium", "... to measure the temperature of unknown substance b").
     first = re.split(r"[.,;!?]", " ".join(goal.lower().split()), maxsplit=1)[0].strip()
     quoted = _QUOTED_END.search(first)  # "create the substance 'sugar water'": a whole name, kept in quotes
     about = " ".join(first[: quoted.start() if quoted else None].replace("'", " ").split()
                      + ([quoted[0]] if quoted else []))
-    targets = [Target(name, kind=True) if i in indefinite else _target(name, about) for i, name in enumerate(named)]
+    targets = [Target(name, kind=True, stages=i in stages) if i in indefinite | stages else _target(name, about)
+               for i, name in enumerate(named)]
     said = set(re.findall(r"\w+", about))
     kind = _KIND.search(about)
     if kind is not None:  # "find a(n) living thing. First, focus on the thing."
@@ -266,7 +282,9 @@ class Instructed:
 
     def step(self, observation: Observation, taken: Sequence[str | None]) -> str | None:
         """The admissible action the next instruction calls for now; None while its thing is not in view."""
-        while self.left and any(self._offered.get(action or "") == self.left[0] for action in taken):
+        # Stages are taken one at a time as they come, by whichever source: once one was, it is not sought.
+        while self.left and any(self._offered.get(action or "") == self.left[0]
+                                or self.left[0].stages and self.domain.aimed_at(action or "") for action in taken):
             self.left.pop(0)
         if not self.left:
             return None

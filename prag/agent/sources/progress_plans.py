@@ -33,19 +33,19 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import ClassVar
 
-from prag.agent.goals.milestones import (Binder, Lesson, LiftedAction, Milestone, Term, Way, as_goal, facts_of, lesson,
+from prag.agent.goals.milestones import (Binder, Lesson, LiftedAction, Milestone, RouteStep, Term, Way, as_goal, facts_of, lesson,
                                         makes_what_it_names, merged, states_of, whole)
 from prag.agent.plans import Plan, episode_rewording
 from prag.agent.proposal import Proposal, Standing, View
 from prag.agent.skills.carry import readying
 from prag.agent.skills.explore import find_plan, go_plan, opening
-from prag.agent.skills.irrevocable import Irrevocable, answer_places, into, read_off
+from prag.agent.skills.irrevocable import FULL_SCORE, Irrevocable, answer_places, answer_targets, into, read_off
 from prag.agent.sources.past_episodes import ThisTask, verified_replays
 from prag.agent.sources.plan_source import Planning
 from prag.agent.world.places import Places
 from prag.agent.world.search import to_facts
 from prag.envs.base import Observation
-from prag.envs.facts import AT, PLACED, Fact
+from prag.envs.facts import AT, PLACED, STATE, Fact
 from prag.sources import StepSource
 from prag.store.records import EpisodeRecord, StepRecord
 
@@ -95,6 +95,8 @@ class ProgressPlans:
         self.efforts: dict[int, int] = {}  # sub-goal (its id) -> the steps offered toward it since the score last rose
         self.walked: dict[int, Counter[tuple[str | None, str]]] = {}  # sub-goal (its id) -> (room, move) -> times offered
         self.binders: dict[int | None, Binder] = {}
+        self.names: dict[str, str] = {}  # every name seen as the actions say it -> canonical
+        self.named: str | None = None  # the route step offered last, where the person's words name its things here
         self.reached: set[int] = set()
         self.along: dict[int, int] = {}  # sub-goal (its id) -> how far along its route the episode went
         # (sub-goal, the route's step offered last, its binder and binding: kept once the step is taken)
@@ -123,6 +125,8 @@ class ProgressPlans:
         p.state.avoided = self.avoided | self._undisturbing(observation)
         left = [m for i, m in enumerate(self.milestones or ()) if i not in self.reached
                 and self.efforts.get(id(m), 0) < EFFORT]
+        if not left and self._once_more(observation):
+            left = [m for i, m in enumerate(self.milestones or ()) if i not in self.reached]
         p.state.subgoal = left[0].describe() if left else None
         if not left:
             return None
@@ -134,7 +138,8 @@ class ProgressPlans:
             # can be taken or walked to (the goal's sugar water is made, not found: find searched the
             # house for it for 47 steps).
             searching = view.plan is not None and view.plan.source == StepSource.FIND
-            way = self._known_way(left[0], observation) or self._person_s(left[0], observation) if searching else None
+            way = self._known_way(left[0], observation) or self._person_s(left[0], observation) \
+                or self._named_here(left[0], observation) if searching else None
             return self._offer(left[0], way, observation) if way is not None else None
         # The sub-goal pursued last step first (not one walked away from to another's thing and back),
         # then the first a step can be taken toward (the cup may not be in this room).
@@ -147,11 +152,28 @@ class ProgressPlans:
         self.focus = None
         return None
 
+    def _once_more(self, observation: Observation) -> bool:
+        """Every sub-goal reached and the task not won: a person's last sub-goal that is an action
+        they took again and again (focused the wolf at each stage it grew to), made a sub-goal once
+        more. The person's wolf had three stages; this dove has four."""
+        if observation.score is None or observation.score >= FULL_SCORE:
+            return False
+        milestones = self.milestones or []
+        last = max((i for i, m in enumerate(milestones) if m.origin in self.corrected and m.action is not None
+                    and sum(other.origin == m.origin and other.key == m.key for other in milestones) > 1), default=None)
+        if last is None:
+            return False
+        self.reached.discard(last)
+        for progress in (self.along, self.waited, self.efforts):
+            progress.pop(id(milestones[last]), None)
+        return True
+
     def _offer(self, milestone: Milestone, plan: Plan, observation: Observation) -> Proposal | None:
         """The plan's step toward the sub-goal, unless it goes in circles, guesses an irrevocable
         step, or answers a branch not decided (`_held_back`; one a person's evidence decided is)."""
         step = plan.steps[0]
         if self._in_circles(milestone, step, observation) or self._guessed(milestone, step) \
+                or self._before_its_turn(milestone, step) \
                 or step not in self.decided and self._held_back(step, observation):
             return None
         self.efforts[id(milestone)] = self.efforts.get(id(milestone), 0) + 1
@@ -159,18 +181,49 @@ class ProgressPlans:
         self.planning.state.subgoal = milestone.describe()
         if step == self.planning.state.last.action:
             self._await(observation)
+            self.planning.state.awaiting = True
         return Proposal.of(plan)
 
     def _guessed(self, milestone: Milestone, step: str) -> bool:
         """Whether `step` is irrevocable and a step of the sub-goal's route stands for it only as a
         guess: the stored step said its thing otherwise than by its name, and no name here is those
         words re-worded (`Binder.command`'s `exact`). The stored focus was on the baby wolf; here
-        the dove is an adult, and a focus on it failed the task."""
-        if self.planning.settings.domain.aimed_at(step) is None:
+        the dove is an adult, and a focus on it failed the task. Not where the step acts again on
+        the goal's thing, renamed since this episode acted on it so (`_renamed`): the person's
+        juvenile wolf, focused after their baby wolf grew, is this dove egg hatched."""
+        domain = self.planning.settings.domain
+        if domain.aimed_at(step) is None:
             return False
         binder = self.binders[milestone.origin]
         return any(binder.command(action, {}, (step,)) == step and binder.command(action, {}, (step,), exact=True) is None
+                   and not (any(t.phrase is not None for t in action[1]) and self._renamed(step))
                    for _, action in milestone.steps)
+
+    def _before_its_turn(self, milestone: Milestone, step: str) -> bool:
+        """Whether `step` is irrevocable and a person's sub-goal before this one, of the same
+        correction, has an irrevocable step not yet reached: their focuses are taken in their
+        order (the adult tree is not focused before the seedling, whatever grew since)."""
+        domain = self.planning.settings.domain
+        if milestone.origin not in self.corrected or domain.aimed_at(step) is None:
+            return False
+        for index, earlier in enumerate(self.milestones or ()):
+            if earlier is milestone:
+                return False
+            if index not in self.reached and earlier.origin == milestone.origin and self.efforts.get(id(earlier), 0) < EFFORT \
+                    and any(domain.aimed_at(action[0].format(*action[1])) for _, action in earlier.steps):
+                return True
+        return False
+
+    def _renamed(self, step: str) -> bool:
+        """Whether the last irrevocable step this episode took on the thing `step` is aimed at said
+        it otherwise: the same thing at another stage (focused as the "egg dove", now the
+        "hatchling dove"), acted on again as the person acted on theirs at each stage."""
+        domain = self.planning.settings.domain
+        thing = domain.aimed_at(step)
+        canonical = self.names.get(thing or "", thing)
+        last = next((aimed for s in reversed(self.planning.state.steps) if s.action
+                     and (aimed := domain.aimed_at(s.action)) and self.names.get(aimed, aimed) == canonical), None)
+        return last is not None and last != thing
 
     def _in_circles(self, milestone: Milestone, step: str, observation: Observation) -> bool:
         """Whether moves toward `milestone` go round in circles: the same move from the same room
@@ -262,6 +315,7 @@ class ProgressPlans:
         state, names = self._read(observation)
         # The names the actions offered here use are names here too (an empty shelf is in no triple).
         offered = {name: name for action in observation.admissible for name in domain.entities(action)}
+        self.names.update({**offered, **names})
         for binder in self.binders.values():
             binder.see({**offered, **names})
         rose = self.score is not None and observation.score is not None and observation.score > self.score
@@ -279,19 +333,31 @@ class ProgressPlans:
         # the rise is a sub-goal of facts reached (the focus that raised the score is not the
         # connection after it).
         was_next = self.next
-        credited = False
+        credited = marked = False
         for index, milestone in enumerate(self.milestones or ()):
             if index in self.reached:
                 continue
             binder = self.binders[milestone.origin]
-            if milestone.core and binder.holds(milestone.core, state) is not None:
+            # A mark is reached by the step that made it and raised the score, one a step: the mark
+            # stays on a seed focused that has sprouted since, and growing raises the score too.
+            marks = self._marks(milestone)
+            made_mark = rose and not marked and last is not None and self.planning.settings.domain.aimed_at(last) is not None
+            if milestone.core and binder.holds(milestone.core, state) is not None and (not marks or made_mark):
                 self.reached.add(index)
                 credited = credited or rose
+                marked = marked or marks
                 self.reached.update(self._means_to(index))
         # ... and only where the step taken was that action here (entering the workshop is not reading the recipe).
         if rose and not credited and was_next is not None and not was_next.core and was_next.action is not None \
                 and last is not None and self.binders[was_next.origin].command(was_next.action, {}, (last,)) == last:
             self.reached.add(next(i for i, m in enumerate(self.milestones or ()) if m is was_next))
+
+    def _marks(self, milestone: Milestone) -> bool:
+        """Whether the sub-goal is a thing marked as irrevocably acted on (focused): reached where a
+        step raised the score, not where the mark stays on a thing grown since (the seed focused,
+        a seedling now, is not the seedling the person focused next)."""
+        marked = self.planning.settings.domain.marked
+        return marked is not None and any(predicate == STATE + marked for predicate, _ in milestone.core)
 
     def _means_to(self, index: int) -> list[int]:
         """Where a person's sub-goal holds here of itself (the pots of this greenhouse hold soil),
@@ -364,10 +430,21 @@ class ProgressPlans:
                 if walk:
                     self.heading = (*key, target)
                 return self._as_progress(way, milestone) if walk else None
+            if command is not None and in_order and self.irrevocable.repeated([command], observation.scene_triples) \
+                    and not self._renamed(command):
+                again = self._again(milestone, route, index, bound, observation)
+                if again is not None:
+                    return again
+                continue
             if command is None or command in p.state.lessons.fatal | self.avoided or self._idle(command, observation):
                 continue
+            # A person's step on what their own words name here, re-worded, is theirs to take (their
+            # focus on the banana seed is one on this pear seed), unless it answers a branch.
+            named = in_order and found is not None and binder.named_in(action, command, found[1])
+            self.named = command if named else None
             if self._held_back(command, observation):
-                command = self._as_the_person_found(milestone, binder, command, observation) if in_order else None
+                command = command if named and not self._answers(command, observation) else \
+                    self._as_the_person_found(milestone, binder, command, observation) if in_order else None
                 if command is None:
                     continue
                 self.decided.add(command)
@@ -382,6 +459,20 @@ class ProgressPlans:
         rooms = [name for predicate, terms in milestone.core if predicate == AT for name in binder.candidates(terms[0])]
         step = next((s for s in (self._toward(room, observation) for room in rooms) if s is not None), None)
         return self._plan(step, milestone) if step is not None else None
+
+    def _again(self, milestone: Milestone, route: tuple[RouteStep, ...], index: int, bound: Mapping[Term, str],
+               observation: Observation) -> Plan | None:
+        """A person's step on a thing already acted on so, as it is now (focused): the step of
+        their route before it taken again, up to WAITS times, where it is no irrevocable step.
+        The person waited, then focused the wolf grown; here the dove egg has not hatched yet."""
+        if index == 0 or self.waited.get(id(milestone), 0) >= WAITS:
+            return None
+        before = self.binders[milestone.origin].command(route[index - 1][1], bound, observation.admissible)
+        if before is None or self.planning.settings.domain.aimed_at(before) is not None:
+            return None
+        self.waited[id(milestone)] = self.waited.get(id(milestone), 0) + 1
+        self.planning.state.awaiting = True
+        return self._plan(before, milestone)
 
     def _named_room(self, action: LiftedAction, bound: Mapping[Term, str], binder: Binder) -> str | None:
         """Another room where a thing the goal names that the step is taken on was seen (the
@@ -429,6 +520,19 @@ class ProgressPlans:
         if milestone.origin not in self.makers:
             return None
         return self._route(milestone, observation, walk=False) or self._route(milestone, observation, walk=True)
+
+    def _named_here(self, milestone: Milestone, observation: Observation) -> Plan | None:
+        """The next step of a person's route where it is taken on things their own words name
+        here (`Binder.named_in`): what a search seeks is at hand (the goal's "pear plant" is
+        nothing's name; the person's "banana seed" is this "pear seed", there to focus on)."""
+        if milestone.origin not in self.corrected:
+            return None
+        along, offered = dict(self.along), self.offered
+        plan = self._route(milestone, observation, walk=False)
+        if plan is not None and plan.steps[0] == self.named:
+            return plan
+        self.along, self.offered = along, offered
+        return None
 
     def _known_way(self, milestone: Milestone, observation: Observation) -> Plan | None:
         """For a sub-goal of being in a room, learned in an episode of this very task (the same
@@ -490,8 +594,18 @@ class ProgressPlans:
         (prag.agent.skills.irrevocable): another variation's route took it for its own answer."""
         p = self.planning
         window = p.settings.config.gamble_window
-        return command in self.irrevocable.deferred([command], p.goal.sentence, observation, p.state.t, p.state.max_steps,
-                                                    window)
+        deferred = self.irrevocable.deferred([command], p.goal.sentence, observation, p.state.t, p.state.max_steps, window)
+        # Acted on so already, as the scene marks it, but at another stage since: the person's next focus.
+        return command in deferred and not (deferred == self.irrevocable.repeated([command], observation.scene_triples)
+                                            and self._renamed(command))
+
+    def _answers(self, command: str, observation: Observation) -> bool:
+        """Whether `command` answers one of the goal's conditional branches (a focus on the box it
+        names, a thing put in it), or is acted on so already as it is (`Irrevocable.repeated`)."""
+        goal, domain = self.planning.goal.sentence, self.planning.settings.domain
+        return domain.aimed_at(command) in answer_targets(goal, domain.irrevocable) \
+            or any(into(command, place) for place in answer_places(goal)) \
+            or bool(self.irrevocable.repeated([command], observation.scene_triples))
 
     def _as_the_person_found(self, milestone: Milestone, binder: Binder, command: str,
                              observation: Observation) -> str | None:

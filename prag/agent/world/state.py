@@ -89,6 +89,9 @@ class EpisodeState:
     subgoal: str | None = None  # the next sub-goal learned from reward, in words (prag.agent.sources.progress_plans)
     avoided: set[str] = field(default_factory=set)  # actions a stored score fell after, re-bound here (the same)
     last_changed: bool = True  # the last action changed the observation or the scene graph
+    # A source takes the last step again, awaiting a change that takes time (a wait, the stove lit
+    # again): that it changed nothing is then no reason to ask the LLM. Set for one step.
+    awaiting: bool = False
     score: float | None = None  # the family's score now, where it keeps one
     rewarded: list[str] = field(default_factory=list)  # the actions after which it rose, in order
     steps_since_ask: int = 0
@@ -130,6 +133,7 @@ class EpisodeState:
         """What `action` led to."""
         last = self.last
         self.last_changed = (observation.text, observation.scene_text) != (last.observation, last.scene)
+        self.awaiting = False
         self.tried[(last.observation, last.scene, action)] += 1
         # The decision of this step, if the agent was asked for it (`decided` once a step).
         decision = self.decisions[-1] if len(self.decisions) == self.t else None

@@ -27,7 +27,7 @@ logit margin was no higher on the right thing than on the wrong one (docs/record
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache
 
 from prag.agent.skills.carry import carry_of
@@ -52,13 +52,14 @@ class Irrevocable:
         return thing is not None and not names_the_target(goal, self.domain, names(thing, self.domain, triples))
 
     def deferred(self, actions: Sequence[str], goal: str, observation: Observation, t: int, max_steps: int,
-                 window: float) -> set[str]:
+                 window: float, grown: Collection[str] = ()) -> set[str]:
         """The doubtful ones among `actions`, and those ending in a place a conditional branch
         carries to (`answer_places`), unless step `t` (from 1) is in the last `window` (a fraction)
         of `max_steps` and the episode has earned no score it would forfeit, or `window` is the
-        whole budget (the LLM decides); and, always, the `repeated` ones."""
+        whole budget (the LLM decides); and, always, the `repeated` ones but those `grown` (the
+        caller's: on a thing at another stage since, the "hatchling dove" focused as an egg)."""
         triples = observation.scene_triples
-        repeated = self.repeated(actions, triples)
+        repeated = self.repeated(actions, triples) - set(grown)
         if gambling(observation, t, max_steps, window):
             return repeated
         answers = answer_places(goal)

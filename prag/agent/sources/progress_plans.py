@@ -443,7 +443,7 @@ class ProgressPlans:
             named = in_order and found is not None and binder.named_in(action, command, found[1])
             self.named = command if named else None
             if self._held_back(command, observation):
-                command = command if named and not self._answers(command, observation) else \
+                command = command if named and not self._answers(command) else \
                     self._as_the_person_found(milestone, binder, command, observation) if in_order else None
                 if command is None:
                     continue
@@ -594,18 +594,17 @@ class ProgressPlans:
         (prag.agent.skills.irrevocable): another variation's route took it for its own answer."""
         p = self.planning
         window = p.settings.config.gamble_window
-        deferred = self.irrevocable.deferred([command], p.goal.sentence, observation, p.state.t, p.state.max_steps, window)
         # Acted on so already, as the scene marks it, but at another stage since: the person's next focus.
-        return command in deferred and not (deferred == self.irrevocable.repeated([command], observation.scene_triples)
-                                            and self._renamed(command))
+        grown = [command] if self._renamed(command) else []
+        return command in self.irrevocable.deferred([command], p.goal.sentence, observation, p.state.t, p.state.max_steps,
+                                                    window, grown)
 
-    def _answers(self, command: str, observation: Observation) -> bool:
+    def _answers(self, command: str) -> bool:
         """Whether `command` answers one of the goal's conditional branches (a focus on the box it
-        names, a thing put in it), or is acted on so already as it is (`Irrevocable.repeated`)."""
+        names, a thing put in it)."""
         goal, domain = self.planning.goal.sentence, self.planning.settings.domain
         return domain.aimed_at(command) in answer_targets(goal, domain.irrevocable) \
-            or any(into(command, place) for place in answer_places(goal)) \
-            or bool(self.irrevocable.repeated([command], observation.scene_triples))
+            or any(into(command, place) for place in answer_places(goal))
 
     def _as_the_person_found(self, milestone: Milestone, binder: Binder, command: str,
                              observation: Observation) -> str | None:

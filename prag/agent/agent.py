@@ -209,7 +209,8 @@ class PragAgent:
     def _state(self, observation: Observation) -> MediatorState:
         return self.arbiter.state(
             t=self.state.t, max_steps=self.state.max_steps, admissible=observation.admissible,
-            last_changed=self.state.last_changed or self.state.awaiting, steps_since_ask=self.state.steps_since_ask, asks=self.state.asks,
+            last_changed=self.state.last_changed or self.state.awaiting, steps_since_ask=self.state.steps_since_ask,
+            asks=self.state.asks,
             holding=bool(self.settings.domain.held(observation.scene_triples)),
         )
 

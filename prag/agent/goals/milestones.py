@@ -464,7 +464,8 @@ class Binder:
         # Said here as the step said it, re-worded (the seed sprouted: the "seedling pear tree" is
         # the person's "seedling banana tree", whatever its own name); called so, or so re-worded
         # (the stored "banana seed" is the "pear seed" of the goal's pear plant).
-        said = [canon for name, canon in self.names.items() if term.said is not None and _spoken(name) == self._said(term)]
+        said = [canon for name, canon in self.names.items()
+                if term.said is not None and _spoken(name) == self._said(term)]
         same = [n for n in known if n in (term.name, _reworded(term.name, self.rewording))]
         return list(dict.fromkeys(said + same)) or [n for n in known if self.domain.kind(n) == term.kind]
 
@@ -542,7 +543,8 @@ class Binder:
         # pear tree", a thing kept for the seed), then as `exact` allows.
         for strictly in dict.fromkeys((True, exact)):
             for choice in _product(options):
-                for names in _product([self._said_first(by_canonical.get(c, [c]), t, strictly) for c, t in zip(choice, terms)]):
+                said = [self._said_first(by_canonical.get(c, [c]), t, strictly) for c, t in zip(choice, terms)]
+                for names in _product(said):
                     command = template.format(*names)
                     if command in wanted:
                         return command, dict(zip(terms, choice))
@@ -569,7 +571,6 @@ class Binder:
             return [name for name in names if _spoken(name) == said]
         return sorted(names, key=lambda name: _spoken(name) != said)
 
-
     def named_in(self, action: LiftedAction, command: str, binding: Mapping[Term, str]) -> bool:
         """Whether `command`, the person's step re-bound by `binding`, takes it on things their own
         words name here (`names_it`), every one."""
@@ -577,8 +578,8 @@ class Binder:
         if not terms or any(t not in binding for t in terms):
             return False
         said = [[name for name, canon in self.names.items() if canon == binding[t]] or [binding[t]] for t in terms]
-        return any(template.format(*names) == command and all(self.names_it(t, n, binding[t]) for t, n in zip(terms, names))
-                   for names in _product(said))
+        return any(template.format(*names) == command
+                   and all(self.names_it(t, n, binding[t]) for t, n in zip(terms, names)) for names in _product(said))
 
     def _said(self, term: Term) -> str:
         return _reworded(_spoken(term.said or term.name), self.rewording)

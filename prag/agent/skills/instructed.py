@@ -58,7 +58,8 @@ _QUOTED_END = re.compile(r"'(?P<name>[^']+)'$")
 # "the 4 life stages of the dove, starting from earliest to latest": what is meant of a thing (its
 # stages, its parts), each of which is that thing as it is then (an "egg dove", later a "hatchling
 # dove"); the words after a comma say how, not what.
-_OF_A_THING = re.compile(r"^(?:\d+\s+)?(?:[\w-]+\s)*[\w-]+s of (?:the\s+|an?\s+)?(?P<thing>[\w-]+(?:\s[\w-]+)*?)(?:,.*)?$")
+_OF_A_THING = re.compile(
+    r"^(?:\d+\s+)?(?:[\w-]+\s)*[\w-]+s of (?:the\s+|an?\s+)?(?P<thing>[\w-]+(?:\s[\w-]+)*?)(?:,.*)?$")
 _KIND = re.compile(r"(?:^|\s)(?:a|an|a\(n\))\s+(?P<kind>(?:(?!(?:from|of|in|on|to|with|into|for|by|at)\b)[\w-]+\s?)+)$")
 
 

@@ -33,8 +33,8 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import ClassVar
 
-from prag.agent.goals.milestones import (Binder, Lesson, LiftedAction, Milestone, RouteStep, Term, Way, as_goal, facts_of, lesson,
-                                        makes_what_it_names, merged, states_of, whole)
+from prag.agent.goals.milestones import (Binder, Lesson, LiftedAction, Milestone, RouteStep, Term, Way, as_goal,
+                                        facts_of, lesson, makes_what_it_names, merged, states_of, whole)
 from prag.agent.plans import Plan, episode_rewording
 from prag.agent.proposal import Proposal, Standing, View
 from prag.agent.skills.carry import readying
@@ -209,8 +209,8 @@ class ProgressPlans:
         for index, earlier in enumerate(self.milestones or ()):
             if earlier is milestone:
                 return False
-            if index not in self.reached and earlier.origin == milestone.origin and self.efforts.get(id(earlier), 0) < EFFORT \
-                    and any(domain.aimed_at(action[0].format(*action[1])) for _, action in earlier.steps):
+            if index not in self.reached and earlier.origin == milestone.origin \
+                    and self.efforts.get(id(earlier), 0) < EFFORT and any(domain.aimed_at(action[0].format(*action[1])) for _, action in earlier.steps):
                 return True
         return False
 
@@ -341,7 +341,7 @@ class ProgressPlans:
             # A mark is reached by the step that made it and raised the score, one a step: the mark
             # stays on a seed focused that has sprouted since, and growing raises the score too.
             marks = self._marks(milestone)
-            made_mark = rose and not marked and last is not None and self.planning.settings.domain.aimed_at(last) is not None
+            made_mark = rose and not marked and last is not None and domain.aimed_at(last) is not None
             if milestone.core and binder.holds(milestone.core, state) is not None and (not marks or made_mark):
                 self.reached.add(index)
                 credited = credited or rose

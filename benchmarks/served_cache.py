@@ -8,7 +8,7 @@ cache serves, and the seconds a call.
 Replays the calls a run recorded (`benchmarks/llm_steps.py --record`), in their order, through
 prag's OpenAI client (`--llm openai:MODEL --llm-url URL`, as `prag run` sends them) to a server
 started for the purpose on 127.0.0.1 with one thread:
-- `llama-cpp`: llama-cpp-python's server (`python -m llama_cpp.server`, installed with the
+- `llama-cpp`: llama-cpp-python's server (`python -m prag.llm.llama_server`: `llama_cpp.server` loaded as prag loads, installed with the
   `local` extra's server extra), which keeps the last prompt's KV cache and reuses its longest
   shared prefix; choices go to it as a GBNF grammar. It reports no cached tokens, so they are
   read from what it logs with `--verbose True` ("N prefix-match hit, remaining M prompt tokens
@@ -50,7 +50,7 @@ def _free_port() -> int:
 def _start(server: str, path: Path, name: str, log: Path) -> tuple[subprocess.Popen, str]:
     port = _free_port()
     if server == "llama-cpp":
-        command = [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", name,
+        command = [sys.executable, "-m", "prag.llm.llama_server", "--model", str(path), "--model_alias", name,
                    "--n_ctx", "8192", "--n_threads", "1", "--n_threads_batch", "1", "--verbose", "True",
                    "--host", "127.0.0.1", "--port", str(port)]
         process = subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

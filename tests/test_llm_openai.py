@@ -49,7 +49,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     cmd = [
         sys.executable,
         "-m",
-        "llama_cpp.server",
+        "prag.llm.llama_server",  # llama_cpp.server, loaded as prag loads (it segfaults on AMX CPUs otherwise)
         "--model",
         str(gguf),
         "--host",

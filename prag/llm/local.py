@@ -143,7 +143,7 @@ class LocalLLM:
             if self._loaded is None:
                 llama_cpp = _llama_cpp()
                 try:
-                    with _extra_buffers(llama_cpp, self._extra_buffers):
+                    with extra_buffers(llama_cpp, self._extra_buffers):
                         llama = _load(llama_cpp, model_path=str(self._model_path), **self._params)
                 except ValueError as exc:  # llama-cpp-python's way of saying the file did not load
                     raise LLMError(f"Cannot load the model {self._model_path}: {exc}") from None
@@ -339,7 +339,7 @@ def _common(held: np.ndarray, wanted: np.ndarray) -> int:
 
 
 @contextlib.contextmanager
-def _extra_buffers(llama_cpp: Any, allowed: bool) -> Iterator[None]:
+def extra_buffers(llama_cpp: Any, allowed: bool) -> Iterator[None]:
     """Models loaded within have llama.cpp's `use_extra_bufts` off unless `allowed`.
 
     llama-cpp-python's `Llama` takes no such argument: it starts from

@@ -210,7 +210,8 @@ class ProgressPlans:
             if earlier is milestone:
                 return False
             if index not in self.reached and earlier.origin == milestone.origin \
-                    and self.efforts.get(id(earlier), 0) < EFFORT and any(domain.aimed_at(action[0].format(*action[1])) for _, action in earlier.steps):
+                    and self.efforts.get(id(earlier), 0) < EFFORT \
+                    and any(domain.aimed_at(action[0].format(*action[1])) for _, action in earlier.steps):
                 return True
         return False
 
@@ -220,7 +221,9 @@ class ProgressPlans:
         "hatchling dove"), acted on again as the person acted on theirs at each stage."""
         domain = self.planning.settings.domain
         thing = domain.aimed_at(step)
-        canonical = self.names.get(thing or "", thing)
+        if thing is None:  # asked of every step held back: no walk of the episode for one that is not irrevocable
+            return False
+        canonical = self.names.get(thing, thing)
         last = next((aimed for s in reversed(self.planning.state.steps) if s.action
                      and (aimed := domain.aimed_at(s.action)) and self.names.get(aimed, aimed) == canonical), None)
         return last is not None and last != thing

@@ -53,6 +53,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="local", help="a --llm spec (default: local, the 1.5B model)")
     parser.add_argument("--thing-by-thing", action="store_true", help="ask yes/no of each thing instead")
+    parser.add_argument("--house", action="store_true",
+                        help="ask once over the whole house's things, with no \"none\"")
+    parser.add_argument("--states", action="store_true",
+                        help="show the things alive as the scene reads them: \"bee (alive)\" (as prag.agent.skills.described does)")
+    parser.add_argument("--verify", action="store_true",
+                        help="ask \"Is the {thing} a(n) {kind}?\" (yes/no) of the thing named, and count \"no\" as none")
     args = parser.parse_args()
     llm = make_llm(args.model, n_threads=1)
     sim = simulator()
@@ -62,21 +68,30 @@ def main() -> None:
             sim.load(task, variation, "")
             tree = sim.getObjectTree()
             tree = json.loads(tree) if isinstance(tree, str) else tree
-            for room in tree["contents"].values():
-                seen = things(room)
+            rooms = [(room["name"], things(room)) for room in tree["contents"].values()]
+            if args.house:
+                rooms = [("the house", [found for _, seen in rooms for found in seen])]
+            for where, seen in rooms:
                 names = sorted({name for name, _ in seen})
                 if not names:
                     continue
                 alive = sorted({name for name, living in seen if living})
+                shown = [f"{name} (alive)" if args.states and name in alive else name for name in names]
                 start = time.perf_counter()
                 if args.thing_by_thing:
                     said = [name for name in names if ask(llm, f"Is a {name} a(n) {kind}? Answer yes or no.",
                                                           ["yes", "no"]) == "yes"]
                     answer = f"yes to {said}"
                 else:
-                    answer = ask(llm, f"Things here: {', '.join(names)}.\nWhich one of them is a(n) {kind}? "
-                                      "Answer with its name, or none.", names + ["none"])
-                print(f"{task} variation {variation}, {room['name']}: {answer} ({time.perf_counter() - start:.1f} s)"
+                    none = "" if args.house else ", or none"
+                    answer = ask(llm, f"Things {'seen' if args.house else 'here'}: {', '.join(shown)}.\n"
+                                      f"Which one of them is a(n) {kind}? Answer with its name{none}.",
+                                 names + ([] if args.house else ["none"]))
+                    if args.verify and answer in names:
+                        shown_answer = shown[names.index(answer)]
+                        if ask(llm, f"Is the {shown_answer} a(n) {kind}? Answer yes or no.", ["yes", "no"]) == "no":
+                            answer = f"none (said {answer}, then no)"
+                print(f"{task} variation {variation}, {where}: {answer} ({time.perf_counter() - start:.1f} s)"
                       f"  alive: {alive}  things: {names}", flush=True)
 
 

@@ -62,8 +62,13 @@ def outside(things: dict[str, str]) -> Observed:
 
 def asking_stand_in() -> ScriptedLLM:
     """Names the first thing listed: a stand-in for the LLM, to see whether and what it is asked."""
-    return ScriptedLLM(lambda messages: messages[-1]["content"].split(": ", 1)[1].split(", ")[0].split(".")[0],
+    return ScriptedLLM(lambda messages: unstated(messages[-1]["content"].split(": ", 1)[1].split(", ")[0].split(".")[0]),
                        supports_choices=True)
+
+
+def unstated(shown: str) -> str:
+    """A thing as a question shows it ("ant (alive)"), by its name."""
+    return re.sub(r" \([^()]*\)$", "", shown)
 
 
 def test_the_thing_experience_answered_is_taken_with_no_question_and_one_that_only_failed_is_not_offered() -> None:
@@ -105,7 +110,7 @@ def test_what_the_right_answers_were_like_narrows_the_question_where_none_of_the
     goal = "Focus on the animal with the longest life span. Then, move it to the purple box in the workshop."
     assert DescribedThings(llm, Usage()).choose(LONGEST, "animal", goal, observed, alike=alike[LONGEST]) == "ant"
     (call,) = llm.calls
-    assert call["messages"][-1]["content"] == (f"Things in the outside: ant, beaver.\nWhich one of them is {LONGEST}? "
+    assert call["messages"][-1]["content"] == (f"Things in the outside: ant (alive), beaver (alive).\nWhich one of them is {LONGEST}? "
                                                "Answer with its name.")
 
 
@@ -115,7 +120,7 @@ def knows_the_parrot(messages: list[Message]) -> str:
     asked = QUESTION.search(messages[-1]["content"])
     if asked is None:
         return "look around"
-    listed = asked["things"].split(", ")
+    listed = [unstated(thing) for thing in asked["things"].split(", ")]
     return next((thing for thing in listed if "parrot" in thing and asked["description"] == LONGEST), listed[0])
 
 

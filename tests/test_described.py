@@ -26,7 +26,7 @@ from prag.sources import StepSource
 
 LONGEST = ("Your task is to find the animal with the longest life span.  The animals are in the 'outside' location.  "
            "Focus on the animal with the longest life span.")
-QUESTION = re.compile(r"Things (?:in the (?P<room>[\w -]+)|seen): (?P<things>.*)\.\nWhich one of them is (?P<description>.*)\?")
+QUESTION = re.compile(r"Things (?:in the (?P<room>[\w -]+)|seen|the task names): (?P<things>.*)\.\nWhich one of them is (?P<description>.*)\?")
 
 
 def test_a_kind_or_a_qualified_phrase_is_a_description_and_a_name_is_not() -> None:
@@ -59,15 +59,26 @@ def test_the_things_seen_are_grouped_by_the_room_they_were_seen_from_and_the_goa
     assert [room for room, _ in rooms_first_named(LONGEST, rooms)] == ["outside", "kitchen", "hallway"]
 
 
+CONFIRM = re.compile(r"Is the (?P<thing>.*) (?P<description>a\(n\) .*)\? Answer yes or no\.")
+
+
 def knowing(answers: dict[str, str]) -> ScriptedLLM:
     """A stand-in that answers a described-thing question with the first thing listed that it
-    was told is so described, else "none"; any other question with "look around"."""
+    was told is so described (shown with its states or not), else "none"; asked to confirm one,
+    yes where it was told so; any other question with "look around"."""
+    def named(shown: str, description: str) -> str | None:
+        return next((thing for thing, said in answers.items()
+                     if said == description and (shown == thing or shown.startswith(f"{thing} ("))), None)
+
     def answer(messages: list[Message]) -> str:
-        asked = QUESTION.search(messages[-1]["content"])
+        question = messages[-1]["content"]
+        if confirm := CONFIRM.fullmatch(question):
+            return "yes" if named(confirm["thing"], confirm["description"]) else "no"
+        asked = QUESTION.search(question)
         if asked is None:
             return "look around"
         listed = asked["things"].split(", ")
-        return next((thing for thing in listed if answers.get(thing) == asked["description"]), "none")
+        return next((thing for shown in listed if (thing := named(shown, asked["description"]))), "none")
     return ScriptedLLM(answer, supports_choices=True)
 
 
@@ -101,7 +112,9 @@ def test_search_walks_the_house_asks_which_thing_is_an_animal_then_focuses_on_it
     assert play_until_won(SciworldEnv(Task("find-animal-0", "find-animal", 0), "find-animal", 0, ""), agent, 100)
     assert [d.action for d in agent.state.decisions if d.action.startswith("focus on ")][0].endswith(" blue jay")
     assert {d.source for d in agent.state.decisions} == {StepSource.FIND, StepSource.SUBGOAL}
-    assert all(QUESTION.search(call["messages"][-1]["content"]) for call in llm.calls)  # questions, no step asked
+    asked = [call["messages"][-1]["content"] for call in llm.calls]
+    assert all(QUESTION.search(question) or CONFIRM.fullmatch(question) for question in asked)  # questions, no step asked
+    assert asked[-1] == "Is the egg blue jay (alive) a(n) animal? Answer yes or no."
 
 
 def house_with_planes() -> Observed:
@@ -147,6 +160,46 @@ def test_the_things_a_fatal_focus_was_aimed_at_are_known_by_every_name_they_had(
     this = ThisTask.of(LONGEST, steps[0], SCIWORLD)
     assert fatal_things(this, [Experience(None, lost)]) == {"juvenile juvenile wolf", "wolf"}  # type: ignore[arg-type]
     assert fatal_things(replace(this, goal="another goal"), [Experience(None, lost)]) == set()  # type: ignore[arg-type]
+
+
+def test_a_kind_named_is_confirmed_and_the_things_are_shown_with_their_states() -> None:
+    """The 1.5B model named the sink a living thing where no living thing was in the room; asked
+    whether the sink is one, it said no: the question goes on to the next room, where the things
+    are shown with their states ("elephant (alive)")."""
+    def careless(messages: list[Message]) -> str:
+        question = messages[-1]["content"]
+        if confirm := CONFIRM.fullmatch(question):
+            return "yes" if confirm["thing"] == "elephant (alive)" else "no"
+        return QUESTION.search(question)["things"].split(", ")[-1].split(" (")[0]  # type: ignore[index]
+    llm = ScriptedLLM(careless, supports_choices=True)
+    observed = observed_house()
+    observed.states = {"elephant": {"alive"}, "crocodile": {"alive"}, "fridge": {"closed"}}
+    goal = "Your task is to find a(n) living thing. First, focus on the thing."
+    assert DescribedThings(llm, Usage()).choose("a(n) living thing", "living thing", goal, observed) == "elephant"
+    asked = [call["messages"][-1]["content"] for call in llm.calls]
+    assert asked[0].startswith("Things in the kitchen: apple, fridge (closed), sink.")
+    assert asked[1] == "Is the sink a(n) living thing? Answer yes or no."  # named, then not confirmed
+    assert asked[2].startswith("Things in the outside: crocodile (alive), elephant (alive).")
+    assert asked[3] == "Is the elephant (alive) a(n) living thing? Answer yes or no." and len(asked) == 4
+    longest = ScriptedLLM(lambda messages: "crocodile", supports_choices=True)
+    assert DescribedThings(longest, Usage()).choose("the animal with the longest life span", "animal", LONGEST,
+                                                    observed) == "crocodile"
+    assert len(longest.calls) == 1  # one thing described, not a kind: no "is it?"
+
+
+def test_what_the_goal_names_is_asked_about_last() -> None:
+    """"Move it to the purple box in the living room": the box is where the living thing goes.
+    Asked about the living room first (the goal names it), the 1.5B model named the box."""
+    llm = knowing({"purple box": "a(n) living thing", "elephant": "a(n) living thing"})
+    observed = observed_house()
+    observed.seen["purple box"] = observed.seen_from["purple box"] = "kitchen"
+    goal = "Your task is to find a(n) living thing. First, focus on the thing. Then, move it to the purple box in the kitchen."
+    described = DescribedThings(llm, Usage())
+    assert described.choose("a(n) living thing", "living thing", goal, observed) == "elephant"
+    first = llm.calls[0]["messages"][-1]["content"]
+    assert first.startswith("Things in the kitchen: apple, fridge, sink.")  # the goal's room first, without its box
+    assert described.choose("a(n) living thing", "living thing", goal, observed) == "purple box"
+    assert llm.calls[-2]["messages"][-1]["content"].startswith("Things the task names: purple box.")
 
 
 def test_a_question_answered_with_no_thing_listed_chooses_nothing() -> None:

@@ -28,6 +28,8 @@ def answers(messages: list[Message]) -> str:
     text = messages[-1]["content"]
     if "Which one of them is" in text:
         return "apple 1"
+    if text.startswith("Is the "):  # confirming the thing it named is of the kind
+        return "yes" if text.startswith("Is the apple 1") else "no"
     if "Which action measures" in text:
         offered = text.split("Actions: ")[1].split(".\n")[0].split("; ")
         return next((action for action in offered if action.startswith("weigh")), offered[0])

@@ -227,3 +227,19 @@ def play(task: str, limit: int) -> list[Decision]:
         return agent.state.decisions
     finally:
         env.close()
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
+def test_a_thing_s_stages_are_focused_as_they_come_watched_between_with_no_correction() -> None:
+    """identify-life-stages-1, variation 0 ("the 4 life stages of the turtle"), no correction and
+    no store: search finds the turtle's egg, focuses it, watches it ("look at egg turtle") until it
+    is called otherwise, and focuses each stage it grows to: won, with a stand-in LLM that only
+    looks around."""
+    llm = ScriptedLLM(lambda messages: "look around", supports_choices=True)
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("search", "llm")), domain=SCIWORLD)
+    env = SciworldEnv(Task("identify-life-stages-1-0", "identify-life-stages-1", 0), "identify-life-stages-1", 0, "")
+    assert play_until_won(env, agent, 100)
+    focuses = [d for d in agent.state.decisions if d.action.startswith("focus on")]
+    assert [d.action.split()[-1] for d in focuses] == ["turtle"] * 4 and len({d.action for d in focuses}) == 4
+    assert all(d.source == StepSource.SUBGOAL for d in focuses)
+    assert any(d.action == "look at egg turtle" and d.source == StepSource.SUBGOAL for d in agent.state.decisions)

@@ -23,7 +23,9 @@ is taken on any thing whose name ends in that phrase, as English names a kind of
 plant"; "living thing in flower pot 6", by the words the actions use for it without where it is).
 An instruction naming what is meant of a thing ("focus on the 4 life stages of the dove, starting
 from earliest to latest") names that thing as it is at each: any thing whose name ends in it (the
-"egg dove", later the "hatchling dove"); the words after a comma say how, not what.
+"egg dove", later the "hatchling dove"); the words after a comma say how, not what. Its stages
+are focused as they come, as many as the words say: once one was, the thing is watched (the
+family's `examine`: time passes) until it is called otherwise (`Instructed.awaited`).
 
 What the words leave open, experience reads (`verified_focuses`): where a stored episode of this
 goal's template took an irrevocable step that raised the family's score, the thing it was aimed at
@@ -59,7 +61,9 @@ _QUOTED_END = re.compile(r"'(?P<name>[^']+)'$")
 # stages, its parts), each of which is that thing as it is then (an "egg dove", later a "hatchling
 # dove"); the words after a comma say how, not what.
 _OF_A_THING = re.compile(
-    r"^(?:\d+\s+)?(?:[\w-]+\s)*[\w-]+s of (?:the\s+|an?\s+)?(?P<thing>[\w-]+(?:\s[\w-]+)*?)(?:,.*)?$")
+    r"^(?:(?P<count>\d+)\s+)?(?:[\w-]+\s)*[\w-]+s of (?:the\s+|an?\s+)?(?P<thing>[\w-]+(?:\s[\w-]+)*?)(?:,.*)?$")
+# How many steps a thing whose stages are focused is watched, unchanged, for its next stage.
+STAGE_WAITS = 30
 _KIND = re.compile(r"(?:^|\s)(?:a|an|a\(n\))\s+(?P<kind>(?:(?!(?:from|of|in|on|to|with|into|for|by|at)\b)[\w-]+\s?)+)$")
 
 
@@ -80,6 +84,7 @@ class Target:
     # "the 4 life stages of the dove": each what `words` names as it is then (an "egg dove"), by
     # its name; nothing a description is asked for, where nothing is called so.
     stages: bool = False
+    count: int | None = None  # of the stages: how many the words say there are
 
     @property
     def description(self) -> str | None:
@@ -122,7 +127,7 @@ def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[Target, ...], st
     once a goal (they are asked of every irrevocable action offered, every step)."""
     named: list[str] = []
     indefinite: set[int] = set()  # "focus on a seed": any thing of the kind
-    stages: set[int] = set()  # "focus on the life stages of the dove": the dove, whatever it is called at each
+    stages: dict[int, int | None] = {}  # "focus on the 4 life stages of the dove": the dove, whatever it is called at each
     if irrevocable is not None:
         # The instruction may follow other words of its sentence ("When you are done, focus on ...").
         pattern = re.compile(rf"(?:^|(?<=\s))(?:{irrevocable})$")
@@ -134,7 +139,7 @@ def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[Target, ...], st
                 if _INDEFINITE.match(match["x"]):
                     indefinite.add(len(named))
                 if of_a_thing is not None:
-                    stages.add(len(named))
+                    stages[len(named)] = int(of_a_thing["count"]) if of_a_thing["count"] else None
                 named.append(of_a_thing["thing"] if of_a_thing is not None else named_so)
     # The goal's first clause, whose last words name what the task is about ("your task is to
     # boil gallium", "... to measure the temperature of unknown substance b").
@@ -142,8 +147,8 @@ def _targets(goal: str, irrevocable: str | None) -> tuple[tuple[Target, ...], st
     quoted = _QUOTED_END.search(first)  # "create the substance 'sugar water'": a whole name, kept in quotes
     about = " ".join(first[: quoted.start() if quoted else None].replace("'", " ").split()
                      + ([quoted[0]] if quoted else []))
-    targets = [Target(name, kind=True, stages=i in stages) if i in indefinite | stages else _target(name, about)
-               for i, name in enumerate(named)]
+    targets = [Target(name, kind=True, stages=i in stages, count=stages.get(i)) if i in indefinite | set(stages)
+               else _target(name, about) for i, name in enumerate(named)]
     said = set(re.findall(r"\w+", about))
     kind = _KIND.search(about)
     if kind is not None:  # "find a(n) living thing. First, focus on the thing."
@@ -283,17 +288,19 @@ class Instructed:
 
     def step(self, observation: Observation, taken: Sequence[str | None]) -> str | None:
         """The admissible action the next instruction calls for now; None while its thing is not in view."""
-        # Stages are taken one at a time as they come, by whichever source: once one was, it is not sought.
-        while self.left and any(self._offered.get(action or "") == self.left[0]
-                                or self.left[0].stages and self.domain.aimed_at(action or "") for action in taken):
+        while self.left and (self._staged(taken) if self.left[0].stages
+                             else any(self._offered.get(action or "") == self.left[0] for action in taken)):
             self.left.pop(0)
         if not self.left:
             return None
         target = self.left[0]
         marked = set(self.domain.marked_things(observation.scene_triples))
+        aimed = {self.domain.aimed_at(action) for action in taken if action}
         for action in observation.admissible:
             thing = self.domain.aimed_at(action)
-            if thing is None or thing in marked:  # a second focus on a thing fails the task
+            # A second focus on a thing fails the task; not on one called otherwise since (the
+            # mark stays on the egg focused, a hatchling now: its next stage).
+            if thing is None or (thing in aimed if target.stages else thing in marked):
                 continue
             called = names(thing, self.domain, observation.scene_triples)
             if target.made:  # what the episode made of the kind, by its own name
@@ -307,6 +314,34 @@ class Instructed:
                 self._offered[action] = target
                 return action
         return None
+
+    def _staged(self, taken: Sequence[str | None]) -> bool:
+        """Whether the stages the next instruction names were all focused, by whichever source: as
+        many as its words say; where they say none, one (a person's correction, followed, takes the
+        rest as they come: prag.agent.sources.progress_plans); or none came for `STAGE_WAITS` steps."""
+        target = self.left[0]
+        focused = self._stage_focuses(taken)
+        if not focused:
+            return False
+        return len(focused) >= (target.count or 1) or len(taken) - 1 - focused[-1] > STAGE_WAITS
+
+    def _stage_focuses(self, taken: Sequence[str | None]) -> list[int]:
+        """Where in `taken` an irrevocable step was taken: a stage focused, whatever it was called
+        (the person's "seed" of the goal's "pear plant")."""
+        return [i for i, action in enumerate(taken) if self.domain.aimed_at(action or "") is not None]
+
+    def awaited(self, observation: Observation, taken: Sequence[str | None]) -> str | None:
+        """Where a stage of the next instruction's thing was focused and it is in view as it was
+        then: the family's action that shows it as it is now (`Domain.examine`), time passing
+        until it is called otherwise (its next stage: `step` focuses it). None where no stage was
+        focused, or the family shows no thing."""
+        target = self.left[0] if self.left else None
+        if target is None or not target.stages or self.domain.examine is None:
+            return None
+        focused = self._stage_focuses(taken)
+        thing = self.domain.aimed_at(taken[focused[-1]] or "") if focused else None
+        look = self.domain.examine.format(thing=thing) if thing else None
+        return look if look in observation.admissible else None
 
 
 def verified_focuses(goal: str, experiences: Sequence[Experience], domain: Domain) -> list[str]:

@@ -1,6 +1,7 @@
 """Can the local model tell which thing in a room is of the kind a ScienceWorld find-X task names?
 
     OMP_WAIT_POLICY=PASSIVE taskset -c 1 python benchmarks/kind_questions.py [--model local] [--thing-by-thing]
+        [--states] [--verify] [--house]
 
 For each of the four find-X tasks ("find a(n) animal", "plant", "living thing", "non-living
 thing"), in its test variation drawn as `sciworld-test` draws it and in train variation 0, every
@@ -9,8 +10,11 @@ containers, terminals, air and doors left out) and the model is asked, with one 
 choice over the room's things and "none", "Which one of them is a(n) {kind}?". Prints the answer,
 the seconds, the things the simulator holds alive (its `propLife`: the truth for "living thing")
 and the room's things. With --thing-by-thing, asks instead "Is a {thing} a(n) {kind}?" (yes/no)
-of each thing. This is the evidence for "A kind the task names" in docs/records/sciworld-learning.md:
-a focus on the wrong thing fails the task, so a kind is read from the words, not asked.
+of each thing. With --states the things alive are shown so ("moth (alive)"), with --verify the
+thing named is confirmed ("Is the moth (alive) a(n) living thing?", a "no" counting as none), as
+prag.agent.skills.described asks; with --house one question is asked over the whole house. This
+is the evidence for "A kind the task names" in docs/records/sciworld-learning.md: a focus on the
+wrong thing fails the task, so a kind is read from the words first, and asked as the agent asks.
 """
 from __future__ import annotations
 

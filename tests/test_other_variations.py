@@ -27,6 +27,15 @@ def test_goals_of_one_template_bind_the_things_they_name_and_nothing_else() -> N
     assert reworded(BOIL.format("boil", "water"), BOIL.format("boil", "lead"), seen) == {"water": "lead"}
     # Another verb is another task, not another thing: "boil" names nothing the episode saw.
     assert reworded(BOIL.format("boil", "water"), BOIL.format("melt", "water"), seen) is None
+    assert reworded(BOIL.format("boil", "water"), BOIL.format("melt", "lead"), seen) is None  # one thing, one task
+    # A trait no scene says, where the goals differ in more things the episode saw: one template.
+    trait = ("Your task is to determine whether {} size is a dominant or recessive trait in the unknown {} plant. "
+             "If the trait is dominant, focus on the {} box. If the trait is recessive, focus on the {} box.")
+    plants = "unknown e plant in flower pot 1\nred box, green box"
+    assert reworded(trait.format("small flower", "E", "red", "green"), trait.format("large leaf", "D", "green", "blue"),
+                    plants) == {"small flower": "large leaf", "e": "d", "red": "green", "green": "blue"}
+    assert reworded(trait.format("small flower", "E", "red", "green"), trait.format("large leaf", "E", "red", "blue"),
+                    plants) is None  # the trait and one box: no more seen than unseen
     # A word added, or a goal of another template, is no binding at all.
     assert reworded("put a clean apple in fridge", "put a hot potato on countertop", "apple fridge") is None
     assert reworded(FIND.format("red", "kitchen"), FIND.format("red", "kitchen") + " Quickly.", seen) is None

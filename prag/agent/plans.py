@@ -152,12 +152,16 @@ def reworded(
     room": {"red": "orange", "kitchen": "living room"}), or None when they are not one template:
     a word added or dropped, a phrase longer than `longest` words replaced, less than `shared` of
     the source goal's words in common, or a replaced phrase that names nothing in `seen` (the
-    source episode's text: "boil water" -> "melt water" is another task, not another thing).
-    Unlike `bind_goals`, the things need not be what the source's actions act on: ScienceWorld's
-    goals name substances and places its actions call otherwise ("substance in toilet")."""
+    source episode's text: "boil water" -> "melt water" is another task, not another thing), but
+    where two or more replaced phrases, and more than those that name nothing, name what was seen:
+    "small flower size ... the unknown E plant ... the red box" -> "large leaf size ... the unknown
+    D plant ... the green box" is one template whose trait no scene says. Unlike `bind_goals`, the
+    things need not be what the source's actions act on: ScienceWorld's goals name substances and
+    places its actions call otherwise ("substance in toilet")."""
     old, new = words(source_goal), words(present_goal)
     binding: dict[str, str] = {}
     same = 0
+    unseen = 0
     for tag, i1, i2, j1, j2 in SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
         if tag == "equal":
             same += i2 - i1
@@ -165,9 +169,10 @@ def reworded(
             return None
         else:
             phrase = " ".join(old[i1:i2])
-            if not re.search(rf"\b{re.escape(phrase)}\b", seen):
-                return None
+            unseen += not re.search(rf"\b{re.escape(phrase)}\b", seen)
             binding[phrase] = " ".join(new[j1:j2])
+    if unseen and (len(binding) - unseen < 2 or len(binding) - unseen <= unseen):
+        return None
     return binding if old and same >= shared * len(old) else None
 
 

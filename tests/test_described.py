@@ -107,7 +107,7 @@ def test_search_walks_the_house_asks_which_thing_is_an_animal_then_focuses_on_it
     word, then the LLM (a stand-in that knows the blue jay's egg is an animal) is asked room by room; the
     focus on the thing it names raises the simulator's score, and search carries it to the box:
     won, every step by find-X or search, the LLM asked questions but chose no step."""
-    llm = knowing({"egg blue jay": "a(n) animal"})
+    llm = knowing({"egg blue jay": "a(n) animal"})  # by the actions' words: a hatchling blue jay is outside too
     agent = searching(llm)
     assert play_until_won(SciworldEnv(Task("find-animal-0", "find-animal", 0), "find-animal", 0, ""), agent, 100)
     assert [d.action for d in agent.state.decisions if d.action.startswith("focus on ")][0].endswith(" blue jay")

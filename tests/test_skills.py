@@ -26,10 +26,10 @@ from tests.families.errand import DOMAIN, ErrandSource
 def answers(messages: list[Message]) -> str:
     """A scripted stand-in for the LLM: the fruit is the apple; the scale measures a weight."""
     text = messages[-1]["content"]
-    if "Which one of them is" in text:
-        return "apple 1"
+    if "Which one of them is" in text:  # by the name it is asked by ("apple", its own name, where one apple is seen)
+        return next((thing for thing in text.split(": ", 1)[1].split(".\n")[0].split(", ") if thing.startswith("apple")), "none")
     if text.startswith("Is the "):  # confirming the thing it named is of the kind
-        return "yes" if text.startswith("Is the apple 1") else "no"
+        return "yes" if text.startswith("Is the apple") else "no"
     if "Which action measures" in text:
         offered = text.split("Actions: ")[1].split(".\n")[0].split("; ")
         return next((action for action in offered if action.startswith("weigh")), offered[0])

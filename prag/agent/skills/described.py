@@ -30,6 +30,7 @@ chooses): at most one a room for each description, where the model says "none" i
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -75,8 +76,15 @@ class DescribedThings:
         def own(thing: str) -> str:
             return observed.own_names.get(thing, thing)
 
-        def shown(things: Iterable[str]) -> dict[str, str]:
-            return {thing: _with_states(thing, observed.states.get(thing, ())) for thing in things}
+        def shown(things: Iterable[str]) -> dict[str, tuple[str, str]]:
+            """Each thing -> (the name it is asked by, that name with its states): its own name where
+            no other thing offered has it ("parrot" for "egg parrot": asked which of "baby wolf
+            (alive), egg chameleon (alive), egg parrot (alive)" lives longest, the 1.5B model said
+            none; of "wolf, chameleon, parrot", the parrot)."""
+            things = list(things)
+            owns = Counter(own(thing) for thing in things)
+            said = {thing: own(thing) if owns[own(thing)] == 1 else thing for thing in things}
+            return {thing: (said[thing], _with_states(said[thing], observed.states.get(thing, ()))) for thing in things}
 
         def may_offer(thing: str) -> bool:  # by its own name too: a round later the wolf is younger
             return thing not in passed and own(thing) not in passed
@@ -113,23 +121,25 @@ class DescribedThings:
             if (description, where) in self.asked or not offered:
                 continue
             self.asked.add((description, where))
-            answer = offered[0] if len(offered) == 1 and not none else self._ask(description, where, shown(offered), none)
-            if answer is not None and none and not self._confirmed(answer, shown([answer])[answer], description):
+            asked_as = shown(offered)
+            answer = offered[0] if len(offered) == 1 and not none else self._ask(description, where, asked_as, none)
+            if answer is not None and none and not self._confirmed(asked_as[answer][1], description):
                 answer = None
             if answer is not None:
                 self.chosen.append(answer)
                 return answer
         return None
 
-    def _ask(self, description: str, where: str, shown: Mapping[str, str], none: bool) -> str | None:
-        """The thing the LLM names among `shown` (name -> the name with its states)."""
-        question = f"Things {where}: {', '.join(shown.values())}.\nWhich one of them is {description}? Answer with its name"
-        things = list(shown)
-        choices = [*things, NONE] if none and NONE not in things else things
+    def _ask(self, description: str, where: str, shown: Mapping[str, tuple[str, str]], none: bool) -> str | None:
+        """The thing the LLM names among `shown` (thing -> the name it is asked by, with its states)."""
+        question = f"Things {where}: {', '.join(with_states for _, with_states in shown.values())}.\n" \
+                   f"Which one of them is {description}? Answer with its name"
+        said = {name.lower(): thing for thing, (name, _) in shown.items()}
+        choices = [*said, NONE] if none and NONE not in said else list(said)
         answer = self._complete(f"{question}, or {NONE}." if none else f"{question}.", choices)
-        return answer if answer in things else None
+        return said.get(answer)
 
-    def _confirmed(self, thing: str, shown: str, description: str) -> bool:
+    def _confirmed(self, shown: str, description: str) -> bool:
         """Whether the LLM says yes, asked if the thing it named is of the kind `description`
         names ("a(n) living thing"); a description of one thing ("the animal with the longest life
         span") is not asked so. Asked about a room with no living thing in it, the 1.5B model named

@@ -334,14 +334,19 @@ class Instructed:
         """Where a stage of the next instruction's thing was focused and it is in view as it was
         then: the family's action that shows it as it is now (`Domain.examine`), time passing
         until it is called otherwise (its next stage: `step` focuses it). None where no stage was
-        focused, or the family shows no thing."""
+        focused, the thing focused is not what the words name (a person's "pear seed" for the
+        goal's "pear plant": their route grows it), or the family shows no thing. Before any
+        route of a stored episode: replayed, a won episode's steps between its stages took the
+        caterpillar away, and its next stage was missed."""
         target = self.left[0] if self.left else None
         if target is None or not target.stages or self.domain.examine is None:
             return None
         focused = self._stage_focuses(taken)
         thing = self.domain.aimed_at(taken[focused[-1]] or "") if focused else None
         look = self.domain.examine.format(thing=thing) if thing else None
-        return look if look in observation.admissible else None
+        if thing is None or look not in observation.admissible:
+            return None
+        return look if target.called(names(thing, self.domain, observation.scene_triples)) else None
 
 
 def verified_focuses(goal: str, experiences: Sequence[Experience], domain: Domain) -> list[str]:

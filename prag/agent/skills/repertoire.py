@@ -35,12 +35,9 @@ from prag.sources import StepSource
 
 def instructed(turn: Turn) -> Plan | None:
     """The step the next instruction calls for, where its thing is in view ("First, focus on the
-    thermometer"); where it names a thing's stages, one focused, the thing watched for its next,
-    unless a sub-goal learned from reward is pursued (a person's route grows the seed they focused)."""
+    thermometer"); where it names a thing's stages, one focused, the thing watched for its next."""
     work = turn.work
-    step = work.instructed.step(turn.observation, turn.taken)
-    if step is None and turn.state.subgoal is None:
-        step = work.instructed.awaited(turn.observation, turn.taken)
+    step = work.instructed.step(turn.observation, turn.taken) or work.instructed.awaited(turn.observation, turn.taken)
     return work.step(step) if step is not None else None
 
 

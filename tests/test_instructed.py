@@ -243,3 +243,30 @@ def test_a_thing_s_stages_are_focused_as_they_come_watched_between_with_no_corre
     assert [d.action.split()[-1] for d in focuses] == ["turtle"] * 4 and len({d.action for d in focuses}) == 4
     assert all(d.source == StepSource.SUBGOAL for d in focuses)
     assert any(d.action == "look at egg turtle" and d.source == StepSource.SUBGOAL for d in agent.state.decisions)
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="ScienceWorld's simulator is a jar: install a Java runtime")
+def test_a_thing_whose_stages_are_watched_is_walked_back_to_once_out_of_view() -> None:
+    """The same turtle; once its egg is focused, the agent is walked to the greenhouse (as the
+    LLM's steps went to the kitchen): find-X takes the way back outside to the turtle (its own
+    name), and the task is won."""
+    llm = ScriptedLLM(lambda messages: "look around", supports_choices=True)
+    agent = PragAgent(llm, None, Visibility(), AgentConfig(ask="hard-coded", sources=("search", "llm")), domain=SCIWORLD)
+    env = SciworldEnv(Task("identify-life-stages-1-0", "identify-life-stages-1", 0), "identify-life-stages-1", 0, "")
+    try:
+        seen = env.reset()
+        agent.reset(seen)
+        walked_away = False
+        for _ in range(100):
+            action = agent.act(seen).action
+            if walked_away is False and agent.state.steps[-1].action == "focus on egg turtle":
+                action, walked_away = "go to greenhouse", True
+            seen = env.step(action)
+            agent.observe(action, seen)
+            if seen.won:
+                break
+    finally:
+        env.close()
+    assert walked_away and seen.won
+    back = [d for d in agent.state.decisions if d.action == "go to outside"]
+    assert back and back[-1].source == StepSource.FIND

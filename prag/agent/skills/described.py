@@ -110,7 +110,7 @@ class DescribedThings:
             # What the goal's words name is asked about last: "move it to the purple box in the living
             # room" names where the living thing goes, and the 1.5B model, asked about the living
             # room first, named the box.
-            said = words(goal)
+            said = _plain(goal)
             named = [t for things in rooms.values() for t in things if mentions(said, t.lower())]
             asked = [(f"in the {room}", [t for t in things if t not in named and (fits is None or fits(t))],
                       fits is None or not like.get(ROOM + room))
@@ -186,15 +186,15 @@ def rooms_first_named(goal: str, rooms: dict[str, list[str]], alike: Mapping[str
                       ) -> Iterable[tuple[str, list[str]]]:
     """The rooms: those right answers were found in first (`alike`, the most often first), then
     those the goal's words mention."""
-    said = words(goal)
+    said = _plain(goal)
     named = [room for room in rooms if mentions(said, room.lower())]
     ordered = [*named, *(room for room in rooms if room not in named)]
     found_in = alike or {}
     return [(room, rooms[room]) for room in sorted(ordered, key=lambda room: -found_in.get(ROOM + room, 0))]
 
 
-def words(text: str) -> str:
-    """`text` lower-cased, its words joined by single spaces (punctuation gone)."""
+def _plain(text: str) -> str:
+    """`text` lower-cased, its words joined by single spaces (punctuation gone), as `mentions` reads it."""
     return " ".join(re.findall(r"[\w-]+", text.lower()))
 
 

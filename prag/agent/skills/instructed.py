@@ -295,7 +295,7 @@ class Instructed:
             return None
         target = self.left[0]
         marked = set(self.domain.marked_things(observation.scene_triples))
-        aimed = {self.domain.aimed_at(action) for action in taken if action}
+        aimed = {self.domain.aimed_at(action) for action in taken if action} if target.stages else set()
         for action in observation.admissible:
             thing = self.domain.aimed_at(action)
             # A second focus on a thing fails the task; not on one called otherwise since (the
